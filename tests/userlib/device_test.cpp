@@ -1,0 +1,89 @@
+// libkring's device layer on the host, where no kring module is loaded.
+#include <cerrno>
+#include <string>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "kring/device.hpp"
+
+namespace {
+
+kring::abi_info good_abi() {
+    kring::abi_info a;
+    a.major = KRING_ABI_MAJOR;
+    a.minor = KRING_ABI_MINOR;
+    a.features = kring::required_features;
+    a.page_size = 4096;
+    a.max_data_pages_order = 16;
+    return a;
+}
+
+TEST(Device, MissingDeviceIsAnErrorValue) {
+    auto d = kring::device::open("/nonexistent/kring");
+    ASSERT_FALSE(d);
+    EXPECT_EQ(d.error().code(), ENOENT);
+    EXPECT_NE(d.error().message().find("/nonexistent/kring"), std::string::npos);
+    EXPECT_NE(d.error().message().find("kring.ko"), std::string::npos);
+}
+
+TEST(Device, OtherDeviceIsNotKring) {
+    auto d = kring::device::open("/dev/null");
+    ASSERT_FALSE(d);
+    EXPECT_EQ(d.error().code(), ENOTTY);
+    EXPECT_NE(d.error().message().find("not a kring device"), std::string::npos);
+}
+
+TEST(Device, CompatibleAbiAccepted) {
+    EXPECT_TRUE(kring::check_compatible(good_abi()));
+    auto newer_minor = good_abi();
+    newer_minor.minor += 7;
+    newer_minor.features |= 1ULL << 40;
+    EXPECT_TRUE(kring::check_compatible(newer_minor));
+}
+
+TEST(Device, OtherMajorRefused) {
+    for (int delta : {-1, 1}) {
+        auto a = good_abi();
+        a.major = static_cast<std::uint16_t>(a.major + delta);
+        auto r = kring::check_compatible(a);
+        ASSERT_FALSE(r) << "major " << a.major;
+        EXPECT_EQ(r.error().code(), EPROTO);
+        EXPECT_NE(r.error().message().find("incompatible"), std::string::npos);
+    }
+}
+
+TEST(Device, MissingFeatureRefused) {
+    auto a = good_abi();
+    a.features = 0;
+    auto r = kring::check_compatible(a);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), EPROTO);
+    EXPECT_NE(r.error().message().find("features 0x1"), std::string::npos);
+}
+
+TEST(Device, BadPageSizeRefused) {
+    for (std::uint32_t ps : {0u, 4095u, 12288u}) {
+        auto a = good_abi();
+        a.page_size = ps;
+        EXPECT_FALSE(kring::check_compatible(a)) << ps;
+    }
+}
+
+TEST(UniqueFd, ClosesAndMoves) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    {
+        kring::unique_fd a(fds[0]);
+        kring::unique_fd b(std::move(a));
+        EXPECT_FALSE(a);
+        EXPECT_EQ(b.get(), fds[0]);
+    }
+    errno = 0;
+    EXPECT_EQ(::close(fds[0]), -1);  // already closed by b
+    EXPECT_EQ(errno, EBADF);
+    ::close(fds[1]);
+}
+
+}  // namespace

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Build kring.ko (and, where the kernel has KUnit, kring_kunit.ko) for one
+# kernel of the matrix, with W=1 and -Werror, in a copy of the sources so
+# that builds for different kernels never share objects.
+#   tools/build-modules.sh NAME   -> prints the build directory
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+name=${1:?usage: build-modules.sh NAME}
+out=${KRING_BUILD:-$top/build}/mod/$name
+kdir=$("$top/tools/vm/kernel.sh" kdir "$name")
+mkdir -p "$out"
+rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
+	"$top/Kbuild" "$top/kmod" "$top/uapi" "$top/tests" "$out/"
+# Only the module sources matter here; drop the user-space test trees.
+find "$out/tests" -mindepth 1 -maxdepth 1 ! -name kunit -exec rm -rf {} +
+if ! make -C "$kdir" M="$out" W=1 -j"$(nproc)" modules >"$out/build.log" 2>&1; then
+	cat "$out/build.log" >&2
+	echo "build-modules.sh: module build failed for $name" >&2
+	exit 1
+fi
+# W=1 warnings are errors through -Werror; anything else Kbuild printed
+# as a warning (modpost, objtool) fails the build too.
+if grep -E -i 'warning:' "$out/build.log" >&2; then
+	echo "build-modules.sh: warnings building for $name" >&2
+	exit 1
+fi
+echo "$out"

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# `make check`: build everything, run the host tests, the in-guest tests on
+# every kernel of KERNELS and KUnit where the kernel has it, and end with
+# "N passed, N failed" (skips listed and counted apart). Non-zero exit on
+# any failure.
+#
+#   KERNELS="stock-6.1 stock-6.12 kunit debug"   kernels to boot (empty: none)
+#   GTEST_FILTER=...                            only these GoogleTest cases
+#   tools/check.sh --no-host                     skip the host tests
+set -uo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${KRING_BUILD:-$top/build}
+kernels=${KERNELS-stock-6.1 stock-6.12 kunit debug}
+host=1
+# GoogleTest reads GTEST_FILTER from the environment, even when ctest only
+# lists the tests: keep it away from everything but the chosen runs.
+filter=${GTEST_FILTER:-}
+unset GTEST_FILTER
+# Variables given to the outer make travel in MAKEFLAGS into every make we
+# start (and from there into the environment of test discovery): drop them.
+unset MAKEFLAGS MAKEOVERRIDES MFLAGS
+ctest_filter=()
+if [ -n "$filter" ]; then
+	# gtest filter (A.*:B.c) -> ctest regex (^(A\..*|B\.c)$)
+	re=$(printf '%s' "$filter" | sed -e 's/\./\\./g' -e 's/\*/.*/g' -e 's/?/./g' -e 's/:/|/g')
+	ctest_filter=(-R "^($re)\$")
+fi
+[ "${1:-}" = --no-host ] && host=0
+out=$build/check
+rm -rf "$out" && mkdir -p "$out"
+results=$out/results.txt
+: >"$results"
+start=$(date +%s)
+
+say() { printf '==> %s\n' "$*"; }
+record() { echo "$1 $2" >>"$results"; }
+elapsed() { echo "$(($(date +%s) - start))s"; }
+
+# 1. user space: libkring, tools, host and guest test binaries
+say "building user space ($(elapsed))"
+if "$top/tools/build-user.sh" >"$out/user-build.log" 2>&1; then
+	record PASS build/user
+else
+	tail -40 "$out/user-build.log"
+	record FAIL build/user
+fi
+ubuild=$build/user
+
+if [ "$host" = 1 ] && [ -x "$ubuild/tests/userlib/kring_userlib_tests" ]; then
+	say "host tests ($(elapsed))"
+	(cd "$ubuild" && ctest --output-junit "$out/host-junit.xml" \
+		"${ctest_filter[@]}" --output-on-failure -j"$(nproc)") \
+		>"$out/host-tests.log" 2>&1
+	grep -E 'tests passed|Failed|\*\*\*' "$out/host-tests.log" | tail -20
+	if [ -f "$out/host-junit.xml" ]; then
+		python3 "$top/tools/vm/results.py" junit "$out/host-junit.xml" host >>"$results"
+	else
+		record FAIL "host/ctest (no result file)"
+	fi
+fi
+
+# 2. kernels
+for k in $kernels; do
+	say "kernel $k: module build ($(elapsed))"
+	if ! mdir=$("$top/tools/build-modules.sh" "$k" 2>"$out/$k-modules.log"); then
+		tail -40 "$out/$k-modules.log"
+		record FAIL "build/$k"
+		continue
+	fi
+	record PASS "build/$k"
+	if ! image=$("$top/tools/vm/kernel.sh" image "$k" 2>>"$out/$k-modules.log"); then
+		tail -20 "$out/$k-modules.log"
+		record FAIL "vm/$k (no kernel image)"
+		continue
+	fi
+	files=(--file "$mdir/kmod/kring.ko")
+	[ -f "$mdir/tests/kunit/kring_kunit.ko" ] && files+=(--file "$mdir/tests/kunit/kring_kunit.ko")
+	for t in "$ubuild"/tests/vm/kring_vm_*; do
+		[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
+	done
+	printf 'GTEST_FILTER=%q\n' "$filter" >"$out/$k-env"
+	files+=(--file "$out/$k-env:env")
+	say "kernel $k: guest tests ($(elapsed))"
+	"$top/tools/vm/run.sh" --image "$image" --script "$top/tools/vm/check-guest.sh" \
+		--log "$out/$k-console.log" --timeout "${KRING_VM_TIMEOUT:-900}" "${files[@]}" \
+		2>"$out/$k-vm.err"
+	vmrc=$?
+	python3 "$top/tools/vm/results.py" guest "$out/$k-console.log" "vm/$k" >>"$results"
+	if [ "$vmrc" != 0 ]; then
+		cat "$out/$k-vm.err"
+		record FAIL "vm/$k/guest (console: $out/$k-console.log)"
+	else
+		record PASS "vm/$k/guest"
+	fi
+done
+
+say "done in $(elapsed); logs in $out"
+python3 "$top/tools/vm/results.py" summary "$results"

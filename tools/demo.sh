@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `make demo`: boot a kernel (default: Debian's stock 6.12) in QEMU, load
+# kring and show what it does.
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+k=${1:-stock-6.12}
+echo "kring demo: building the module, the tool and fetching the $k kernel..."
+"$top/tools/build-user.sh" >/dev/null
+ubuild=${KRING_BUILD:-$top/build}/user
+mdir=$("$top/tools/build-modules.sh" "$k")
+image=$("$top/tools/vm/kernel.sh" image "$k")
+log=${KRING_BUILD:-$top/build}/demo-console.log
+script=$(mktemp /tmp/kring-demo.XXXXXX.sh)
+trap 'rm -f "$script"' EXIT
+cat >"$script" <<'GUEST'
+echo "==== KRING-DEMO-BEGIN"
+echo "\$ insmod kring.ko"
+insmod /kring/kring.ko || exit 1
+echo "\$ ls -l /dev/kring"
+ls -l /dev/kring
+echo "\$ kring info"
+/kring/kring info || exit 1
+echo "\$ rmmod kring"
+rmmod kring || exit 1
+echo "==== KRING-DEMO-END"
+GUEST
+echo "kring demo: booting $(basename "$image") under QEMU (console log: $log)"
+rc=0
+"$top/tools/vm/run.sh" --image "$image" --script "$script" --log "$log" --timeout 300 \
+	--file "$mdir/kmod/kring.ko" --file "$ubuild/tools/kring/kring" || rc=$?
+sed -n '/==== KRING-DEMO-BEGIN/,/==== KRING-DEMO-END/p' "$log" | grep -v '^==== KRING-DEMO' |
+	grep -v -E '^\[ *[0-9]+\.[0-9]+\]'
+[ "$rc" = 0 ] || echo "kring demo: the guest run failed (see $log)" >&2
+exit $rc

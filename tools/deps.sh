@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Install what kring's build, tests and demo need, from Debian 12 packages.
+# Idempotent and quiet when everything is present. Needs root (or sudo) only
+# when something is missing.
+set -euo pipefail
+
+pkgs=(
+	# module builds: the stock kernels' headers and the tools Kbuild runs
+	build-essential bc flex bison libelf-dev libssl-dev kmod pahole
+	linux-headers-amd64 linux-headers-6.12-amd64
+	# the KUnit and debug kernels are built from this source
+	linux-source-6.12 xz-utils zstd cpio rsync python3
+	# guests
+	qemu-system-x86 busybox-static file
+	# static analysis of the module
+	sparse
+	# libkring, its tests and tools
+	cmake pkg-config libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
+	libcli11-dev nlohmann-json3-dev relacy-dev
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$status" = installed ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null ||
+		{ echo "deps.sh: missing packages (run as root): ${missing[*]}" >&2; exit 1; }
+	sudo=sudo
+fi
+
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+# Package versions move with security updates: refresh the lists once, and
+# again if an install fails on a stale list.
+$sudo apt-get update -q >/dev/null
+if ! $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/kring-deps.log 2>&1; then
+	$sudo apt-get update -q >/dev/null
+	$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/kring-deps.log 2>&1 ||
+		{ tail -20 /tmp/kring-deps.log >&2; echo "deps.sh: apt-get install failed" >&2; exit 1; }
+fi

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Boot a kernel under QEMU (TCG) with an initramfs holding busybox, kring's
+# modules and test binaries, run a guest script, and report its verdict.
+#
+#   tools/vm/run.sh --image BZIMAGE --script GUEST.sh --log LOG
+#                   [--file SRC[:DEST]]... [--timeout SECONDS] [--shell]
+#                   [--mem MIB] [--cpus N]
+#
+# --file copies SRC into the guest at /kring/DEST (default: its basename).
+# The guest script runs as /kring/run.sh with /proc, /sys, /dev, /tmp and
+# debugfs mounted; its exit status is the guest's verdict.
+#
+# Exit status: 0 when the guest script exited 0 and the console shows no
+# kernel report; 1 otherwise (offending lines are printed); 2 on a timeout.
+# --shell boots the same guest with the console on this terminal and a
+# shell after the script.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+image= script= log= timeout=600 shell=0 mem=2048 cpus=2
+files=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--image) image=$2; shift 2 ;;
+	--script) script=$2; shift 2 ;;
+	--log) log=$2; shift 2 ;;
+	--file) files+=("$2"); shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--shell) shell=1; shift ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+[ -n "$image" ] && [ -f "$image" ] || { echo "run.sh: no kernel image '$image'" >&2; exit 2; }
+[ -n "$script" ] && [ -f "$script" ] || { echo "run.sh: no guest script '$script'" >&2; exit 2; }
+[ -n "$log" ] || log=$(mktemp /tmp/kring-vm.XXXXXX.log)
+
+busybox=/bin/busybox
+file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
+	{ echo "run.sh: $busybox is not busybox-static" >&2; exit 2; }
+
+work=$(mktemp -d /tmp/kring-vm.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,kring,etc,root}
+cp "$busybox" "$root/bin/busybox"
+for f in "${files[@]}"; do
+	src=${f%%:*}
+	dest=$(basename "$src")
+	[ "$f" != "$src" ] && dest=${f#*:}
+	[ -e "$src" ] || { echo "run.sh: no such file $src" >&2; exit 2; }
+	mkdir -p "$(dirname "$root/kring/$dest")"
+	cp -L "$src" "$root/kring/$dest"
+	# A dynamically linked program brings its shared libraries along, at
+	# the paths the host's loader found them.
+	if [ -x "$src" ] && file -L "$src" | grep -q 'dynamically linked'; then
+		for lib in $(ldd "$src" | grep -o '/[^ ]*'); do
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	fi
+done
+cp "$script" "$root/kring/run.sh"
+install -m 0755 "$here/guest-init" "$root/init"
+echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
+echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$root/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+[ "$shell" = 1 ] && touch "$root/kring/.shell"
+(cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initramfs.cpio"
+
+cmdline="console=ttyS0 loglevel=5 panic=-1 oops=panic nokaslr"
+qemu=(qemu-system-x86_64 -machine pc -cpu max -smp "$cpus" -m "$mem"
+	-kernel "$image" -initrd "$work/initramfs.cpio" -no-reboot)
+
+if [ "$shell" = 1 ]; then
+	exec "${qemu[@]}" -nographic -append "$cmdline" -serial mon:stdio
+fi
+
+: >"$log"
+rc=0
+timeout --foreground -k 10 "$timeout" "${qemu[@]}" -display none -monitor none \
+	-serial "file:$log" -append "$cmdline" </dev/null >"$work/qemu.out" 2>&1 || rc=$?
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+	echo "run.sh: guest timed out after ${timeout}s; console tail:" >&2
+	tail -20 "$log" >&2
+	exit 2
+fi
+if [ "$rc" != 0 ]; then
+	echo "run.sh: qemu failed ($rc):" >&2
+	cat "$work/qemu.out" >&2
+	exit 1
+fi
+
+status=0
+if ! verdict=$(grep -a -o 'KRING-VERDICT rc=[0-9]*' "$log" | tail -1) || [ -z "$verdict" ]; then
+	echo "run.sh: the guest ended without a verdict; console tail:" >&2
+	tail -20 "$log" >&2
+	status=1
+elif [ "${verdict#KRING-VERDICT rc=}" != 0 ]; then
+	echo "run.sh: guest script failed ($verdict)" >&2
+	status=1
+fi
+if ! "$here/console-check" "$log"; then
+	status=1
+fi
+exit $status
