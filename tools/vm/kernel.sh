@@ -69,6 +69,7 @@ stock_image() {
 		log "fetching linux-image-$rel ($ver)"
 		local tmp
 		tmp=$(mktemp -d "$cache/dl.XXXXXX")
+		chmod 0777 "$tmp"	# apt's sandbox user writes the download
 		(cd "$tmp" && apt-get download -q "linux-image-$rel=$ver" >&2 ||
 			{ apt-get update -q >&2 && apt-get download -q "linux-image-$rel=$ver" >&2; }) ||
 			die "cannot download linux-image-$rel=$ver"
@@ -76,6 +77,9 @@ stock_image() {
 		dpkg-deb -x "$tmp"/linux-image-*.deb "$dir.new"
 		rm -rf "$tmp" "$dir"
 		mv "$dir.new" "$dir"
+		# Images of superseded package versions are dead weight now.
+		find "$cache/stock" -mindepth 1 -maxdepth 1 -name "linux-image-$(echo "$rel" | cut -d. -f1,2).*" \
+			! -path "$dir" -exec rm -rf {} + 2>/dev/null || true
 	fi
 	echo "$dir/boot/vmlinuz-$rel"
 }
@@ -142,6 +146,9 @@ build_kernel() {
 	make -C "$src" O="$out" -j"$jobs" bzImage modules >"$out/build.log" 2>&1 ||
 		{ tail -30 "$out/build.log" >&2; die "$name kernel build failed"; }
 	touch "$out/.built"
+	# Builds for older keys of this kernel are dead weight now.
+	find "$cache/build" -mindepth 1 -maxdepth 1 -name "$name-*" ! -path "$out" \
+		-exec rm -rf {} + 2>/dev/null || true
 	echo "$out"
 }
 
