@@ -27,6 +27,10 @@
 
 /* Feature bits reported in kring_abi_info.features. */
 #define KRING_FEAT_ABI_QUERY	(1ULL << 0)	/* KRING_IOC_QUERY_ABI */
+#define KRING_FEAT_DATA_RING	(1ULL << 1)	/* configure, mmap the data ring */
+#define KRING_FEAT_OVERWRITE	(1ULL << 2)	/* backward, overwritable writing */
+#define KRING_FEAT_MIRROR	(1ULL << 3)	/* mirrored data mapping */
+#define KRING_FEAT_SYNTHETIC	(1ULL << 4)	/* KRING_SOURCE_SYNTHETIC */
 
 /*
  * struct kring_abi_info - answer of KRING_IOC_QUERY_ABI.
@@ -58,5 +62,433 @@ struct kring_abi_info {
 #define KRING_IOC_MAGIC		0xB9
 
 #define KRING_IOC_QUERY_ABI	_IOWR(KRING_IOC_MAGIC, 0x00, struct kring_abi_info)
+
+/*
+ * Channel configuration: KRING_IOC_CONFIGURE takes a struct kring_attr.
+ *
+ * The struct is versioned by its first field: the caller sets @size to
+ * sizeof(struct kring_attr) as it knows it. A shorter struct than
+ * KRING_ATTR_SIZE_VER0 is -EINVAL; bytes beyond the module's struct must be
+ * zero (else -E2BIG), and so must every reserved field (else -EINVAL).
+ * A channel is configured once (again: -EBUSY) and starts disabled.
+ */
+enum kring_source {
+	KRING_SOURCE_NONE	= 0,	/* written only through the producer API */
+	KRING_SOURCE_SYNTHETIC	= 1,	/* built-in generator (config[] below) */
+	KRING_SOURCE_MAX,
+};
+
+/* kring_attr.flags */
+#define KRING_ATTR_F_OVERWRITE	(1ULL << 0)	/* overwrite writing on a read-write mapping */
+#define KRING_ATTR_F_MIRROR	(1ULL << 1)	/* mmap maps the data pages twice in a row */
+#define KRING_ATTR_F_ALL	(KRING_ATTR_F_OVERWRITE | KRING_ATTR_F_MIRROR)
+
+/*
+ * Synthetic source parameters (kring_attr.config[]), one generator on
+ * kring_attr.cpu (which must name an online CPU):
+ *   config[0]  records per second, 0 = as fast as possible
+ *   config[1]  payload bytes per record (>= sizeof(struct kring_synth_payload))
+ *   config[2]  KRING_SYNTH_F_* flags
+ *   config[3]  stop after this many records, 0 = never
+ */
+#define KRING_SYNTH_F_NEST	(1ULL << 0)	/* an hrtimer writer interrupts task-context writers */
+
+/*
+ * struct kring_attr - configuration of one channel
+ * @size:		sizeof(struct kring_attr) as the caller knows it
+ * @source:		enum kring_source
+ * @flags:		KRING_ATTR_F_*
+ * @sample_type:	KRING_SAMPLE_* bits of the SAMPLE records the source writes
+ * @cpu:		CPU the channel is bound to, -1 for none
+ * @pid:		task the channel follows, -1 for none
+ * @wakeup_events:	wake the consumer every this many records (0: use the watermark)
+ * @wakeup_watermark:	wake the consumer when this many bytes are unread (0: half the data area)
+ * @config:		source parameters
+ * @reserved:		zero
+ */
+struct kring_attr {
+	__u32 size;
+	__u32 source;
+	__u64 flags;
+	__u64 sample_type;
+	__s32 cpu;
+	__s32 pid;
+	__u32 wakeup_events;
+	__u32 wakeup_watermark;
+	__u64 config[4];
+	__u64 reserved[4];
+};
+
+#define KRING_ATTR_SIZE_VER0	104	/* sizeof first published version */
+
+/* KRING_IOC_SET_WAKEUP: either field 0 keeps the default for it. */
+struct kring_wakeup {
+	__u32 watermark;
+	__u32 events;
+};
+
+/*
+ * struct kring_stats - KRING_IOC_STATS, versioned like kring_abi_info
+ * @size:		in: the caller's size (>= KRING_STATS_SIZE_VER0); out: bytes filled
+ * @flags:		KRING_STATS_F_*
+ * @produced:		records the producers tried to write (sequence numbers given)
+ * @written:		records written into the ring
+ * @lost_no_space:	records dropped: the consumer had not freed enough room
+ * @lost_too_big:	records dropped: larger than the data area can ever hold
+ * @lost_paused:	records dropped: output paused
+ * @lost_overwritten:	records overwritten before they were read (overwrite mode)
+ * @wakeups:		consumer wakeups issued
+ * @nested:		records written while another writer of this ring was interrupted
+ */
+struct kring_stats {
+	__u32 size;
+	__u32 flags;
+	__u64 produced;
+	__u64 written;
+	__u64 lost_no_space;
+	__u64 lost_too_big;
+	__u64 lost_paused;
+	__u64 lost_overwritten;
+	__u64 wakeups;
+	__u64 nested;
+	__u64 reserved[4];
+};
+
+#define KRING_STATS_SIZE_VER0	104
+#define KRING_STATS_F_ENABLED	(1U << 0)
+#define KRING_STATS_F_PAUSED	(1U << 1)
+#define KRING_STATS_F_MAPPED	(1U << 2)
+
+#define KRING_IOC_CONFIGURE	_IOW(KRING_IOC_MAGIC, 0x01, struct kring_attr)
+#define KRING_IOC_ENABLE	_IO(KRING_IOC_MAGIC, 0x02)
+#define KRING_IOC_DISABLE	_IO(KRING_IOC_MAGIC, 0x03)
+#define KRING_IOC_RESET		_IO(KRING_IOC_MAGIC, 0x04)	/* zero the counters */
+#define KRING_IOC_PAUSE_OUTPUT	_IO(KRING_IOC_MAGIC, 0x05)
+#define KRING_IOC_RESUME_OUTPUT	_IO(KRING_IOC_MAGIC, 0x06)
+#define KRING_IOC_SET_WAKEUP	_IOW(KRING_IOC_MAGIC, 0x07, struct kring_wakeup)
+#define KRING_IOC_ID		_IOR(KRING_IOC_MAGIC, 0x08, __u64)
+#define KRING_IOC_STATS		_IOWR(KRING_IOC_MAGIC, 0x09, struct kring_stats)
+
+/*
+ * Payload of the synthetic source's records (the RAW field of its SAMPLE
+ * records): @seq is the record's sequence number, @len the payload size
+ * including this header, and @checksum covers the @len - 24 bytes after it,
+ * byte i of which is kring_synth_byte(seq, i); kring_synth_checksum()
+ * computes the checksum (FNV-1a seeded with the sequence number), so a
+ * consumer detects any torn or misplaced byte.
+ */
+struct kring_synth_payload {
+	__u64 seq;
+	__u32 cpu;
+	__u32 len;
+	__u64 checksum;
+	/* __u8 data[len - 24]; */
+};
+
+static __inline__ __u8 kring_synth_byte(__u64 seq, __u32 i)
+{
+	return (__u8)((seq * 0x9e3779b97f4a7c15ULL + i) >> 56) ^ (__u8)i;
+}
+
+static __inline__ __u64 kring_synth_checksum(__u64 seq, const __u8 *data, __u32 n)
+{
+	__u64 h = 0xcbf29ce484222325ULL ^ seq;
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		h ^= data[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/*
+ * ---------------------------------------------------------------------
+ * The mapped control page and the records of the data ring.
+ * ---------------------------------------------------------------------
+ *
+ * mmap(fd, (1 + 2^n) * page_size, offset 0) maps one control page followed
+ * by the 2^n pages of the data ring. The control page holds a struct
+ * kring_ctl_page, which is laid out like perf's struct perf_event_mmap_page
+ * for every field a consumer touches, so a reader written for a perf ring
+ * buffer reads a kring data ring unchanged:
+ *
+ *	offset	field				written by
+ *	     0	version, compat_version		kernel (once)
+ *	     8	lock, index, offset,		kernel (perf self-monitoring
+ *		time_enabled, time_running	fields; kring leaves them 0)
+ *	    40	capabilities			kernel (KRING_CAP_*)
+ *	    48	pmc_width, time_shift,		kernel (time conversion,
+ *		time_mult, time_offset,		valid when the KRING_CAP_USER_TIME*
+ *		time_zero			bits say so)
+ *	    72	size				kernel: end of the live figures
+ *	    80	time_cycles, time_mask		kernel
+ *	    96	records_written .. need_wakeup	kring's live figures (perf:
+ *		.. timestamp_floor		reserved space)
+ *	  1024	data_head			kernel (smp_wmb before the store)
+ *	  1032	data_tail			consumer (forward mode only)
+ *	  1040	data_offset, data_size		kernel (once)
+ *	  1056	aux_head .. aux_size		AUX area, as in perf
+ *	  1088	end
+ *
+ * Data ring protocol (perf's; see kmod/ring.c for the kernel side):
+ *
+ *	kernel				consumer
+ *	if (LOAD ->data_tail) {		LOAD ->data_head
+ *			(A)		smp_rmb()	(C)
+ *		STORE $data		LOAD $data
+ *		smp_wmb()	(B)	smp_mb()	(D)
+ *		STORE ->data_head	STORE ->data_tail
+ *	}
+ *
+ * (C) and (D) may be a load-acquire of data_head and a store-release of
+ * data_tail. data_head and data_tail are free-running byte counts; the byte
+ * at position p is at data_offset + (p & (data_size - 1)) in the mapping,
+ * so a record may wrap around the end of the data area.
+ *
+ * Forward (non-overwrite) writing, the default on a PROT_WRITE mapping:
+ * records are appended at data_head; the consumer reads from data_tail to
+ * data_head and then stores the new data_tail. The kernel never writes over
+ * bytes between data_tail and data_head: a record that does not fit is
+ * dropped and counted, and the next record that fits is preceded by a
+ * KRING_RECORD_LOST record. A data_tail the kernel cannot make sense of (not
+ * within data_size bytes behind data_head) means "no space": records are
+ * lost, nothing outside the data area is ever written.
+ *
+ * Backward (overwrite) writing (KRING_CTL_F_OVERWRITE; a read-only mapping,
+ * as in perf): data_head moves to lower positions (it starts at 0 and is
+ * decremented by each record's size, so read as a signed number it is
+ * minus the bytes written). The newest record starts at data_head, the
+ * next older one right after it, and so on up to data_head + data_size;
+ * a record that would end beyond that, or a header whose size is 0 (never
+ * written), ends the walk. data_tail is ignored and nothing is counted as
+ * lost for lack of space; no LOST records are written. Pause the channel
+ * before reading so the walk is stable (KRING_CTL_F_PAUSED).
+ */
+
+/* kring_ctl_page.version of this layout; compat_version is 0. */
+#define KRING_CTL_VERSION		1
+
+/*
+ * kring_ctl_page.capabilities: the bit positions of perf's
+ * cap_bit0 .. cap_user_time_short bit-fields.
+ */
+#define KRING_CAP_BIT0			(1ULL << 0) /* always 0 */
+#define KRING_CAP_BIT0_IS_DEPRECATED	(1ULL << 1) /* always 1 */
+#define KRING_CAP_USER_RDPMC		(1ULL << 2) /* always 0 in kring */
+#define KRING_CAP_USER_TIME		(1ULL << 3) /* time_{shift,mult,offset} */
+#define KRING_CAP_USER_TIME_ZERO	(1ULL << 4) /* time_zero */
+#define KRING_CAP_USER_TIME_SHORT	(1ULL << 5) /* time_{cycles,mask} */
+
+/* kring_ctl_page.flags */
+#define KRING_CTL_F_OVERWRITE		(1ULL << 0) /* backward, overwritable */
+#define KRING_CTL_F_PAUSED		(1ULL << 1) /* every record is lost */
+
+/*
+ * struct kring_ctl_page - the first page of the data-ring mapping.
+ *
+ * Fields up to @time_mask and from @data_head on are perf's (struct
+ * perf_event_mmap_page in <linux/perf_event.h>), at the same offsets and
+ * with the same meaning.
+ *
+ * kring's live figures follow, in the space perf reserves. The kernel
+ * stores each with WRITE_ONCE() and a consumer reads them with a plain
+ * (relaxed) 64-bit load, without a system call. They are published before
+ * the data_head store that follows them (barrier B), so a consumer that
+ * loaded data_head with acquire semantics (C) sees figures at least as new
+ * as the records below that head. Counts are of records since the ring was
+ * set up (or reset) and never decrease:
+ *
+ * @records_written:	records committed into the ring (kring_output_end).
+ * @lost_no_space:	records dropped because the consumer had not freed
+ *			enough space (forward mode only).
+ * @lost_too_big:	records dropped because they can never fit: larger than
+ *			the data area (less the room of a LOST record in forward
+ *			mode) or than a __u16 header size allows.
+ * @lost_paused:	records dropped while the channel was paused.
+ * @lost_overwritten:	backward mode: records overwritten by newer ones. A
+ *			best-effort lower bound: exact to within the records of
+ *			1/16 of the data area.
+ * @wakeups:		wake-ups the kernel has issued to pollers.
+ * @flags:		KRING_CTL_F_*.
+ * @need_wakeup:	written by the CONSUMER, read by the kernel; non-zero
+ *			means "wake me when the wake-up condition (watermark or
+ *			wakeup_events) is met", 0 means "I am polling data_head
+ *			myself, do not bother" (io_uring's SQ_NEED_WAKEUP idea).
+ *			The kernel sets it to 1 when the ring is set up, so a
+ *			consumer that never touches it (a perf reader) is woken
+ *			like perf's. A consumer about to sleep must do
+ *
+ *				STORE need_wakeup = 1
+ *				smp_mb()			(F)
+ *				LOAD data_head; if new data, do not sleep
+ *
+ *			which pairs with the kernel's
+ *
+ *				STORE data_head
+ *				smp_mb()			(E)
+ *				LOAD need_wakeup; if non-zero, wake
+ *
+ *			so that at least one side sees the other's store.
+ * @timestamp_floor:	reserved for time-ordered merging: the lowest timestamp
+ *			a future record of this ring can carry. 0 for now.
+ * @records_discarded:	reservations the producer cancelled; each left a
+ *			KRING_RECORD_PAD record behind.
+ *
+ * For every record a producer tried to write exactly one of these counts
+ * grew: records_written + records_discarded + lost_no_space + lost_too_big +
+ * lost_paused is the number of sequence numbers handed out.
+ *
+ * @size is the offset of the end of the live figures above (perf: "header
+ * size up to __reserved[] fields"); a consumer must not read a figure that
+ * lies at or beyond @size. Fields added later go into __reserved_kring and
+ * grow @size.
+ */
+struct kring_ctl_page {
+	__u32	version;
+	__u32	compat_version;
+	__u32	lock;
+	__u32	index;
+	__s64	offset;
+	__u64	time_enabled;
+	__u64	time_running;
+	__u64	capabilities;
+	__u16	pmc_width;
+	__u16	time_shift;
+	__u32	time_mult;
+	__u64	time_offset;
+	__u64	time_zero;
+	__u32	size;
+	__u32	__reserved_1;
+	__u64	time_cycles;
+	__u64	time_mask;
+
+	/* kring's live figures, offset 96 */
+	__u64	records_written;
+	__u64	lost_no_space;
+	__u64	lost_too_big;
+	__u64	lost_paused;
+	__u64	lost_overwritten;
+	__u64	wakeups;
+	__u64	flags;
+	__u64	need_wakeup;
+	__u64	timestamp_floor;
+	__u64	records_discarded;
+	__u64	__reserved_kring[6];	/* zero; room for more figures */
+
+	__u8	__reserved[1024 - 224];	/* pad to 1k, as perf */
+
+	/* offset 1024 */
+	__u64	data_head;
+	__u64	data_tail;
+	__u64	data_offset;
+	__u64	data_size;
+	__u64	aux_head;
+	__u64	aux_tail;
+	__u64	aux_offset;
+	__u64	aux_size;
+};
+
+/* kring_ctl_page.size: the live figures end after records_discarded. */
+#define KRING_CTL_SIZE_VER1		176
+
+/*
+ * Records. Every record starts with perf's 8-byte header; records are
+ * 8-byte aligned and @size counts the header and any padding, so the next
+ * record starts @size bytes later.
+ */
+struct kring_record_header {
+	__u32	type;
+	__u16	misc;
+	__u16	size;
+};
+
+/* Record types kring shares with perf: perf's numbers and body layouts. */
+#define KRING_RECORD_LOST		2
+#define KRING_RECORD_SAMPLE		9
+#define KRING_RECORD_AUX		11
+#define KRING_RECORD_ITRACE_START	12
+
+/*
+ * kring-only record types start at KRING_RECORD_KRING_BASE, far above
+ * perf's kernel types (below 64) and perf tool's synthesized types (64 up):
+ * a perf reader skips them by their header size.
+ */
+#define KRING_RECORD_KRING_BASE		0x10000
+/*
+ * KRING_RECORD_PAD: the space a cancelled reservation left behind.
+ * Consumers skip it. When its size is at least 16 its first body word is
+ * the sequence number the cancelled record had been given.
+ */
+#define KRING_RECORD_PAD		(KRING_RECORD_KRING_BASE + 0)
+
+/*
+ * struct kring_lost_record - KRING_RECORD_LOST: records were dropped.
+ *
+ * @id and @lost are perf's PERF_RECORD_LOST body; kring appends the range of
+ * the lost records' sequence numbers and timestamps (a perf reader ignores
+ * them; header.size covers them). @lost is exact. @first_seq/@last_seq are
+ * the lowest and highest sequence numbers among the lost records and
+ * @first_time/@last_time the lowest and highest timestamps; when writers
+ * nest (an interrupt's record lost while a task's record was in flight),
+ * the range can include sequence numbers of records that were delivered,
+ * so @lost may be smaller than @last_seq - @first_seq + 1.
+ */
+struct kring_lost_record {
+	struct kring_record_header header;
+	__u64	id;
+	__u64	lost;
+	__u64	first_seq;
+	__u64	last_seq;
+	__u64	first_time;
+	__u64	last_time;
+};
+
+/*
+ * KRING_RECORD_SAMPLE bits: perf's PERF_SAMPLE_* values for the fields
+ * kring supports, plus KRING_SAMPLE_SEQ.
+ */
+#define KRING_SAMPLE_IP			(1ULL << 0)
+#define KRING_SAMPLE_TID		(1ULL << 1)
+#define KRING_SAMPLE_TIME		(1ULL << 2)
+#define KRING_SAMPLE_ID			(1ULL << 6)
+#define KRING_SAMPLE_CPU		(1ULL << 7)
+#define KRING_SAMPLE_PERIOD		(1ULL << 8)
+#define KRING_SAMPLE_RAW		(1ULL << 10)
+#define KRING_SAMPLE_IDENTIFIER		(1ULL << 16)
+/*
+ * KRING_SAMPLE_SEQ: the record's per-channel sequence number. Its field
+ * comes after every perf-defined field kring writes (after RAW), so a perf
+ * parser that knows the other bits reads the body unchanged. Every record a
+ * kring producer writes carries it.
+ */
+#define KRING_SAMPLE_SEQ		(1ULL << 63)
+
+/* Every KRING_SAMPLE_* bit this ABI version defines. */
+#define KRING_SAMPLE_SUPPORTED	(KRING_SAMPLE_IP | KRING_SAMPLE_TID |	\
+				 KRING_SAMPLE_TIME | KRING_SAMPLE_ID |	\
+				 KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | \
+				 KRING_SAMPLE_RAW | KRING_SAMPLE_IDENTIFIER | \
+				 KRING_SAMPLE_SEQ)
+
+/*
+ * KRING_RECORD_SAMPLE body, perf's order, each field present when its bit
+ * is set in the channel's sample_type:
+ *
+ *	struct kring_record_header header;
+ *	{ __u64 id;              } && KRING_SAMPLE_IDENTIFIER
+ *	{ __u64 ip;              } && KRING_SAMPLE_IP
+ *	{ __u32 pid, tid;        } && KRING_SAMPLE_TID
+ *	{ __u64 time;            } && KRING_SAMPLE_TIME
+ *	{ __u64 id;              } && KRING_SAMPLE_ID
+ *	{ __u32 cpu, res;        } && KRING_SAMPLE_CPU
+ *	{ __u64 period;          } && KRING_SAMPLE_PERIOD
+ *	{ __u32 size;
+ *	  char  data[size];      } && KRING_SAMPLE_RAW
+ *	{ __u64 seq;             } && KRING_SAMPLE_SEQ
+ *
+ * As in perf, RAW's size is padded with zeroes so that size + 4 is a
+ * multiple of 8 and the record stays 8-byte aligned.
+ */
 
 #endif /* _UAPI_LINUX_KRING_H */

@@ -1,0 +1,1046 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kring data ring: reservations, copies that cross pages, commit, nesting,
+ * lost accounting, wake-ups, forward and backward (overwrite) writing.
+ *
+ * Modelled on perf's kernel/events/ring_buffer.c; the same file builds in
+ * user space with tests/host/kring_host_shim.h (DESIGN.md section 4), so
+ * it uses only READ_ONCE/WRITE_ONCE, the smp_*() barriers, barrier(),
+ * local_t/local64_t operations, memcpy/memset and a few helpers.
+ *
+ * Ordering against the consumer, which runs on any CPU:
+ *
+ *   kernel				user
+ *
+ *   if (LOAD ->data_tail) {		LOAD ->data_head
+ *			(A)		smp_rmb()	(C)
+ *	STORE $data			LOAD $data
+ *	smp_wmb()	(B)		smp_mb()	(D)
+ *	STORE ->data_head		STORE ->data_tail
+ *   }
+ *
+ * Where A pairs with D, and B pairs with C.
+ *
+ * (A) is a control dependency: the data stores happen only if the space
+ * check on the loaded data_tail passed (kring_output_begin()). (D) must be
+ * a full barrier because it orders the consumer's data LOADs before its
+ * tail STORE. (B) orders two stores, so a write barrier suffices
+ * (ring_publish()); (C) orders two loads. The consumer may use
+ * smp_load_acquire() for C and smp_store_release() for D.
+ *
+ * The wake-up handshake adds one more pair (ring_publish()):
+ *
+ *   kernel				user, before sleeping
+ *
+ *	STORE ->data_head		STORE ->need_wakeup = 1
+ *	smp_mb()	(E)		smp_mb()	(F)
+ *	LOAD ->need_wakeup		LOAD ->data_head
+ *
+ * E pairs with F: at least one side sees the other's store, so either the
+ * kernel wakes the consumer or the consumer sees the new data and does not
+ * sleep.
+ *
+ * Against writers that interrupt each other on the ring's one CPU, only
+ * compiler ordering matters: an interrupt runs to completion between two
+ * instructions of the writer it interrupted, so writers nest like a stack.
+ * Reservations are local cmpxchgs on ->head; ->nest counts the writers in
+ * flight and only the outermost publishes data_head, re-checking for writers
+ * that interrupted it, as perf_output_put_handle() does.
+ *
+ * Lost records. A writer that cannot reserve space records its loss, and
+ * the next writer that reserves space reports all losses it can see in a
+ * KRING_RECORD_LOST record placed right before its own record, in the same
+ * reservation (perf's __perf_output_begin()). The LOST record carries the
+ * count and the range of sequence numbers and timestamps, so its several
+ * words must be collected and cleared consistently although any step may
+ * be interrupted by another writer that loses or reports records itself.
+ * Losses are therefore kept per nesting depth (struct kring_lost_slot):
+ *
+ *  - a writer at depth d (->nest after its increment) adds its loss to
+ *    slot d. Only the writer currently at depth d touches slot d's active
+ *    half: deeper writers use deeper slots and shallower ones are suspended
+ *    under it.
+ *  - a writer at depth d reports the losses of slots d and deeper: deeper
+ *    writers have all finished, shallower ones may be half-way through an
+ *    update of their slot. To take a slot it flips the slot's active half
+ *    with one local cmpxchg that also marks the slot busy; writers that
+ *    interrupt it from then on add to the other half, and a collector that
+ *    interrupts it skips the busy slot. It then reads and clears the old
+ *    half at leisure.
+ *  - if its own reservation then fails, it puts what it collected, plus its
+ *    own loss, into its own slot d.
+ *
+ * So every loss is in exactly one slot or one writer's hands at any time,
+ * and the count reported in LOST records is exact: records produced (one
+ * sequence number per kring_output_begin()) == written + discarded + lost.
+ * Backward (overwrite) mode writes no LOST records.
+ */
+#ifdef __KERNEL__
+#include <linux/bug.h>
+#include <linux/compiler.h>
+#include <linux/errno.h>
+#include <linux/export.h>
+#include <linux/lockdep.h>
+#include <linux/log2.h>
+#include <linux/math.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/string.h>
+#include <asm/barrier.h>
+#endif
+
+#include "ring.h"
+
+/*
+ * kring_irq_point(rb) marks a place where an interrupting writer may run.
+ * The kernel build compiles it away; the host build's shim can run a
+ * nested writer there to test every interleaving.
+ */
+#ifndef kring_irq_point
+#define kring_irq_point(rb) ((void)(rb))
+#endif
+
+/* struct kring_lost_slot.state */
+#define SLOT_ACTIVE	1UL	/* the half writers add to */
+#define SLOT_BUSY	2UL	/* a collector owns the other half */
+
+/* backward-mode checkpoint slice: 1/KRING_OVW_SLICES of the data area */
+#define OVW_SLICE_SHIFT	4
+
+static inline bool ring_overwrite(const struct kring_ring *rb)
+{
+	return rb->flags & KRING_RING_OVERWRITE;
+}
+
+/* local_try_cmpxchg() for every kernel kring builds against (6.1 has none) */
+static inline bool ring_try_cmpxchg(local_t *l, unsigned long *old,
+				    unsigned long new)
+{
+	long prev = local_cmpxchg(l, (long)*old, (long)new);
+
+	if (likely(prev == (long)*old))
+		return true;
+	*old = prev;
+	return false;
+}
+
+/* Kernel address of ring position @pos: every index is masked. */
+static inline void *ring_addr(const struct kring_ring *rb, unsigned long pos)
+{
+	return (char *)rb->data_pages[(pos >> PAGE_SHIFT) & (rb->nr_pages - 1)] +
+	       (pos & (PAGE_SIZE - 1));
+}
+
+static void ring_handle_seek(struct kring_output_handle *h, unsigned long pos)
+{
+	struct kring_ring *rb = h->rb;
+	unsigned long off = pos & (PAGE_SIZE - 1);
+
+	h->page = (pos >> PAGE_SHIFT) & (rb->nr_pages - 1);
+	h->addr = (char *)rb->data_pages[h->page] + off;
+	h->size = PAGE_SIZE - off;
+}
+
+/*
+ * Copy @len bytes from @buf (or zeroes if @buf is NULL) into the
+ * reservation, page by page. Never writes beyond the reservation.
+ */
+static void ring_write(struct kring_output_handle *h, const void *buf,
+		       unsigned int len)
+{
+	struct kring_ring *rb = h->rb;
+
+	if (WARN_ON_ONCE(len > h->rem))
+		len = h->rem;
+	h->rem -= len;
+
+	while (len) {
+		unsigned int n = min(len, h->size);
+
+		if (buf) {
+			memcpy(h->addr, buf, n);
+			buf = (const char *)buf + n;
+		} else {
+			memset(h->addr, 0, n);
+		}
+		len -= n;
+		h->addr = (char *)h->addr + n;
+		h->size -= n;
+		if (!h->size) {
+			h->page = (h->page + 1) & (rb->nr_pages - 1);
+			h->addr = rb->data_pages[h->page];
+			h->size = PAGE_SIZE;
+		}
+		kring_irq_point(rb);
+	}
+}
+
+static void lost_acc_merge(struct kring_lost_acc *dst,
+			   const struct kring_lost_acc *src)
+{
+	if (!src->count)
+		return;
+	if (!dst->count) {
+		*dst = *src;
+		return;
+	}
+	dst->count += src->count;
+	dst->first_seq = min(dst->first_seq, src->first_seq);
+	dst->last_seq = max(dst->last_seq, src->last_seq);
+	dst->first_time = min(dst->first_time, src->first_time);
+	dst->last_time = max(dst->last_time, src->last_time);
+}
+
+/*
+ * Park the losses in @acc in the slot of depth @level (0-based), which
+ * belongs to the calling writer. See the comment at the top of the file.
+ */
+static void ring_lost_park(struct kring_ring *rb, unsigned int level,
+			   const struct kring_lost_acc *acc)
+{
+	struct kring_lost_slot *slot;
+
+	if (unlikely(level >= KRING_RING_MAX_NEST)) {
+		/* Too deep for a slot: keep the count only. */
+		local64_add(acc->count, &rb->lost_deep);
+	} else {
+		slot = &rb->lost_slots[level];
+		lost_acc_merge(&slot->acc[local_read(&slot->state) & SLOT_ACTIVE],
+			       acc);
+	}
+	kring_irq_point(rb);
+	barrier();
+	local_add(acc->count, &rb->lost_pending);
+}
+
+/*
+ * Take every loss parked at depth @level (0-based) and deeper into @acc.
+ * Slots that an interrupted collector owns are left to it.
+ */
+static void ring_lost_collect(struct kring_ring *rb, unsigned int level,
+			      struct kring_lost_acc *acc)
+{
+	unsigned int i;
+	s64 deep;
+
+	for (i = level; i < KRING_RING_MAX_NEST; i++) {
+		struct kring_lost_slot *slot = &rb->lost_slots[i];
+		unsigned long state = local_read(&slot->state);
+		struct kring_lost_acc *old;
+		bool claimed = false;
+		u64 count;
+
+		while (!(state & SLOT_BUSY) &&
+		       slot->acc[state & SLOT_ACTIVE].count) {
+			kring_irq_point(rb);
+			/* Claim: flip the active half and mark the slot busy. */
+			if (ring_try_cmpxchg(&slot->state, &state,
+					     (state ^ SLOT_ACTIVE) | SLOT_BUSY)) {
+				claimed = true;
+				break;
+			}
+		}
+		if (!claimed)
+			continue;
+
+		/*
+		 * Writers at depth i now add to the other half; the one we
+		 * flipped away from is ours until we drop SLOT_BUSY (whatever
+		 * interrupting collectors left in it, possibly nothing).
+		 */
+		old = &slot->acc[state & SLOT_ACTIVE];
+		kring_irq_point(rb);
+		count = old->count;
+		lost_acc_merge(acc, old);
+		memset(old, 0, sizeof(*old));
+		local_sub(count, &rb->lost_pending);
+		barrier();
+		local_set(&slot->state, (state ^ SLOT_ACTIVE) & SLOT_ACTIVE);
+		kring_irq_point(rb);
+	}
+
+	if (unlikely(local64_read(&rb->lost_deep))) {
+		deep = local64_xchg(&rb->lost_deep, 0);
+		acc->count += deep;
+		local_sub(deep, &rb->lost_pending);
+	}
+}
+
+static inline void ring_mirror(__u64 *field, u64 val)
+{
+	/* Leave the line clean when nothing changed. */
+	if (READ_ONCE(*field) != val)
+		WRITE_ONCE(*field, val);
+}
+
+/* Copy the counters into the control page; outermost writer only. */
+static void ring_mirror_counts(struct kring_ring *rb)
+{
+	struct kring_ctl_page *ctl = rb->ctl;
+
+	ring_mirror(&ctl->records_written, local64_read(&rb->records_written));
+	ring_mirror(&ctl->records_discarded,
+		    local64_read(&rb->records_discarded));
+	ring_mirror(&ctl->lost_no_space, local64_read(&rb->lost_no_space));
+	ring_mirror(&ctl->lost_too_big, local64_read(&rb->lost_too_big));
+	ring_mirror(&ctl->lost_paused, local64_read(&rb->lost_paused));
+	ring_mirror(&ctl->lost_overwritten, READ_ONCE(rb->ovw_est));
+	ring_mirror(&ctl->wakeups, local64_read(&rb->wakeups));
+}
+
+/* Is a wake-up due, and does the consumer want it? Outermost writer only. */
+static void ring_wakeup_check(struct kring_output_handle *h)
+{
+	struct kring_ring *rb = h->rb;
+	unsigned long gen = local_read(&rb->wakeup_gen);
+
+	if (likely(h->wakeup == gen))
+		return;
+	h->wakeup = gen;
+
+	smp_mb(); /* E, matches F: data_head store before need_wakeup load */
+	if (!READ_ONCE(rb->ctl->need_wakeup))
+		return;
+
+	local64_inc(&rb->wakeups);
+	WRITE_ONCE(rb->ctl->wakeups, local64_read(&rb->wakeups));
+	if (rb->wakeup)
+		rb->wakeup(rb);
+}
+
+static unsigned int ring_get_handle(struct kring_output_handle *h)
+{
+	struct kring_ring *rb = h->rb;
+	unsigned int nest;
+
+	/*
+	 * Not atomic, and need not be: an interrupt between the load and the
+	 * store runs writers that leave ->nest as they found it.
+	 */
+	nest = READ_ONCE(rb->nest) + 1;
+	WRITE_ONCE(rb->nest, nest);
+	h->wakeup = local_read(&rb->wakeup_gen);
+	return nest;
+}
+
+/*
+ * Finish a writer: the outermost one publishes the counters and data_head
+ * and issues a due wake-up; nested ones only step the nest count down.
+ */
+static void ring_publish(struct kring_output_handle *h)
+{
+	struct kring_ring *rb = h->rb;
+	unsigned long head;
+	unsigned int nest;
+	s64 seq;
+
+	/*
+	 * If this isn't the outermost writer, the outermost one will publish
+	 * our record: it is still in flight, below us.
+	 */
+	nest = READ_ONCE(rb->nest);
+	if (nest > 1) {
+		WRITE_ONCE(rb->nest, nest - 1);
+		return;
+	}
+
+again:
+	/*
+	 * Load ->head (and ->seq) only after ->nest says we are the
+	 * outermost writer: an interrupting writer that ran before this point
+	 * has finished, one that runs after it is caught by the check below.
+	 */
+	barrier();
+	head = local_read(&rb->head);
+	seq = local64_read(&rb->seq);
+	kring_irq_point(rb);
+
+	ring_mirror_counts(rb);
+	kring_irq_point(rb);
+
+	smp_wmb(); /* B, matches C: record stores before the data_head store */
+	WRITE_ONCE(rb->ctl->data_head, head);
+	kring_irq_point(rb);
+
+	ring_wakeup_check(h);
+
+	/*
+	 * Publish the head before dropping the nest count: otherwise an
+	 * interrupting writer could publish a newer head that our store
+	 * would then (temporarily) replace by an older one.
+	 */
+	barrier();
+	WRITE_ONCE(rb->nest, 0);
+
+	/*
+	 * Drop the nest count before re-reading ->head and ->seq, or we
+	 * could miss the last interrupting writer's update. Every writer
+	 * takes a sequence number, so a changed ->seq catches writers that
+	 * only lost a record or discarded one (their counters need
+	 * mirroring too).
+	 */
+	barrier();
+	kring_irq_point(rb);
+	if (unlikely(head != (unsigned long)local_read(&rb->head) ||
+		     seq != local64_read(&rb->seq))) {
+		WRITE_ONCE(rb->nest, 1);
+		goto again;
+	}
+}
+
+static bool ring_has_space(const struct kring_ring *rb, unsigned long head,
+			   unsigned long tail, unsigned int size)
+{
+	unsigned long used = head - tail;
+
+	/*
+	 * @tail is whatever user space wrote. If it is not within one data
+	 * area behind @head, there is no sensible space to offer: report none,
+	 * so the record is lost and nothing is written.
+	 */
+	return used <= rb->data_size && rb->data_size - used >= size;
+}
+
+/* Check the watermark and wakeup_events at @written bytes written. */
+static void ring_wakeup_account(struct kring_ring *rb, unsigned long written)
+{
+	unsigned long wm = READ_ONCE(rb->watermark);
+	unsigned int we = READ_ONCE(rb->wakeup_events);
+
+	if (wm) {
+		unsigned long stamp = local_read(&rb->wakeup_pos);
+
+		/*
+		 * Signed: an interrupted writer may come here with an older
+		 * position than a stamp its interrupter already moved.
+		 */
+		while ((long)(written - stamp) >= (long)wm) {
+			unsigned long next = stamp + (written - stamp) / wm * wm;
+
+			if (ring_try_cmpxchg(&rb->wakeup_pos, &stamp, next)) {
+				local_inc(&rb->wakeup_gen);
+				break;
+			}
+		}
+	}
+
+	if (we) {
+		unsigned long ev = local_read(&rb->events), next;
+		bool due;
+
+		do {
+			next = ev + 1;
+			due = next >= we;
+			if (due)
+				next = 0;
+		} while (!ring_try_cmpxchg(&rb->events, &ev, next));
+		if (due)
+			local_inc(&rb->wakeup_gen);
+	}
+}
+
+/*
+ * Backward mode: keep a lower bound of the records overwritten. For each
+ * slice boundary (1/16 of the data area) the byte count crosses, note how
+ * many records had begun before it; every record begun more than one data
+ * area before the current byte count is (partly) overwritten.
+ */
+static void ring_ovw_account(struct kring_ring *rb, unsigned long before,
+			     unsigned long after)
+{
+	unsigned long b0 = -before, b1 = -after;
+	unsigned long j = (b0 >> rb->ovw_shift) + 1;
+	unsigned long last = b1 >> rb->ovw_shift;
+	u64 begun = local64_inc_return(&rb->ovw_records);
+
+	/* A record (at most the data area) crosses at most 17 boundaries. */
+	for (; j <= last; j++)
+		WRITE_ONCE(rb->ovw_ckpt[j & (KRING_OVW_CKPTS - 1)], begun);
+
+	if (b1 > rb->data_size) {
+		j = (b1 - rb->data_size) >> rb->ovw_shift;
+		begun = READ_ONCE(rb->ovw_ckpt[j & (KRING_OVW_CKPTS - 1)]);
+		if (begun > READ_ONCE(rb->ovw_est))
+			WRITE_ONCE(rb->ovw_est, begun);
+	}
+}
+
+/**
+ * kring_output_begin() - reserve space for one record
+ * @h:		handle to fill in
+ * @rb:		the ring
+ * @size:	the whole record, header included; rounded up to 8 bytes
+ * @time:	the record's timestamp (reported in LOST records if lost)
+ *
+ * Must be called with preemption disabled, on the one CPU that writes @rb
+ * (see ring.h); may nest in any context on that CPU. On success the
+ * caller writes exactly the record (the header first, with size
+ * @h->rec_size, e.g. via kring_output_header()) with kring_output_copy()
+ * and finishes with kring_output_end() or kring_output_discard().
+ *
+ * Every call takes a sequence number (@h->seq) whether it succeeds or not;
+ * a failure is counted in one lost_* counter and reported in the next
+ * KRING_RECORD_LOST record (forward mode), and needs no end call.
+ *
+ * Return: 0; -ENOSPC if the consumer has not freed enough space (forward
+ * mode), -E2BIG if @size is larger than the ring can ever hold (or
+ * smaller than a header), -EAGAIN if the ring is paused.
+ */
+int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
+		       unsigned int size, u64 time)
+{
+	struct kring_lost_acc lost = { 0 };
+	unsigned long offset, head, pos, written;
+	unsigned int total, level;
+	bool overwrite = ring_overwrite(rb);
+	int err;
+
+	lockdep_assert_preemption_disabled();
+
+	h->rb = rb;
+	if (rb->clock)
+		time = rb->clock();
+	h->time = time;
+	level = ring_get_handle(h);
+	kring_irq_point(rb);
+	h->seq = local64_inc_return(&rb->seq) - 1;
+	kring_irq_point(rb);
+	if (level > 1)
+		local64_inc(&rb->nested);
+	WARN_ON_ONCE(level > KRING_RING_MAX_NEST);
+
+	if (unlikely(READ_ONCE(rb->paused))) {
+		local64_inc(&rb->lost_paused);
+		err = -EAGAIN;
+		goto fail;
+	}
+	if (unlikely(size < sizeof(struct kring_record_header) ||
+		     size > rb->max_record)) {
+		local64_inc(&rb->lost_too_big);
+		err = -E2BIG;
+		goto fail;
+	}
+	size = round_up(size, 8U);
+	total = size;
+
+	if (!overwrite && unlikely(local_read(&rb->lost_pending))) {
+		ring_lost_collect(rb, level - 1, &lost);
+		if (lost.count)
+			total += KRING_LOST_RECORD_SIZE;
+	}
+
+	offset = local_read(&rb->head);
+	do {
+		head = offset;
+		/*
+		 * With a ring clock the timestamp is read inside the
+		 * reservation loop: a writer that interrupts us between this
+		 * read and our cmpxchg moves ->head, our cmpxchg fails and we
+		 * read the clock again. So timestamps never decrease in
+		 * position order, however writers nest.
+		 */
+		if (rb->clock)
+			time = rb->clock();
+		if (!overwrite) {
+			unsigned long tail = READ_ONCE(rb->ctl->data_tail);
+
+			if (unlikely(!ring_has_space(rb, head, tail, total))) {
+				local64_inc(&rb->lost_no_space);
+				err = -ENOSPC;
+				goto fail;
+			}
+			/*
+			 * The check above is a control dependency separating
+			 * the @tail load from the record stores below: they
+			 * happen only if it passed.
+			 *
+			 * A, matches D; the full barrier the consumer issues
+			 * after reading the data and before storing the new
+			 * tail. See ring_publish().
+			 */
+			head += total;
+		} else {
+			/* No tail: write below the newest record. */
+			head -= total;
+		}
+		kring_irq_point(rb);
+	} while (!ring_try_cmpxchg(&rb->head, &offset, head));
+	/*
+	 * The cmpxchg implies barrier(): none of the data stores below can be
+	 * hoisted above the reservation by the compiler.
+	 */
+	kring_irq_point(rb);
+
+	h->time = time;
+	if (!overwrite) {
+		pos = offset;
+		written = head;
+	} else {
+		pos = head;
+		written = -head;
+		ring_ovw_account(rb, offset, head);
+	}
+	ring_wakeup_account(rb, written);
+
+	h->rem = total;
+	ring_handle_seek(h, pos);
+	if (unlikely(lost.count)) {
+		struct kring_lost_record rec = {
+			.header = {
+				.type = KRING_RECORD_LOST,
+				.size = KRING_LOST_RECORD_SIZE,
+			},
+			.id = rb->id,
+			.lost = lost.count,
+			.first_seq = lost.first_seq,
+			.last_seq = lost.last_seq,
+			.first_time = lost.first_time,
+			.last_time = lost.last_time,
+		};
+
+		ring_write(h, &rec, sizeof(rec));
+	}
+	h->rec_pos = (pos + total - size) & rb->mask;
+	h->rec_size = size;
+	return 0;
+
+fail:
+	if (!overwrite) {
+		struct kring_lost_acc self = {
+			.count = 1,
+			.first_seq = h->seq,
+			.last_seq = h->seq,
+			.first_time = time,
+			.last_time = time,
+		};
+
+		lost_acc_merge(&lost, &self);
+		ring_lost_park(rb, level - 1, &lost);
+	}
+	kring_irq_point(rb);
+	ring_publish(h);
+	return err;
+}
+EXPORT_SYMBOL_GPL(kring_output_begin);
+
+/**
+ * kring_output_copy() - write the next @len bytes of the record
+ * @h:		handle from a successful kring_output_begin()
+ * @buf:	the bytes
+ * @len:	how many; more than the reservation has left is a bug (the
+ *		excess is dropped with a warning)
+ *
+ * Splits the copy where it crosses from one data page into the next.
+ */
+void kring_output_copy(struct kring_output_handle *h, const void *buf,
+		       unsigned int len)
+{
+	ring_write(h, buf, len);
+}
+EXPORT_SYMBOL_GPL(kring_output_copy);
+
+/**
+ * kring_output_header() - write the record header
+ * @h:		handle from a successful kring_output_begin(), nothing
+ *		written yet
+ * @type:	KRING_RECORD_*
+ * @misc:	header misc bits
+ *
+ * The header's size is @h->rec_size.
+ */
+void kring_output_header(struct kring_output_handle *h, u32 type, u16 misc)
+{
+	struct kring_record_header hdr = {
+		.type = type,
+		.misc = misc,
+		.size = h->rec_size,
+	};
+
+	ring_write(h, &hdr, sizeof(hdr));
+}
+EXPORT_SYMBOL_GPL(kring_output_header);
+
+/**
+ * kring_output_end() - commit the record
+ * @h:	handle from a successful kring_output_begin()
+ *
+ * Bytes of the reservation the writer did not write are zeroed. The
+ * outermost writer publishes data_head and, when due, calls @rb->wakeup.
+ */
+void kring_output_end(struct kring_output_handle *h)
+{
+	struct kring_ring *rb = h->rb;
+
+	if (unlikely(h->rem))
+		ring_write(h, NULL, h->rem);
+	local64_inc(&rb->records_written);
+	kring_irq_point(rb);
+	ring_publish(h);
+}
+EXPORT_SYMBOL_GPL(kring_output_end);
+
+/**
+ * kring_output_discard() - cancel the record
+ * @h:	handle from a successful kring_output_begin()
+ *
+ * Turns the reservation into a KRING_RECORD_PAD record (carrying @h->seq
+ * when it has room for it), counts it in records_discarded and ends it.
+ * A LOST record reserved with it stays valid.
+ */
+void kring_output_discard(struct kring_output_handle *h)
+{
+	struct kring_ring *rb = h->rb;
+	struct kring_record_header hdr = {
+		.type = KRING_RECORD_PAD,
+		.size = h->rec_size,
+	};
+	u64 seq = h->seq;
+
+	memcpy(ring_addr(rb, h->rec_pos), &hdr, sizeof(hdr));
+	if (h->rec_size >= sizeof(hdr) + sizeof(seq))
+		memcpy(ring_addr(rb, h->rec_pos + sizeof(hdr)), &seq, sizeof(seq));
+	h->rem = 0;
+	local64_inc(&rb->records_discarded);
+	kring_irq_point(rb);
+	ring_publish(h);
+}
+EXPORT_SYMBOL_GPL(kring_output_discard);
+
+/**
+ * kring_ring_flush_lost() - report pending losses without a new record
+ * @rb:	the ring (forward mode; backward rings never report losses)
+ *
+ * A loss is normally reported by a LOST record in front of the next record
+ * that fits. A producer that goes idle calls this instead, so the consumer
+ * learns of its last losses: it writes a LOST record alone, if there is
+ * room, and takes no sequence number. Same context rules as
+ * kring_output_begin().
+ *
+ * Return: true when no loss is left unreported, false when there was no
+ * room (call again after the consumer has read).
+ */
+bool kring_ring_flush_lost(struct kring_ring *rb)
+{
+	struct kring_lost_acc lost = { 0 };
+	struct kring_output_handle h = { .rb = rb };
+	unsigned long offset, head, tail;
+	unsigned int level;
+	bool done = true;
+
+	lockdep_assert_preemption_disabled();
+	if (ring_overwrite(rb) || !local_read(&rb->lost_pending))
+		return true;
+
+	level = ring_get_handle(&h);
+	ring_lost_collect(rb, level - 1, &lost);
+	if (!lost.count)
+		goto out;
+
+	offset = local_read(&rb->head);
+	do {
+		head = offset;
+		tail = READ_ONCE(rb->ctl->data_tail);
+		if (!ring_has_space(rb, head, tail, KRING_LOST_RECORD_SIZE)) {
+			/* Keep them for the next writer (or call). */
+			ring_lost_park(rb, level - 1, &lost);
+			done = false;
+			goto out;
+		}
+		/* A, matches D: as in kring_output_begin(). */
+		head += KRING_LOST_RECORD_SIZE;
+	} while (!ring_try_cmpxchg(&rb->head, &offset, head));
+	ring_wakeup_account(rb, head);
+
+	h.rem = KRING_LOST_RECORD_SIZE;
+	ring_handle_seek(&h, offset);
+	{
+		struct kring_lost_record rec = {
+			.header = {
+				.type = KRING_RECORD_LOST,
+				.size = KRING_LOST_RECORD_SIZE,
+			},
+			.id = rb->id,
+			.lost = lost.count,
+			.first_seq = lost.first_seq,
+			.last_seq = lost.last_seq,
+			.first_time = lost.first_time,
+			.last_time = lost.last_time,
+		};
+
+		ring_write(&h, &rec, sizeof(rec));
+	}
+out:
+	ring_publish(&h);
+	return done && !local_read(&rb->lost_pending);
+}
+EXPORT_SYMBOL_GPL(kring_ring_flush_lost);
+
+/* Zero the counters and their figures in the control page. */
+static void ring_clear_counts(struct kring_ring *rb)
+{
+	struct kring_ctl_page *ctl = rb->ctl;
+
+	rb->seq_base = local64_read(&rb->seq);
+	local64_set(&rb->records_written, 0);
+	local64_set(&rb->records_discarded, 0);
+	local64_set(&rb->lost_no_space, 0);
+	local64_set(&rb->lost_too_big, 0);
+	local64_set(&rb->lost_paused, 0);
+	local64_set(&rb->wakeups, 0);
+	local64_set(&rb->nested, 0);
+	local64_set(&rb->ovw_records, 0);
+	WRITE_ONCE(rb->ovw_est, 0);
+	memset(rb->ovw_ckpt, 0, sizeof(rb->ovw_ckpt));
+
+	WRITE_ONCE(ctl->records_written, 0);
+	WRITE_ONCE(ctl->records_discarded, 0);
+	WRITE_ONCE(ctl->lost_no_space, 0);
+	WRITE_ONCE(ctl->lost_too_big, 0);
+	WRITE_ONCE(ctl->lost_paused, 0);
+	WRITE_ONCE(ctl->lost_overwritten, 0);
+	WRITE_ONCE(ctl->wakeups, 0);
+}
+
+/* Zero the positions, the counters and the live figures of the ctl page. */
+static void ring_clear(struct kring_ring *rb)
+{
+	struct kring_ctl_page *ctl = rb->ctl;
+
+	local_set(&rb->head, 0);
+	rb->nest = 0;
+	local64_set(&rb->seq, 0);
+	local_set(&rb->wakeup_pos, 0);
+	local_set(&rb->wakeup_gen, 0);
+	local_set(&rb->events, 0);
+	local_set(&rb->lost_pending, 0);
+	local64_set(&rb->lost_deep, 0);
+	memset(rb->lost_slots, 0, sizeof(rb->lost_slots));
+	ring_clear_counts(rb);
+
+	WRITE_ONCE(ctl->timestamp_floor, 0);
+	WRITE_ONCE(ctl->data_tail, 0);
+	WRITE_ONCE(ctl->data_head, 0);
+}
+
+/**
+ * kring_ring_init() - set up a ring over allocated pages
+ * @rb:		the ring (its contents are overwritten)
+ * @ctl:	the control page, zeroed
+ * @data_pages:	@nr_pages kernel addresses of zeroed, separate data pages;
+ *		the array must outlive the ring
+ * @nr_pages:	a power of two
+ * @flags:	KRING_RING_OVERWRITE for backward, overwritable writing
+ * @id:		the id LOST records carry
+ *
+ * Fills in the control page's version, size, data_offset (one page: the
+ * data follows the control page in the mapping), data_size, flags and
+ * need_wakeup (1: wake the consumer, as perf does), and leaves perf's time
+ * and capability fields to the caller (but sets
+ * KRING_CAP_BIT0_IS_DEPRECATED, as perf always does). Wakes at half the
+ * data area by default, see kring_ring_set_wakeup(). @rb->wakeup is
+ * NULL: set it afterwards.
+ *
+ * Return: 0, or -EINVAL for a bad argument.
+ */
+int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
+		    void **data_pages, unsigned int nr_pages,
+		    unsigned int flags, u64 id)
+{
+	unsigned long data_size;
+
+	if (!ctl || !data_pages || !is_power_of_2(nr_pages) ||
+	    (flags & ~KRING_RING_OVERWRITE))
+		return -EINVAL;
+	data_size = (unsigned long)nr_pages << PAGE_SHIFT;
+	if (data_size >> PAGE_SHIFT != nr_pages)
+		return -EINVAL;
+
+	memset(rb, 0, sizeof(*rb));
+	rb->ctl = ctl;
+	rb->data_pages = data_pages;
+	rb->nr_pages = nr_pages;
+	rb->data_size = data_size;
+	rb->mask = data_size - 1;
+	rb->flags = flags;
+	rb->id = id;
+	rb->ovw_shift = ilog2(data_size) - OVW_SLICE_SHIFT;
+	/*
+	 * Forward mode: a record must leave room for the LOST record that
+	 * may have to precede it, or a loss could block every later record.
+	 */
+	if (flags & KRING_RING_OVERWRITE)
+		rb->max_record = min_t(unsigned long, KRING_RECORD_MAX_SIZE,
+				       data_size);
+	else
+		rb->max_record = min_t(unsigned long, KRING_RECORD_MAX_SIZE,
+				       data_size - KRING_LOST_RECORD_SIZE);
+	rb->watermark = data_size / 2;
+
+	ring_clear(rb);
+	ctl->version = KRING_CTL_VERSION;
+	ctl->compat_version = 0;
+	ctl->size = KRING_CTL_SIZE_VER1;
+	ctl->capabilities |= KRING_CAP_BIT0_IS_DEPRECATED;
+	ctl->data_offset = PAGE_SIZE;
+	ctl->data_size = data_size;
+	ctl->flags = (flags & KRING_RING_OVERWRITE) ? KRING_CTL_F_OVERWRITE : 0;
+	ctl->need_wakeup = 1;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kring_ring_init);
+
+/**
+ * kring_ring_reset() - empty the ring and zero its counters
+ * @rb:	the ring
+ *
+ * Only while no writer runs and the data area is not mapped: zeroes the
+ * positions, the sequence numbers, every counter and pending loss, the
+ * control page's live figures and data_head/data_tail, and the data
+ * pages (backward-mode readers rely on never-written space reading as
+ * zero). Keeps the configuration (mode, pause, wake-up settings).
+ */
+void kring_ring_reset(struct kring_ring *rb)
+{
+	unsigned int i;
+
+	ring_clear(rb);
+	for (i = 0; i < rb->nr_pages; i++)
+		memset(rb->data_pages[i], 0, PAGE_SIZE);
+}
+EXPORT_SYMBOL_GPL(kring_ring_reset);
+
+/**
+ * kring_ring_reset_counters() - zero the counters, keep the contents
+ * @rb:	the ring
+ *
+ * Only while no writer runs; the ring may be mapped. Zeroes the counters
+ * and their figures in the control page; sequence numbers continue (so
+ * "produced" restarts from the next one), positions and data stay, and
+ * losses not yet reported in a LOST record will still be reported.
+ */
+void kring_ring_reset_counters(struct kring_ring *rb)
+{
+	ring_clear_counts(rb);
+}
+EXPORT_SYMBOL_GPL(kring_ring_reset_counters);
+
+/**
+ * kring_ring_set_paused() - stop or resume output
+ * @rb:		the ring
+ * @paused:	true: every kring_output_begin() fails with -EAGAIN and
+ *		counts lost_paused; false: output resumes
+ *
+ * Any CPU, any time; callers serialize calls for one ring. Writers already
+ * past the check finish their record: a caller that needs the ring quiet
+ * must wait for them (e.g. synchronize_rcu() when writers run under RCU).
+ * Mirrors the state in the control page's KRING_CTL_F_PAUSED flag.
+ */
+void kring_ring_set_paused(struct kring_ring *rb, bool paused)
+{
+	u64 flags = READ_ONCE(rb->ctl->flags);
+
+	WRITE_ONCE(rb->paused, paused);
+	if (paused)
+		flags |= KRING_CTL_F_PAUSED;
+	else
+		flags &= ~KRING_CTL_F_PAUSED;
+	WRITE_ONCE(rb->ctl->flags, flags);
+}
+EXPORT_SYMBOL_GPL(kring_ring_set_paused);
+
+/**
+ * kring_ring_set_wakeup() - when to wake the consumer
+ * @rb:			the ring
+ * @watermark_bytes:	wake whenever this many more bytes have been written
+ *			since the last watermark wake-up (perf's
+ *			wakeup_watermark); clamped to the data area; 0: not
+ *			by bytes
+ * @wakeup_events:	wake every this many records (perf's wakeup_events);
+ *			0: not by count
+ *
+ * Both 0 means a watermark of half the data area, the default. Both
+ * non-zero means whichever comes first. A wake-up is issued only if the
+ * control page's need_wakeup is non-zero. Any CPU, any time.
+ */
+void kring_ring_set_wakeup(struct kring_ring *rb, unsigned long watermark_bytes,
+			   unsigned int wakeup_events)
+{
+	if (!watermark_bytes && !wakeup_events)
+		watermark_bytes = rb->data_size / 2;
+	watermark_bytes = min(watermark_bytes, rb->data_size);
+	WRITE_ONCE(rb->watermark, watermark_bytes);
+	WRITE_ONCE(rb->wakeup_events, wakeup_events);
+}
+EXPORT_SYMBOL_GPL(kring_ring_set_wakeup);
+
+/**
+ * kring_ring_read_counts() - read the ring's counters
+ * @rb:	the ring
+ * @c:	filled in
+ *
+ * Any CPU; exact once the writers are quiet, a recent snapshot otherwise.
+ */
+void kring_ring_read_counts(struct kring_ring *rb, struct kring_ring_counts *c)
+{
+	c->produced = local64_read(&rb->seq) - rb->seq_base;
+	c->written = local64_read(&rb->records_written);
+	c->discarded = local64_read(&rb->records_discarded);
+	c->lost_no_space = local64_read(&rb->lost_no_space);
+	c->lost_too_big = local64_read(&rb->lost_too_big);
+	c->lost_paused = local64_read(&rb->lost_paused);
+	c->lost_overwritten = READ_ONCE(rb->ovw_est);
+	c->wakeups = local64_read(&rb->wakeups);
+	c->nested = local64_read(&rb->nested);
+}
+EXPORT_SYMBOL_GPL(kring_ring_read_counts);
+
+/**
+ * kring_ring_read_stats() - fill the counters of a KRING_IOC_STATS answer
+ * @rb:	the ring
+ * @st:	its produced, written, lost_*, wakeups and nested fields are set;
+ *	the rest is left alone
+ *
+ * Any CPU; see kring_ring_read_counts(). Discarded reservations have no field
+ * in struct kring_stats: produced - written - lost_* counts them.
+ */
+void kring_ring_read_stats(struct kring_ring *rb, struct kring_stats *st)
+{
+	struct kring_ring_counts c;
+
+	kring_ring_read_counts(rb, &c);
+	st->produced = c.produced;
+	st->written = c.written;
+	st->lost_no_space = c.lost_no_space;
+	st->lost_too_big = c.lost_too_big;
+	st->lost_paused = c.lost_paused;
+	st->lost_overwritten = c.lost_overwritten;
+	st->wakeups = c.wakeups;
+	st->nested = c.nested;
+}
+EXPORT_SYMBOL_GPL(kring_ring_read_stats);
+
+/**
+ * kring_ring_readable() - has the consumer's wake-up condition been met?
+ * @rb:	the ring
+ *
+ * For poll(), next to the wake-ups themselves. Forward mode: at least the
+ * watermark's worth of bytes (any byte when waking by record count only)
+ * lies unread between data_tail and the published data_head, or data_tail
+ * is nonsense. Backward mode: false; only wake-ups make it readable (there
+ * is no tail, so something is always "unread").
+ *
+ * Any CPU, lockless: poll's wait queue handles the races.
+ */
+bool kring_ring_readable(struct kring_ring *rb)
+{
+	u64 head = READ_ONCE(rb->ctl->data_head);
+	u64 unread = head - READ_ONCE(rb->ctl->data_tail);
+	unsigned long wm = READ_ONCE(rb->watermark);
+
+	if (ring_overwrite(rb))
+		return false;
+	if (unread > rb->data_size)
+		return true;
+	return unread && unread >= wm;
+}
+EXPORT_SYMBOL_GPL(kring_ring_readable);

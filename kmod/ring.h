@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kring data ring: the producer side of one perf-style ring buffer.
+ *
+ * A struct kring_ring writes records into 2^n separate data pages and
+ * publishes them to a consumer through a struct kring_ctl_page (perf's
+ * struct perf_event_mmap_page layout, see uapi/linux/kring.h). Writing a
+ * record is
+ *
+ *	struct kring_output_handle h;
+ *
+ *	if (kring_output_begin(&h, rb, size, time))
+ *		return;				(counted as lost)
+ *	kring_output_header(&h, KRING_RECORD_SAMPLE, 0);
+ *	kring_output_copy(&h, body, size - 8);
+ *	kring_output_end(&h);			(or kring_output_discard())
+ *
+ * Context rules, as perf's: all writers of one ring run on ONE CPU at a
+ * time (a per-CPU ring, or a per-task ring written only by its task's
+ * CPU), with preemption disabled from kring_output_begin() to
+ * kring_output_end(). On that CPU writers may nest in any context - task,
+ * softirq, hardirq, NMI - and the ring stays consistent: reservations are
+ * local cmpxchgs, and only the outermost writer publishes data_head.
+ * Nothing here sleeps or takes a lock. Configuration calls
+ * (kring_ring_set_paused(), kring_ring_set_wakeup()) and the readers
+ * (kring_ring_read_counts(), kring_ring_read_stats(), kring_ring_readable())
+ * may come from any CPU at any time, serialized among themselves by the
+ * caller; kring_ring_init(), kring_ring_reset() and
+ * kring_ring_reset_counters() only while no writer runs.
+ *
+ * This file and ring.c also build in user space with
+ * tests/host/kring_host_shim.h (DESIGN.md section 4).
+ */
+#ifndef _KRING_RING_H
+#define _KRING_RING_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <asm/local.h>
+#include <asm/local64.h>
+#include <linux/kring.h>
+#else
+#include "kring_host_shim.h"
+#include <linux/kring.h>
+#endif
+
+/* kring_ring_init() flags */
+#define KRING_RING_OVERWRITE	0x1	/* backward, overwritable writing */
+
+/*
+ * Deepest nesting of writers on one ring that keeps full LOST-record
+ * information (task, softirq, hardirq and NMI need four). Deeper writers
+ * still work; their lost records are counted, but not in the sequence
+ * ranges of LOST records (and the kernel warns once).
+ */
+#define KRING_RING_MAX_NEST	8
+
+/* Size of a KRING_RECORD_LOST record: header, perf's body, kring's range. */
+#define KRING_LOST_RECORD_SIZE	((unsigned int)sizeof(struct kring_lost_record))
+
+/* Largest record size a __u16 header can describe, 8-byte aligned. */
+#define KRING_RECORD_MAX_SIZE	(U16_MAX & ~7U)
+
+/* Backward mode: checkpoints for the lost_overwritten estimate. */
+#define KRING_OVW_SLICES	16	/* per data area */
+#define KRING_OVW_CKPTS		32	/* power of two > KRING_OVW_SLICES */
+
+/**
+ * struct kring_lost_acc - losses not yet reported in a LOST record
+ * @count:	number of lost records (0: the rest is meaningless)
+ * @first_seq:	lowest sequence number among them
+ * @last_seq:	highest sequence number among them
+ * @first_time:	lowest timestamp among them
+ * @last_time:	highest timestamp among them
+ */
+struct kring_lost_acc {
+	u64 count;
+	u64 first_seq;
+	u64 last_seq;
+	u64 first_time;
+	u64 last_time;
+};
+
+/**
+ * struct kring_lost_slot - losses of the writers at one nesting depth
+ * @state:	bit 0: which of @acc the writers at this depth add to;
+ *		bit 1: a collector owns the other one (see ring.c)
+ * @acc:	the two halves
+ */
+struct kring_lost_slot {
+	local_t state;
+	struct kring_lost_acc acc[2];
+};
+
+/**
+ * struct kring_ring - one data ring
+ * @head:		reservation position (free-running byte count; in
+ *			backward mode it decreases from 0)
+ * @nest:		writers of this ring currently between begin and end
+ * @seq:		next sequence number to give out
+ * @seq_base:		@seq when the counters were last zeroed
+ * @wakeup_pos:		position of the last watermark crossing (bytes written)
+ * @wakeup_gen:		bumped whenever a wake-up becomes due
+ * @events:		records since the last wakeup_events wake-up
+ * @lost_pending:	records sitting in @lost_slots and @lost_deep
+ * @lost_deep:		records lost by writers deeper than KRING_RING_MAX_NEST
+ * @lost_slots:		per-depth unreported losses, see ring.c
+ * @records_written:	committed records
+ * @records_discarded:	cancelled reservations
+ * @lost_no_space:	records dropped: no space (forward mode)
+ * @lost_too_big:	records dropped: can never fit
+ * @lost_paused:	records dropped: paused
+ * @wakeups:		wake-ups issued
+ * @nested:		kring_output_begin() calls while another writer of the
+ *			ring was in flight (nested writers)
+ * @ovw_records:	backward mode: records reserved
+ * @ovw_est:		backward mode: lost_overwritten estimate
+ * @ovw_ckpt:		backward mode: @ovw_records at each slice boundary
+ * @ctl:		the control page (kernel address)
+ * @data_pages:		the data pages (kernel addresses), @nr_pages of them
+ * @nr_pages:		number of data pages, a power of two
+ * @data_size:		@nr_pages * PAGE_SIZE
+ * @mask:		@data_size - 1
+ * @max_record:		largest record size kring_output_begin() accepts
+ * @ovw_shift:		log2 of a backward-mode checkpoint slice
+ * @flags:		KRING_RING_* flags
+ * @paused:		every begin fails with -EAGAIN while set
+ * @watermark:		wake-up after this many bytes (0: not by bytes)
+ * @wakeup_events:	wake-up after this many records (0: not by count)
+ * @id:			the id LOST records carry (perf's lost_event.id)
+ * @wakeup:		called by the outermost writer when a wake-up is due
+ *			and the consumer asked for it (need_wakeup). Runs in
+ *			the writer's context (possibly NMI): it must only
+ *			queue the real wake-up, e.g. with irq_work_queue().
+ *			May be NULL. Set it after kring_ring_init().
+ * @clock:		if set, kring_output_begin() ignores its @time argument
+ *			and reads this clock inside the reservation loop, so
+ *			that record timestamps never decrease in ring order
+ *			even when writers nest. NMI-safe. May be NULL.
+ * @priv:		the owner's pointer, unused by the ring
+ *
+ * Everything above @ctl is written by the producers of the ring's CPU; the
+ * rest is set up by kring_ring_init() (and @paused, @watermark and
+ * @wakeup_events by their setters).
+ */
+struct kring_ring {
+	local_t head;
+	unsigned int nest;
+	local64_t seq;
+	u64 seq_base;
+	local_t wakeup_pos;
+	local_t wakeup_gen;
+	local_t events;
+	local_t lost_pending;
+	local64_t lost_deep;
+	struct kring_lost_slot lost_slots[KRING_RING_MAX_NEST];
+
+	local64_t records_written;
+	local64_t records_discarded;
+	local64_t lost_no_space;
+	local64_t lost_too_big;
+	local64_t lost_paused;
+	local64_t wakeups;
+	local64_t nested;
+
+	local64_t ovw_records;
+	u64 ovw_est;
+	u64 ovw_ckpt[KRING_OVW_CKPTS];
+
+	struct kring_ctl_page *ctl;
+	void **data_pages;
+	unsigned int nr_pages;
+	unsigned long data_size;
+	unsigned long mask;
+	unsigned int max_record;
+	unsigned int ovw_shift;
+	unsigned int flags;
+	int paused;
+	unsigned long watermark;
+	unsigned int wakeup_events;
+	u64 id;
+	void (*wakeup)(struct kring_ring *rb);
+	u64 (*clock)(void);
+	void *priv;
+};
+
+/**
+ * struct kring_output_handle - one record being written
+ * @rb:		the ring
+ * @addr:	where the next byte goes
+ * @page:	index of the data page holding @addr
+ * @size:	bytes left in that page after @addr
+ * @rem:	bytes of the reservation not written yet
+ * @rec_pos:	ring position of the record's header
+ * @rec_size:	size of the record (8-byte aligned, what its header says)
+ * @wakeup:	@rb->wakeup_gen when the writer began
+ * @seq:	the sequence number given to this record
+ * @time:	the timestamp passed to kring_output_begin()
+ *
+ * Lives on the writer's stack between kring_output_begin() and
+ * kring_output_end()/kring_output_discard().
+ */
+struct kring_output_handle {
+	struct kring_ring *rb;
+	void *addr;
+	unsigned long page;
+	unsigned int size;
+	unsigned int rem;
+	unsigned long rec_pos;
+	unsigned int rec_size;
+	unsigned long wakeup;
+	u64 seq;
+	u64 time;
+};
+
+/**
+ * struct kring_ring_counts - a snapshot of a ring's counters
+ * @produced:		sequence numbers given out (every kring_output_begin())
+ * @written:		records committed
+ * @discarded:		reservations cancelled
+ * @lost_no_space:	see struct kring_ctl_page
+ * @lost_too_big:	see struct kring_ctl_page
+ * @lost_paused:	see struct kring_ctl_page
+ * @lost_overwritten:	see struct kring_ctl_page (an estimate)
+ * @wakeups:		wake-ups issued
+ * @nested:		kring_output_begin() calls made while another writer
+ *			of the ring was in flight
+ *
+ * Once the writers are quiet, @produced == @written + @discarded +
+ * @lost_no_space + @lost_too_big + @lost_paused.
+ */
+struct kring_ring_counts {
+	u64 produced;
+	u64 written;
+	u64 discarded;
+	u64 lost_no_space;
+	u64 lost_too_big;
+	u64 lost_paused;
+	u64 lost_overwritten;
+	u64 wakeups;
+	u64 nested;
+};
+
+int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
+		    void **data_pages, unsigned int nr_pages,
+		    unsigned int flags, u64 id);
+void kring_ring_reset(struct kring_ring *rb);
+void kring_ring_set_paused(struct kring_ring *rb, bool paused);
+void kring_ring_set_wakeup(struct kring_ring *rb, unsigned long watermark_bytes,
+			   unsigned int wakeup_events);
+void kring_ring_reset_counters(struct kring_ring *rb);
+void kring_ring_read_counts(struct kring_ring *rb, struct kring_ring_counts *c);
+void kring_ring_read_stats(struct kring_ring *rb, struct kring_stats *st);
+bool kring_ring_readable(struct kring_ring *rb);
+
+int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
+		       unsigned int size, u64 time);
+void kring_output_copy(struct kring_output_handle *h, const void *buf,
+		       unsigned int len);
+void kring_output_header(struct kring_output_handle *h, u32 type, u16 misc);
+void kring_output_end(struct kring_output_handle *h);
+void kring_output_discard(struct kring_output_handle *h);
+bool kring_ring_flush_lost(struct kring_ring *rb);
+
+#endif /* _KRING_RING_H */
