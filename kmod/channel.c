@@ -1,15 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * File operations of /dev/kring: one open file is one channel.
+ *
+ * Locking: ch->lock (a mutex) serialises configuration, enable/disable,
+ * pause and buffer attach/detach. mmap and munmap take it with mmap_lock
+ * held, so nothing under ch->lock may fault on user memory: ioctls copy
+ * their arguments in and out outside it. Producers never take it: they
+ * find the buffer with rcu_dereference(ch->buf).
  */
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/minmax.h>
+#include <linux/poll.h>
+#include <linux/cpumask.h>
+#include <linux/xarray.h>
+#include <linux/workqueue.h>
 
 #include "compat.h"
 #include "kring_internal.h"
+
+static atomic64_t kring_next_id = ATOMIC64_INIT(0);
+
+/* Open channels by id, for kring_channel_get(); entries are RCU-freed. */
+static DEFINE_XARRAY(kring_channels);
 
 /**
  * kring_abi_info_fill() - describe this module's ABI
@@ -21,11 +36,13 @@ void kring_abi_info_fill(struct kring_abi_info *info)
 	info->size = sizeof(*info);
 	info->abi_major = KRING_ABI_MAJOR;
 	info->abi_minor = KRING_ABI_MINOR;
-	info->features = KRING_FEAT_ABI_QUERY;
+	info->features = KRING_FEAT_ABI_QUERY | KRING_FEAT_DATA_RING |
+			 KRING_FEAT_OVERWRITE | KRING_FEAT_MIRROR |
+			 KRING_FEAT_SYNTHETIC;
 	info->page_size = PAGE_SIZE;
 	info->max_data_pages_order = KRING_MAX_DATA_ORDER;
 }
-KRING_EXPORT_FOR_KUNIT(kring_abi_info_fill);
+EXPORT_SYMBOL_IF_KUNIT(kring_abi_info_fill);
 
 /**
  * kring_abi_info_copy_size() - how many bytes of the answer to copy out
@@ -43,7 +60,201 @@ int kring_abi_info_copy_size(__u32 user_size)
 		return -EINVAL;
 	return min_t(__u32, user_size, sizeof(struct kring_abi_info));
 }
-KRING_EXPORT_FOR_KUNIT(kring_abi_info_copy_size);
+EXPORT_SYMBOL_IF_KUNIT(kring_abi_info_copy_size);
+
+/**
+ * kring_attr_validate() - check an attr copied in from user space
+ * @attr: the attr; its size field is the caller's
+ *
+ * Return: 0, or -EINVAL naming no field (the uapi header documents which
+ * values are accepted).
+ */
+int kring_attr_validate(const struct kring_attr *attr)
+{
+	unsigned int i;
+
+	if (attr->source >= KRING_SOURCE_MAX)
+		return -EINVAL;
+	if (attr->flags & ~KRING_ATTR_F_ALL)
+		return -EINVAL;
+	if (attr->sample_type & ~KRING_SAMPLE_SUPPORTED)
+		return -EINVAL;
+	if (attr->cpu < -1 || (attr->cpu >= 0 && attr->cpu >= nr_cpu_ids))
+		return -EINVAL;
+	/* Following a task arrives with the capture modes. */
+	if (attr->pid != -1)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(attr->reserved); i++)
+		if (attr->reserved[i])
+			return -EINVAL;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(kring_attr_validate);
+
+static const struct kring_source_ops *kring_sources[KRING_SOURCE_MAX] = {
+	[KRING_SOURCE_SYNTHETIC] = &kring_synthetic_source,
+};
+
+/* ---- wakeups ----------------------------------------------------------- */
+
+/*
+ * The ring core calls this from the outermost writer's end, in any context
+ * up to NMI: only queue the irq_work, which wakes the waiters.
+ */
+static void kring_ring_wakeup(struct kring_ring *rb)
+{
+	struct kring_buffer *buf = container_of(rb, struct kring_buffer, ring);
+
+	irq_work_queue(&buf->owner->wakeup_work);
+}
+
+static void kring_wakeup_work(struct irq_work *work)
+{
+	struct kring_channel *ch = container_of(work, struct kring_channel, wakeup_work);
+
+	atomic_set(&ch->poll_pending, 1);
+	wake_up_all(&ch->wait);
+}
+
+/* ---- buffer attach/detach (ch->lock held) ------------------------------ */
+
+void kring_channel_attach(struct kring_channel *ch, struct kring_buffer *buf)
+{
+	lockdep_assert_held(&ch->lock);
+	buf->owner = ch;
+	buf->ring.wakeup = kring_ring_wakeup;
+	buf->ring.clock = kring_clock_ns;
+	kring_ring_set_wakeup(&buf->ring, ch->watermark, ch->wakeup_events);
+	kring_ring_set_paused(&buf->ring, ch->paused);
+	rcu_assign_pointer(ch->buf, buf);
+}
+
+/* The last mapping is gone: detach and drop the buffer, as perf does. */
+void kring_channel_unmapped(struct kring_channel *ch)
+{
+	struct kring_buffer *buf;
+
+	mutex_lock(&ch->lock);
+	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
+	RCU_INIT_POINTER(ch->buf, NULL);
+	mutex_unlock(&ch->lock);
+	/* Producers that still see @buf are inside rcu_read_lock(); the
+	 * buffer is freed after a grace period (kring_buffer_put()).
+	 */
+	kring_buffer_put(buf);
+}
+
+static struct kring_buffer *kring_channel_buf(struct kring_channel *ch)
+{
+	return rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
+}
+
+/* ---- producer API (kring_producer.h) ----------------------------------- */
+
+/**
+ * kring_channel_get() - find an open channel by the id KRING_IOC_ID reports
+ * @id: channel id
+ *
+ * Context: any context that may take rcu_read_lock().
+ * Return: the channel with a reference (drop it with kring_channel_put()),
+ * or NULL if no channel has this id.
+ */
+struct kring_channel *kring_channel_get(u64 id)
+{
+	struct kring_channel *ch;
+
+	if (id > ULONG_MAX)
+		return NULL;
+	rcu_read_lock();
+	ch = xa_load(&kring_channels, id);
+	if (ch && !refcount_inc_not_zero(&ch->refs))
+		ch = NULL;
+	rcu_read_unlock();
+	return ch;
+}
+EXPORT_SYMBOL_GPL(kring_channel_get);
+
+/**
+ * kring_channel_put() - drop a reference taken by kring_channel_get()
+ * @ch: the channel, may be NULL
+ *
+ * Context: any; the memory is freed after an RCU grace period.
+ */
+void kring_channel_put(struct kring_channel *ch)
+{
+	if (ch && refcount_dec_and_test(&ch->refs))
+		kfree_rcu(ch, rcu);
+}
+EXPORT_SYMBOL_GPL(kring_channel_put);
+
+/**
+ * kring_channel_output_begin() - reserve @size bytes in a channel's ring
+ * @h:		handle, passed to kring_output_copy() and kring_channel_output_end()
+ * @ch:		channel
+ * @size:	record size including its header (rounded up to 8)
+ *
+ * Context: preemption disabled, any context up to NMI.
+ * Return: 0 with the space reserved; -ENODEV while the channel is not
+ * mapped, -EAGAIN while it is disabled (neither is counted); otherwise the
+ * error of kring_output_begin(), counted as lost.
+ */
+int kring_channel_output_begin(struct kring_output_handle *h,
+			       struct kring_channel *ch, unsigned int size)
+{
+	struct kring_buffer *buf;
+
+	if (!READ_ONCE(ch->enabled))
+		return -EAGAIN;
+	/*
+	 * Preemption is disabled from here to kring_channel_output_end(): that
+	 * is an RCU read-side critical section, and the buffer is freed with
+	 * call_rcu() after it is detached, so it stays until the end.
+	 */
+	buf = rcu_dereference_sched(ch->buf);
+	if (!buf)
+		return -ENODEV;
+	return kring_output_begin(h, &buf->ring, size, kring_clock_ns());
+}
+EXPORT_SYMBOL_GPL(kring_channel_output_begin);
+
+/**
+ * kring_channel_output_end() - commit what kring_channel_output_begin() reserved
+ * @h: the handle
+ */
+void kring_channel_output_end(struct kring_output_handle *h)
+{
+	kring_output_end(h);
+}
+EXPORT_SYMBOL_GPL(kring_channel_output_end);
+
+/**
+ * kring_channel_write_sample() - write one SAMPLE record into a channel
+ * @ch:		channel
+ * @data:	the fields the channel's attr.sample_type asks for; @data->id
+ *		and @data->time are filled in here
+ *
+ * Context: preemption disabled, any context up to NMI.
+ * Return: as kring_channel_output_begin().
+ */
+int kring_channel_write_sample(struct kring_channel *ch,
+			       struct kring_sample_data *data)
+{
+	u64 type = ch->attr.sample_type;
+	struct kring_output_handle h;
+	int ret;
+
+	data->id = ch->id;
+	ret = kring_channel_output_begin(&h, ch, kring_sample_size(type, data->raw_size));
+	if (ret)
+		return ret;
+	data->time = h.time;
+	kring_output_sample(&h, type, data);
+	kring_channel_output_end(&h);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kring_channel_write_sample);
+
+/* ---- ioctls ------------------------------------------------------------ */
 
 static long kring_ioctl_query_abi(void __user *arg)
 {
@@ -63,26 +274,244 @@ static long kring_ioctl_query_abi(void __user *arg)
 	return 0;
 }
 
-static int kring_open(struct inode *inode, struct file *file)
+static long kring_ioctl_configure(struct kring_channel *ch, void __user *arg)
 {
-	return nonseekable_open(inode, file);
+	const struct kring_source_ops *src;
+	struct kring_attr attr;
+	__u32 usize;
+	int ret;
+
+	if (get_user(usize, (__u32 __user *)arg))
+		return -EFAULT;
+	if (usize < KRING_ATTR_SIZE_VER0)
+		return -EINVAL;
+	/* -E2BIG when bytes we do not know are not zero. */
+	ret = copy_struct_from_user(&attr, sizeof(attr), arg, usize);
+	if (ret)
+		return ret;
+	ret = kring_attr_validate(&attr);
+	if (ret)
+		return ret;
+	attr.size = sizeof(attr);
+	src = kring_sources[attr.source];
+
+	mutex_lock(&ch->lock);
+	if (ch->configured) {
+		ret = -EBUSY;
+		goto out;
+	}
+	ch->attr = attr;
+	ch->source = src;
+	if (src && src->configure) {
+		ret = src->configure(ch);
+		if (ret) {
+			ch->source = NULL;
+			goto out;
+		}
+	}
+	ch->watermark = attr.wakeup_watermark;
+	ch->wakeup_events = attr.wakeup_events;
+	ch->configured = true;
+out:
+	mutex_unlock(&ch->lock);
+	return ret;
 }
 
-static int kring_release(struct inode *inode, struct file *file)
+static long kring_ioctl_enable(struct kring_channel *ch, bool enable)
 {
+	int ret = 0;
+
+	mutex_lock(&ch->lock);
+	if (!ch->configured) {
+		ret = -EINVAL;
+		goto out;
+	}
+	if (ch->enabled == enable)
+		goto out;
+	if (ch->source) {
+		if (enable)
+			ret = ch->source->start(ch);
+		else
+			ch->source->stop(ch);
+	}
+	if (!ret)
+		WRITE_ONCE(ch->enabled, enable);	/* producers READ_ONCE() it */
+out:
+	mutex_unlock(&ch->lock);
+	return ret;
+}
+
+static long kring_ioctl_pause(struct kring_channel *ch, bool pause)
+{
+	struct kring_buffer *buf;
+
+	mutex_lock(&ch->lock);
+	ch->paused = pause;
+	buf = kring_channel_buf(ch);
+	if (buf)
+		kring_ring_set_paused(&buf->ring, pause);
+	mutex_unlock(&ch->lock);
+	return 0;
+}
+
+static long kring_ioctl_reset(struct kring_channel *ch)
+{
+	struct kring_buffer *buf;
+	int ret = 0;
+
+	mutex_lock(&ch->lock);
+	buf = kring_channel_buf(ch);
+	if (ch->enabled)
+		ret = -EBUSY;	/* counters of a running source would race */
+	else if (buf)
+		kring_ring_reset_counters(&buf->ring);
+	mutex_unlock(&ch->lock);
+	return ret;
+}
+
+static long kring_ioctl_set_wakeup(struct kring_channel *ch, void __user *arg)
+{
+	struct kring_buffer *buf;
+	struct kring_wakeup w;
+
+	if (copy_from_user(&w, arg, sizeof(w)))
+		return -EFAULT;
+	mutex_lock(&ch->lock);
+	ch->watermark = w.watermark;
+	ch->wakeup_events = w.events;
+	buf = kring_channel_buf(ch);
+	if (buf)
+		kring_ring_set_wakeup(&buf->ring, w.watermark, w.events);
+	mutex_unlock(&ch->lock);
+	return 0;
+}
+
+static long kring_ioctl_stats(struct kring_channel *ch, void __user *arg)
+{
+	struct kring_stats st;
+	struct kring_buffer *buf;
+	__u32 usize;
+
+	if (get_user(usize, (__u32 __user *)arg))
+		return -EFAULT;
+	if (usize < KRING_STATS_SIZE_VER0)
+		return -EINVAL;
+	memset(&st, 0, sizeof(st));
+	mutex_lock(&ch->lock);
+	buf = kring_channel_buf(ch);
+	if (buf) {
+		kring_ring_read_stats(&buf->ring, &st);
+		st.flags |= KRING_STATS_F_MAPPED;
+	}
+	if (ch->enabled)
+		st.flags |= KRING_STATS_F_ENABLED;
+	if (ch->paused)
+		st.flags |= KRING_STATS_F_PAUSED;
+	mutex_unlock(&ch->lock);
+	st.size = min_t(__u32, usize, sizeof(st));
+	if (copy_to_user(arg, &st, st.size))
+		return -EFAULT;
 	return 0;
 }
 
 static long kring_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
+	struct kring_channel *ch = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
 	switch (cmd) {
 	case KRING_IOC_QUERY_ABI:
 		return kring_ioctl_query_abi(uarg);
+	case KRING_IOC_CONFIGURE:
+		return kring_ioctl_configure(ch, uarg);
+	case KRING_IOC_ENABLE:
+		return kring_ioctl_enable(ch, true);
+	case KRING_IOC_DISABLE:
+		return kring_ioctl_enable(ch, false);
+	case KRING_IOC_RESET:
+		return kring_ioctl_reset(ch);
+	case KRING_IOC_PAUSE_OUTPUT:
+		return kring_ioctl_pause(ch, true);
+	case KRING_IOC_RESUME_OUTPUT:
+		return kring_ioctl_pause(ch, false);
+	case KRING_IOC_SET_WAKEUP:
+		return kring_ioctl_set_wakeup(ch, uarg);
+	case KRING_IOC_ID:
+		return put_user(ch->id, (__u64 __user *)uarg);
+	case KRING_IOC_STATS:
+		return kring_ioctl_stats(ch, uarg);
 	default:
 		return -ENOTTY;
 	}
+}
+
+/* ---- poll -------------------------------------------------------------- */
+
+static __poll_t kring_poll(struct file *file, poll_table *wait)
+{
+	struct kring_channel *ch = file->private_data;
+	struct kring_buffer *buf;
+	__poll_t events = 0;
+
+	poll_wait(file, &ch->wait, wait);
+	/* A wakeup since the last poll: perf's rb->poll. */
+	if (atomic_xchg(&ch->poll_pending, 0))
+		events = EPOLLIN | EPOLLRDNORM;
+	rcu_read_lock();
+	buf = rcu_dereference(ch->buf);
+	if (buf && kring_ring_readable(&buf->ring))
+		events = EPOLLIN | EPOLLRDNORM;
+	rcu_read_unlock();
+	return events;
+}
+
+/* ---- open/release ------------------------------------------------------ */
+
+static int kring_open(struct inode *inode, struct file *file)
+{
+	struct kring_channel *ch;
+	int ret;
+
+	ch = kzalloc(sizeof(*ch), GFP_KERNEL_ACCOUNT);
+	if (!ch)
+		return -ENOMEM;
+	mutex_init(&ch->lock);
+	init_waitqueue_head(&ch->wait);
+	init_irq_work(&ch->wakeup_work, kring_wakeup_work);
+	refcount_set(&ch->refs, 1);
+	ch->id = atomic64_inc_return(&kring_next_id);
+	ret = xa_insert(&kring_channels, ch->id, ch, GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		kfree(ch);
+		return ret;
+	}
+	file->private_data = ch;
+	return nonseekable_open(inode, file);
+}
+
+static int kring_release(struct inode *inode, struct file *file)
+{
+	struct kring_channel *ch = file->private_data;
+
+	/* No new producer finds the channel by id. */
+	xa_erase(&kring_channels, ch->id);
+	/* Every mapping holds the file, so none is left: the buffer is gone. */
+	mutex_lock(&ch->lock);
+	if (ch->enabled && ch->source)
+		ch->source->stop(ch);
+	WRITE_ONCE(ch->enabled, false);
+	if (ch->source && ch->source->release)
+		ch->source->release(ch);
+	mutex_unlock(&ch->lock);
+	/*
+	 * A producer that found the buffer before the last munmap detached it
+	 * may still be writing and about to queue a wakeup: wait for those
+	 * RCU readers, then for the wakeups they queued.
+	 */
+	synchronize_rcu();
+	irq_work_sync(&ch->wakeup_work);
+	kring_channel_put(ch);
+	return 0;
 }
 
 const struct file_operations kring_fops = {
@@ -91,4 +520,6 @@ const struct file_operations kring_fops = {
 	.release = kring_release,
 	.unlocked_ioctl = kring_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = kring_mmap,
+	.poll = kring_poll,
 };

@@ -11,15 +11,14 @@
 #include <linux/module.h>
 
 /*
- * KRING_EXPORT_FOR_KUNIT(sym): export @sym to the KUnit test module only.
+ * EXPORT_SYMBOL_IF_KUNIT(sym): export @sym to the KUnit test module only.
  * kunit/visibility.h appeared in 6.2; kernels before it have no KUnit build
- * of kring, so the export is simply dropped there.
+ * of kring, so there it exports nothing (and only checks @sym exists).
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #include <kunit/visibility.h>
-#define KRING_EXPORT_FOR_KUNIT(sym)	EXPORT_SYMBOL_IF_KUNIT(sym)
 #else
-#define KRING_EXPORT_FOR_KUNIT(sym)
+#define EXPORT_SYMBOL_IF_KUNIT(sym)	static_assert(!__same_type(typeof(sym), void))
 #endif
 
 /*
@@ -30,6 +29,33 @@
 #define KRING_IMPORT_KUNIT_NS()	MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
 #else
 #define KRING_IMPORT_KUNIT_NS()	MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
+
+/*
+ * kring_vm_flags_set/clear(): vma->vm_flags became read-only behind
+ * vm_flags_set()/vm_flags_clear() in 6.3.
+ */
+#include <linux/mm.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+static inline void kring_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vm_flags_set(vma, flags);
+}
+
+static inline void kring_vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vm_flags_clear(vma, flags);
+}
+#else
+static inline void kring_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void kring_vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
+}
 #endif
 
 #endif /* _KRING_COMPAT_H */

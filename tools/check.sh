@@ -59,7 +59,18 @@ if [ "$host" = 1 ] && [ -x "$ubuild/tests/userlib/kring_userlib_tests" ]; then
 	fi
 fi
 
-# 2. kernels
+# 2. kernel style: checkpatch --strict and sparse
+for l in checkpatch sparse; do
+	say "lint: $l ($(elapsed))"
+	if "$top/tools/lint.sh" "$l" >"$out/lint-$l.log" 2>&1; then
+		record PASS "lint/$l"
+	else
+		head -30 "$out/lint-$l.log"
+		record FAIL "lint/$l (see $out/lint-$l.log)"
+	fi
+done
+
+# 3. kernels
 for k in $kernels; do
 	say "kernel $k: module build ($(elapsed))"
 	if ! mdir=$("$top/tools/build-modules.sh" "$k" 2>"$out/$k-modules.log"); then
@@ -75,6 +86,7 @@ for k in $kernels; do
 	fi
 	files=(--file "$mdir/kmod/kring.ko")
 	[ -f "$mdir/tests/kunit/kring_kunit.ko" ] && files+=(--file "$mdir/tests/kunit/kring_kunit.ko")
+	files+=(--file "$mdir/kmod/examples/kring_example.ko")
 	for t in "$ubuild"/tests/vm/kring_vm_*; do
 		[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
 	done

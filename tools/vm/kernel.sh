@@ -5,6 +5,7 @@
 #   tools/vm/kernel.sh image NAME   # bzImage/vmlinuz to boot
 #   tools/vm/kernel.sh release NAME # `uname -r` of that kernel
 #   tools/vm/kernel.sh list         # the names below
+#   tools/vm/kernel.sh source       # the extracted linux-source-6.12 tree
 #
 # NAME is one of:
 #   stock-6.1   Debian's linux-headers-amd64 / linux-image-amd64 (6.1)
@@ -156,6 +157,7 @@ cmd=${1:-}
 name=${2:-}
 case $cmd in
 list) echo "stock-6.1 stock-6.12 kunit debug" ;;
+source) source_tree ;;
 kdir)
 	case $name in
 	stock-*) stock_kdir "$name" ;;

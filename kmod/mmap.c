@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmap of a kring channel: the control page and the data pages.
+ *
+ *	offset 0:  [ control page ][ data page 0 ] ... [ data page 2^n - 1 ]
+ *	mirrored:  [ control page ][ data 0 .. 2^n - 1 ][ data 0 .. 2^n - 1 ]
+ *
+ * The buffer is allocated (zeroed) by the first mmap, whose length gives
+ * its size, and freed when the last mapping goes away, as perf does. Pages
+ * are inserted lazily by the fault handler. The control page is writable
+ * in a read-write mapping (the consumer writes data_tail there); data pages
+ * never are: a write fault on one is SIGBUS. A read-only mapping means
+ * backward, overwritable writing.
+ *
+ * The mapping is VM_PFNMAP (the pages are ours, not page cache), so the
+ * core asks ->pfn_mkwrite before it makes a present page writable; that is
+ * where data pages are refused. Splitting the mapping (partial munmap,
+ * mprotect of a part) and mremap are refused; VM_DONTCOPY keeps it out of
+ * children; VM_DONTEXPAND and VM_DONTDUMP as for every perf-like buffer.
+ */
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/hashtable.h>
+#include <linux/spinlock.h>
+#include <linux/uidgid.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/log2.h>
+#include <linux/rcupdate.h>
+
+#include "compat.h"
+#include "kring_internal.h"
+
+/* Per-user allowance of locked pages, in KiB per online CPU (perf: 516). */
+static unsigned int mlock_kb = 516;
+module_param(mlock_kb, uint, 0644);
+MODULE_PARM_DESC(mlock_kb,
+		 "KiB per online CPU a user may map in kring buffers before RLIMIT_MEMLOCK applies");
+
+/*
+ * Pages of kring buffers charged to each user's allowance: kring's
+ * counterpart of perf's user->perf_mlock.
+ */
+struct kring_user_lock {
+	struct hlist_node node;
+	kuid_t uid;
+	unsigned long pages;
+	unsigned int buffers;
+};
+
+static DEFINE_HASHTABLE(kring_user_locks, 6);
+static DEFINE_SPINLOCK(kring_user_locks_lock);
+
+static struct kring_user_lock *kring_user_lock_find(kuid_t uid)
+{
+	struct kring_user_lock *ul;
+
+	hash_for_each_possible(kring_user_locks, ul, node, __kuid_val(uid))
+		if (uid_eq(ul->uid, uid))
+			return ul;
+	return NULL;
+}
+
+/*
+ * Charge @pages locked pages for a new buffer the way perf_mmap() does: the
+ * user's allowance first, the excess against RLIMIT_MEMLOCK through the
+ * mm's pinned_vm, unless the caller has CAP_IPC_LOCK.
+ */
+static int kring_buffer_charge(struct kring_buffer *buf, struct mm_struct *mm,
+			       unsigned long pages)
+{
+	struct kring_user_lock *ul, *fresh;
+	unsigned long user_limit, user_locked, lock_limit, extra;
+	kuid_t uid = current_uid();
+	s64 pinned;
+
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
+	if (!fresh)
+		return -ENOMEM;
+	user_limit = (READ_ONCE(mlock_kb) >> (PAGE_SHIFT - 10)) * num_online_cpus();
+	lock_limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+
+	spin_lock(&kring_user_locks_lock);
+	ul = kring_user_lock_find(uid);
+	/* mlock_kb may have been lowered since: as perf, clamp. */
+	user_locked = min(ul ? ul->pages : 0, user_limit) + pages;
+	extra = user_locked > user_limit ? user_locked - user_limit : 0;
+	spin_unlock(&kring_user_locks_lock);
+
+	/* capable() may sleep (audit): ask outside the lock. */
+	pinned = atomic64_read(&mm->pinned_vm) + extra;
+	if (pinned > lock_limit && !capable(CAP_IPC_LOCK)) {
+		kfree(fresh);
+		return -EPERM;
+	}
+
+	spin_lock(&kring_user_locks_lock);
+	ul = kring_user_lock_find(uid);
+	if (!ul) {
+		ul = fresh;
+		fresh = NULL;
+		ul->uid = uid;
+		hash_add(kring_user_locks, &ul->node, __kuid_val(uid));
+	}
+	/* Charge what the allowance still holds now, the rest as pinned. */
+	user_locked = min(ul->pages, user_limit) + pages;
+	extra = user_locked > user_limit ? user_locked - user_limit : 0;
+	ul->pages += pages - extra;
+	ul->buffers++;
+	spin_unlock(&kring_user_locks_lock);
+	kfree(fresh);
+
+	atomic64_add(extra, &mm->pinned_vm);
+	buf->user_lock = ul;
+	buf->charged_user = pages - extra;
+	buf->charged_pinned = extra;
+	mmgrab(mm);
+	buf->mm = mm;
+	return 0;
+}
+
+static void kring_buffer_uncharge(struct kring_buffer *buf)
+{
+	struct kring_user_lock *ul = buf->user_lock, *dead = NULL;
+
+	if (ul) {
+		spin_lock(&kring_user_locks_lock);
+		ul->pages -= buf->charged_user;
+		if (!--ul->buffers) {
+			hash_del(&ul->node);
+			dead = ul;
+		}
+		spin_unlock(&kring_user_locks_lock);
+		kfree(dead);
+		buf->user_lock = NULL;
+	}
+	if (buf->mm) {
+		atomic64_sub(buf->charged_pinned, &buf->mm->pinned_vm);
+		mmdrop(buf->mm);
+		buf->mm = NULL;
+	}
+}
+
+static void kring_buffer_free_pages(struct kring_buffer *buf)
+{
+	unsigned int i;
+
+	if (buf->data_pages) {
+		for (i = 0; i < buf->nr_pages; i++)
+			if (buf->data_pages[i])
+				__free_page(buf->data_pages[i]);
+		kvfree(buf->data_pages);
+	}
+	kvfree(buf->data_addrs);
+	if (buf->ctl_page)
+		__free_page(buf->ctl_page);
+}
+
+static void kring_buffer_free_rcu(struct rcu_head *head)
+{
+	struct kring_buffer *buf = container_of(head, struct kring_buffer, rcu);
+
+	kring_buffer_free_pages(buf);
+	kfree(buf);
+}
+
+/* Drop a reference; the last one frees after an RCU grace period, so a
+ * producer inside rcu_read_lock() never sees the pages go.
+ */
+void kring_buffer_put(struct kring_buffer *buf)
+{
+	if (buf && refcount_dec_and_test(&buf->refs)) {
+		kring_buffer_uncharge(buf);
+		call_rcu(&buf->rcu, kring_buffer_free_rcu);
+	}
+}
+EXPORT_SYMBOL_IF_KUNIT(kring_buffer_put);
+
+/**
+ * kring_buffer_alloc() - allocate a zeroed buffer of 2^order data pages
+ * @order:	log2 of the number of data pages
+ * @overwrite:	backward, overwritable writing
+ * @id:		channel id written into LOST records
+ *
+ * Return: the buffer with one reference, or an ERR_PTR.
+ */
+struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 id)
+{
+	struct kring_buffer *buf;
+	unsigned int i, nr = 1U << order;
+	int ret;
+
+	if (order > KRING_MAX_DATA_ORDER)
+		return ERR_PTR(-EINVAL);
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	refcount_set(&buf->refs, 1);
+	buf->nr_pages = nr;
+	buf->overwrite = overwrite;
+
+	buf->ctl_page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	buf->data_pages = kvcalloc(nr, sizeof(*buf->data_pages), GFP_KERNEL_ACCOUNT);
+	buf->data_addrs = kvcalloc(nr, sizeof(*buf->data_addrs), GFP_KERNEL_ACCOUNT);
+	if (!buf->ctl_page || !buf->data_pages || !buf->data_addrs) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < nr; i++) {
+		buf->data_pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!buf->data_pages[i]) {
+			ret = -ENOMEM;
+			goto err_free;
+		}
+		buf->data_addrs[i] = page_address(buf->data_pages[i]);
+	}
+	buf->ctl = page_address(buf->ctl_page);
+	ret = kring_ring_init(&buf->ring, buf->ctl, buf->data_addrs, nr,
+			      overwrite ? KRING_RING_OVERWRITE : 0, id);
+	if (ret)
+		goto err_free;
+	return buf;
+
+err_free:
+	kring_buffer_free_pages(buf);
+	kfree(buf);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_IF_KUNIT(kring_buffer_alloc);
+
+/* ---- vm_operations ---------------------------------------------------- */
+
+/*
+ * Each vma holds a reference on the buffer it maps (vm_private_data), so
+ * the fault handler needs no lock: the vma cannot go away under a fault.
+ */
+static void kring_vm_open(struct vm_area_struct *vma)
+{
+	struct kring_channel *ch = vma->vm_file->private_data;
+	struct kring_buffer *buf = vma->vm_private_data;
+
+	refcount_inc(&buf->refs);
+	atomic_inc(&ch->mmap_count);
+}
+
+static void kring_vm_close(struct vm_area_struct *vma)
+{
+	struct kring_channel *ch = vma->vm_file->private_data;
+
+	if (atomic_dec_and_test(&ch->mmap_count))
+		kring_channel_unmapped(ch);
+	kring_buffer_put(vma->vm_private_data);
+}
+
+static vm_fault_t kring_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct kring_buffer *buf = vma->vm_private_data;
+	unsigned long pgoff = vmf->pgoff;
+	struct page *page;
+	pgprot_t prot;
+
+	if (pgoff == 0) {
+		page = buf->ctl_page;
+		/* The consumer writes data_tail and need_wakeup here. */
+		prot = vm_get_page_prot(vma->vm_flags & (VM_READ | VM_WRITE | VM_SHARED));
+	} else {
+		/* Data pages are never writable from user space. */
+		if (vmf->flags & FAULT_FLAG_WRITE)
+			return VM_FAULT_SIGBUS;
+		pgoff -= 1;
+		if (pgoff >= (unsigned long)buf->nr_pages * (buf->mirrored ? 2 : 1))
+			return VM_FAULT_SIGBUS;
+		page = buf->data_pages[pgoff & (buf->nr_pages - 1)];
+		prot = vm_get_page_prot(VM_READ | VM_SHARED);
+	}
+	return vmf_insert_pfn_prot(vma, vmf->address, page_to_pfn(page), prot);
+}
+
+/* A present read-only page is about to become writable: data pages never. */
+static vm_fault_t kring_vm_pfn_mkwrite(struct vm_fault *vmf)
+{
+	return vmf->pgoff == 0 ? 0 : VM_FAULT_SIGBUS;
+}
+
+static int kring_vm_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	return -EINVAL;
+}
+
+static int kring_vm_mremap(struct vm_area_struct *vma)
+{
+	return -EINVAL;
+}
+
+static const struct vm_operations_struct kring_vm_ops = {
+	.open = kring_vm_open,
+	.close = kring_vm_close,
+	.fault = kring_vm_fault,
+	.pfn_mkwrite = kring_vm_pfn_mkwrite,
+	.may_split = kring_vm_may_split,
+	.mremap = kring_vm_mremap,
+};
+
+/**
+ * kring_mmap() - mmap of a channel at offset 0
+ * @file: the channel
+ * @vma: 1 + 2^n pages, or 1 + 2 * 2^n pages with KRING_ATTR_F_MIRROR
+ *
+ * Return: 0, -EINVAL for a wrong length, offset or flags, for an
+ * unconfigured channel or one whose buffer has another size, -EPERM beyond
+ * the locked-memory limits, -ENOMEM.
+ */
+int kring_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct kring_channel *ch = file->private_data;
+	unsigned long pages = vma_pages(vma), data_pages;
+	struct kring_buffer *buf;
+	bool mirror, overwrite;
+	int ret;
+
+	if (vma->vm_pgoff != 0)
+		return -EINVAL;		/* the AUX area will live at aux_offset */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;		/* MAP_PRIVATE would copy on write */
+	if (vma->vm_flags & VM_EXEC)
+		return -EINVAL;
+
+	mutex_lock(&ch->lock);
+	ret = -EINVAL;
+	if (!ch->configured)
+		goto out;
+	mirror = ch->attr.flags & KRING_ATTR_F_MIRROR;
+	if (pages < 2)
+		goto out;
+	data_pages = pages - 1;
+	if (mirror) {
+		if (data_pages & 1)
+			goto out;
+		data_pages /= 2;
+	}
+	if (!is_power_of_2(data_pages) || ilog2(data_pages) > KRING_MAX_DATA_ORDER)
+		goto out;
+
+	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
+	if (buf) {
+		if (buf->nr_pages != data_pages)
+			goto out;
+	} else {
+		overwrite = !(vma->vm_flags & VM_WRITE) ||
+			    (ch->attr.flags & KRING_ATTR_F_OVERWRITE);
+		buf = kring_buffer_alloc(ilog2(data_pages), overwrite, ch->id);
+		if (IS_ERR(buf)) {
+			ret = PTR_ERR(buf);
+			goto out;
+		}
+		buf->mirrored = mirror;
+		ret = kring_buffer_charge(buf, vma->vm_mm, data_pages + 1);
+		if (ret) {
+			kring_buffer_put(buf);
+			goto out;
+		}
+		kring_channel_attach(ch, buf);
+	}
+
+	/* A read-only mapping may not become writable later. */
+	if (!(vma->vm_flags & VM_WRITE))
+		kring_vm_flags_clear(vma, VM_MAYWRITE);
+	kring_vm_flags_set(vma, VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	kring_vm_flags_clear(vma, VM_MAYEXEC);
+	vma->vm_ops = &kring_vm_ops;
+	refcount_inc(&buf->refs);
+	vma->vm_private_data = buf;
+	atomic_inc(&ch->mmap_count);
+	ret = 0;
+out:
+	mutex_unlock(&ch->lock);
+	return ret;
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The synthetic source: a generator thread bound to the channel's CPU that
+ * writes SAMPLE records whose RAW payload (struct kring_synth_payload)
+ * carries the record's sequence number and a checksum of its bytes, so a
+ * consumer can prove that every record arrived intact or was reported lost.
+ *
+ * With KRING_SYNTH_F_NEST an hrtimer on the same CPU writes records from
+ * hardirq context too, and every eighth task-context record holds its
+ * reservation open for a while (interrupts enabled) so that timer writes
+ * land between its begin and its end: the nesting the ring core must get
+ * right, exercised for real.
+ */
+#include <linux/kthread.h>
+#include <linux/hrtimer.h>
+#include <linux/delay.h>
+#include <linux/sched.h>
+#include <linux/pid.h>
+#include <linux/slab.h>
+#include <linux/cpumask.h>
+
+#include "../compat.h"
+#include "../kring_internal.h"
+
+#define KRING_SYNTH_DEFAULT_PAYLOAD	64
+#define KRING_SYNTH_MAX_PAYLOAD		32768
+#define KRING_SYNTH_NEST_PERIOD_NS	(100 * NSEC_PER_USEC)
+#define KRING_SYNTH_NEST_WINDOW_US	50
+
+struct kring_synth {
+	struct kring_channel *ch;
+	struct task_struct *thread;
+	struct hrtimer timer;
+	u64 rate;
+	u32 payload;
+	u64 flags;
+	u64 limit;
+	/*
+	 * Payload scratch, one per writer context: the thread's records can be
+	 * interrupted by the timer's, never the other way round.
+	 */
+	u8 *task_buf;
+	u8 *timer_buf;
+};
+
+/* Fill @buf with the payload of record @seq (struct kring_synth_payload). */
+static void kring_synth_fill(u8 *buf, u32 len, u64 seq, u32 cpu)
+{
+	struct kring_synth_payload *p = (struct kring_synth_payload *)buf;
+	u8 *data = buf + sizeof(*p);
+	u32 i, n = len - sizeof(*p);
+
+	for (i = 0; i < n; i++)
+		data[i] = kring_synth_byte(seq, i);
+	p->seq = seq;
+	p->cpu = cpu;
+	p->len = len;
+	p->checksum = kring_synth_checksum(seq, data, n);
+}
+
+/*
+ * Write one record into the channel's ring. @window holds the reservation
+ * open for a while, interrupts enabled, so that timer records nest in it.
+ */
+static int kring_synth_emit(struct kring_synth *sy, u8 *buf, bool window)
+{
+	struct kring_channel *ch = sy->ch;
+	u64 type = ch->attr.sample_type | KRING_SAMPLE_RAW;
+	struct kring_sample_data d = {};
+	struct kring_output_handle h;
+	struct kring_buffer *b;
+	int ret;
+
+	rcu_read_lock();
+	b = rcu_dereference(ch->buf);
+	if (!b) {
+		rcu_read_unlock();
+		return -ENODEV;
+	}
+	ret = kring_output_begin(&h, &b->ring, kring_sample_size(type, sy->payload),
+				 kring_clock_ns());
+	if (ret)
+		goto out;
+	if (window)	/* the ring counts the records nested in here */
+		udelay(KRING_SYNTH_NEST_WINDOW_US);
+	d.id = ch->id;
+	d.ip = _RET_IP_;
+	d.pid = task_tgid_nr(current);
+	d.tid = task_pid_nr(current);
+	d.time = h.time;
+	d.cpu = smp_processor_id();
+	d.period = 1;
+	d.raw = buf;
+	d.raw_size = sy->payload;
+	kring_synth_fill(buf, sy->payload, h.seq, d.cpu);
+	kring_output_sample(&h, type, &d);
+	kring_output_end(&h);
+out:
+	rcu_read_unlock();
+	return ret;
+}
+
+/* True when the ring has no unreported loss left (or is not mapped). */
+static bool kring_synth_flush_lost(struct kring_synth *sy)
+{
+	struct kring_buffer *b;
+	bool done = true;
+
+	preempt_disable();
+	rcu_read_lock();
+	b = rcu_dereference(sy->ch->buf);
+	if (b)
+		done = kring_ring_flush_lost(&b->ring);
+	rcu_read_unlock();
+	preempt_enable();
+	return done;
+}
+
+static enum hrtimer_restart kring_synth_timer(struct hrtimer *t)
+{
+	struct kring_synth *sy = container_of(t, struct kring_synth, timer);
+
+	kring_synth_emit(sy, sy->timer_buf, false);
+	hrtimer_forward_now(t, ns_to_ktime(KRING_SYNTH_NEST_PERIOD_NS));
+	return HRTIMER_RESTART;
+}
+
+static int kring_synth_thread(void *arg)
+{
+	struct kring_synth *sy = arg;
+	bool nest = sy->flags & KRING_SYNTH_F_NEST;
+	ktime_t next = ktime_get();
+	u64 n = 0;
+	int ret;
+
+	if (nest)
+		hrtimer_start(&sy->timer, ns_to_ktime(KRING_SYNTH_NEST_PERIOD_NS),
+			      HRTIMER_MODE_REL_PINNED);
+
+	while (!kthread_should_stop()) {
+		if (sy->limit && n >= sy->limit) {
+			if (nest) {
+				hrtimer_cancel(&sy->timer);
+				nest = false;
+			}
+			/* Report the last losses, then idle until stopped. */
+			if (!kring_synth_flush_lost(sy)) {
+				usleep_range(1000, 2000);
+				continue;
+			}
+			set_current_state(TASK_INTERRUPTIBLE);
+			if (!kthread_should_stop())
+				schedule();
+			__set_current_state(TASK_RUNNING);
+			continue;
+		}
+		preempt_disable();
+		ret = kring_synth_emit(sy, sy->task_buf, nest && !(n & 7));
+		preempt_enable();
+		if (ret == -ENODEV) {	/* not mapped (yet): nothing produced */
+			usleep_range(1000, 2000);
+			continue;
+		}
+		n++;
+		if (sy->rate) {
+			next = ktime_add_ns(next, div64_u64(NSEC_PER_SEC, sy->rate));
+			if (ktime_after(next, ktime_get())) {
+				set_current_state(TASK_INTERRUPTIBLE);
+				schedule_hrtimeout(&next, HRTIMER_MODE_ABS);
+			}
+		} else if (!(n & 31)) {
+			cond_resched();
+		}
+	}
+	if (sy->flags & KRING_SYNTH_F_NEST)
+		hrtimer_cancel(&sy->timer);
+	return 0;
+}
+
+static int kring_synth_configure(struct kring_channel *ch)
+{
+	const struct kring_attr *attr = &ch->attr;
+	struct kring_synth *sy;
+	u64 payload = attr->config[1] ? attr->config[1] : KRING_SYNTH_DEFAULT_PAYLOAD;
+
+	if (attr->cpu < 0)
+		return -EINVAL;		/* the generator runs on one CPU */
+	if (!cpu_online(attr->cpu))
+		return -ENODEV;
+	if (payload < sizeof(struct kring_synth_payload) || payload > KRING_SYNTH_MAX_PAYLOAD)
+		return -EINVAL;
+	if (attr->config[2] & ~KRING_SYNTH_F_NEST)
+		return -EINVAL;
+	sy = kzalloc(sizeof(*sy), GFP_KERNEL);
+	if (!sy)
+		return -ENOMEM;
+	sy->task_buf = kmalloc(payload, GFP_KERNEL);
+	sy->timer_buf = kmalloc(payload, GFP_KERNEL);
+	if (!sy->task_buf || !sy->timer_buf) {
+		kfree(sy->task_buf);
+		kfree(sy->timer_buf);
+		kfree(sy);
+		return -ENOMEM;
+	}
+	sy->ch = ch;
+	sy->rate = attr->config[0];
+	sy->payload = payload;
+	sy->flags = attr->config[2];
+	sy->limit = attr->config[3];
+	hrtimer_init(&sy->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
+	sy->timer.function = kring_synth_timer;
+	ch->source_priv = sy;
+	return 0;
+}
+
+static int kring_synth_start(struct kring_channel *ch)
+{
+	struct kring_synth *sy = ch->source_priv;
+	struct task_struct *t;
+
+	if (!cpu_online(ch->attr.cpu))
+		return -ENODEV;
+	t = kthread_create_on_cpu(kring_synth_thread, sy, ch->attr.cpu, "kring_synth/%u");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	sy->thread = t;
+	wake_up_process(t);
+	return 0;
+}
+
+static void kring_synth_stop(struct kring_channel *ch)
+{
+	struct kring_synth *sy = ch->source_priv;
+
+	if (sy->thread) {
+		kthread_stop(sy->thread);
+		sy->thread = NULL;
+	}
+}
+
+static void kring_synth_release(struct kring_channel *ch)
+{
+	struct kring_synth *sy = ch->source_priv;
+
+	kfree(sy->task_buf);
+	kfree(sy->timer_buf);
+	kfree(sy);
+	ch->source_priv = NULL;
+}
+
+const struct kring_source_ops kring_synthetic_source = {
+	.name = "synthetic",
+	.configure = kring_synth_configure,
+	.start = kring_synth_start,
+	.stop = kring_synth_stop,
+	.release = kring_synth_release,
+};

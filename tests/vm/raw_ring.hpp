@@ -1,0 +1,228 @@
+// A deliberately small, independent reader of kring's data ring for the
+// in-guest tests: raw syscalls, the perf ring-buffer protocol spelled out,
+// no libkring. It is the oracle the module (and later libkring) is checked
+// against, so it stays simple enough to be obviously right.
+#pragma once
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <linux/kring.h>
+
+namespace kt {
+
+inline kring_attr make_attr(std::uint32_t source, int cpu, std::uint64_t sample_type = 0,
+                            std::uint64_t flags = 0) {
+    kring_attr a;
+    std::memset(&a, 0, sizeof(a));
+    a.size = sizeof(a);
+    a.source = source;
+    a.cpu = cpu;
+    a.pid = -1;
+    a.sample_type = sample_type;
+    a.flags = flags;
+    return a;
+}
+
+// One parsed SAMPLE record (fields present per sample_type).
+struct sample {
+    std::uint64_t id = 0, ip = 0, time = 0, id2 = 0, period = 0, seq = 0;
+    std::uint32_t pid = 0, tid = 0, cpu = 0;
+    const std::uint8_t* raw = nullptr;
+    std::uint32_t raw_size = 0;
+};
+
+// Parse a SAMPLE whose body follows @sample_type (+ RAW + SEQ); false if
+// the fields run past the record.
+inline bool parse_sample(const std::uint8_t* rec, std::uint64_t sample_type, sample& s) {
+    kring_record_header h;
+    std::memcpy(&h, rec, sizeof(h));
+    const std::uint8_t* p = rec + sizeof(h);
+    const std::uint8_t* end = rec + h.size;
+    auto u64 = [&](std::uint64_t& v) {
+        if (p + 8 > end)
+            return false;
+        std::memcpy(&v, p, 8);
+        p += 8;
+        return true;
+    };
+    auto u32pair = [&](std::uint32_t& a, std::uint32_t& b) {
+        if (p + 8 > end)
+            return false;
+        std::memcpy(&a, p, 4);
+        std::memcpy(&b, p + 4, 4);
+        p += 8;
+        return true;
+    };
+    std::uint32_t res;
+    if ((sample_type & KRING_SAMPLE_IDENTIFIER) && !u64(s.id))
+        return false;
+    if ((sample_type & KRING_SAMPLE_IP) && !u64(s.ip))
+        return false;
+    if ((sample_type & KRING_SAMPLE_TID) && !u32pair(s.pid, s.tid))
+        return false;
+    if ((sample_type & KRING_SAMPLE_TIME) && !u64(s.time))
+        return false;
+    if ((sample_type & KRING_SAMPLE_ID) && !u64(s.id2))
+        return false;
+    if ((sample_type & KRING_SAMPLE_CPU) && !u32pair(s.cpu, res))
+        return false;
+    if ((sample_type & KRING_SAMPLE_PERIOD) && !u64(s.period))
+        return false;
+    if (sample_type & KRING_SAMPLE_RAW) {
+        if (p + 4 > end)
+            return false;
+        std::memcpy(&s.raw_size, p, 4);
+        p += 4;
+        if (p + s.raw_size > end)
+            return false;
+        s.raw = p;
+        p += s.raw_size;
+    }
+    return u64(s.seq) && p == end;
+}
+
+// True if @raw holds an intact synthetic payload for sequence number @seq.
+inline bool synth_payload_ok(const std::uint8_t* raw, std::uint32_t raw_size, std::uint64_t seq,
+                             std::uint32_t* cpu_out = nullptr) {
+    kring_synth_payload p;
+    if (raw_size < sizeof(p))
+        return false;
+    std::memcpy(&p, raw, sizeof(p));
+    if (p.seq != seq || p.len < sizeof(p) || p.len > raw_size)
+        return false;
+    const std::uint8_t* data = raw + sizeof(p);
+    std::uint32_t n = p.len - sizeof(p);
+    for (std::uint32_t i = 0; i < n; i++)
+        if (data[i] != kring_synth_byte(seq, i))
+            return false;
+    if (cpu_out)
+        *cpu_out = p.cpu;
+    return kring_synth_checksum(seq, data, n) == p.checksum;
+}
+
+class raw_channel {
+public:
+    raw_channel() = default;
+    raw_channel(const raw_channel&) = delete;
+    raw_channel& operator=(const raw_channel&) = delete;
+    ~raw_channel() {
+        unmap();
+        if (fd >= 0)
+            ::close(fd);
+    }
+
+    // Each returns 0 or an errno value.
+    int open_dev() {
+        fd = ::open("/dev/kring", O_RDWR | O_CLOEXEC);
+        return fd < 0 ? errno : 0;
+    }
+    int configure(const kring_attr& a) { return ioctl_arg(KRING_IOC_CONFIGURE, &a); }
+    int ioctl0(unsigned long req) { return ::ioctl(fd, req, 0) < 0 ? errno : 0; }
+    template <class T>
+    int ioctl_arg(unsigned long req, T* arg) {
+        return ::ioctl(fd, req, arg) < 0 ? errno : 0;
+    }
+    int map_ring(unsigned order, bool writable, bool mirror) {
+        std::size_t ps = ::sysconf(_SC_PAGESIZE);
+        std::size_t pages = std::size_t(1) << order;
+        map_len = ps * (1 + (mirror ? 2 : 1) * pages);
+        int prot = PROT_READ | (writable ? PROT_WRITE : 0);
+        map = ::mmap(nullptr, map_len, prot, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED) {
+            map = nullptr;
+            return errno;
+        }
+        ctl = static_cast<kring_ctl_page*>(map);
+        data = static_cast<const std::uint8_t*>(map) + ps;
+        data_size = ps * pages;
+        mirrored = mirror;
+        scratch.resize(65536);
+        return 0;
+    }
+    void unmap() {
+        if (map)
+            ::munmap(map, map_len);
+        map = nullptr;
+        ctl = nullptr;
+    }
+    kring_stats stats() {
+        kring_stats st;
+        std::memset(&st, 0, sizeof(st));
+        st.size = sizeof(st);
+        if (::ioctl(fd, KRING_IOC_STATS, &st) < 0)
+            st.size = 0;
+        return st;
+    }
+
+    // Protocol, perf ring-buffer doc section 2.3: the consumer loads the
+    // head with acquire (C, pairs with the kernel's smp_wmb() B before it
+    // publishes data_head) and stores the tail with release (D, pairs with
+    // the kernel's control dependency A on data_tail).
+    std::uint64_t head() const { return __atomic_load_n(&ctl->data_head, __ATOMIC_ACQUIRE); }
+    void release(std::uint64_t tail) { __atomic_store_n(&ctl->data_tail, tail, __ATOMIC_RELEASE); }
+
+    // Forward ring: call fn(header, record bytes) for each unread record,
+    // then release them all with one tail store. Returns the number of
+    // records, or -1 on a malformed record (corruption).
+    template <class F>
+    long consume(F&& fn) {
+        std::uint64_t h = head();
+        long n = 0;
+        while (tail < h) {
+            const std::uint8_t* rec = at(tail, h - tail);
+            if (!rec)
+                return -1;
+            kring_record_header hdr;
+            std::memcpy(&hdr, rec, sizeof(hdr));
+            fn(hdr, rec);
+            tail += hdr.size;
+            n++;
+        }
+        release(tail);
+        return n;
+    }
+
+    // Bytes of the record at ring position @pos, contiguous (mirror or
+    // scratch copy), or nullptr if its header is malformed. @avail bounds
+    // the record's size.
+    const std::uint8_t* at(std::uint64_t pos, std::uint64_t avail) {
+        std::size_t mask = data_size - 1;
+        std::size_t off = pos & mask;
+        kring_record_header hdr;
+        std::memcpy(&hdr, data + off, sizeof(hdr));  // 8-aligned: never split
+        if (hdr.size < sizeof(hdr) || hdr.size % 8 || hdr.size > avail || hdr.size > data_size)
+            return nullptr;
+        if (off + hdr.size <= data_size || mirrored) {
+            if (off + hdr.size > data_size)
+                wrapped++;
+            return data + off;
+        }
+        std::size_t first = data_size - off;
+        std::memcpy(scratch.data(), data + off, first);
+        std::memcpy(scratch.data() + first, data, hdr.size - first);
+        copied++;
+        return scratch.data();
+    }
+
+    int fd = -1;
+    void* map = nullptr;
+    std::size_t map_len = 0;
+    kring_ctl_page* ctl = nullptr;
+    const std::uint8_t* data = nullptr;
+    std::size_t data_size = 0;
+    bool mirrored = false;
+    std::uint64_t tail = 0;
+    std::uint64_t wrapped = 0;  // records read across the end through the mirror
+    std::uint64_t copied = 0;   // records read across the end through scratch
+    std::vector<std::uint8_t> scratch;
+};
+
+}  // namespace kt

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Kernel-style checks of the module sources:
+#   tools/lint.sh checkpatch   scripts/checkpatch.pl --strict on every kernel file
+#   tools/lint.sh sparse       sparse (make C=2) against the stock 6.12 headers
+# Prints the findings and exits non-zero when there are any.
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top"
+kfiles=(kmod/*.c kmod/*.h kmod/sources/*.c kmod/examples/*.c tests/kunit/*.c)
+
+case ${1:-} in
+checkpatch)
+	# checkpatch.pl comes with the kernel source the test kernels use.
+	src=$("$top/tools/vm/kernel.sh" source)
+	cp=(perl "$src/scripts/checkpatch.pl" --no-tree --strict --terse --show-types -f)
+	out=$("${cp[@]}" "${kfiles[@]}" 2>&1 | grep -v -E '^total:|^$' || true)
+	# The version tests live in compat.h by design (LINUX_VERSION_CODE
+	# compared against KERNEL_VERSION reads as a constant to checkpatch).
+	out+=$("${cp[@]}" --ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON kmod/compat.h 2>&1 |
+		grep -v -E '^total:|^$' || true)
+	# uapi: BIT_ULL() is not in uapi; static __inline__ is what C89
+	# consumers of a uapi header need.
+	out+=$("${cp[@]}" --ignore BIT_MACRO,INLINE uapi/linux/kring.h 2>&1 |
+		grep -v -E '^total:|^$' || true)
+	# compat.h was already checked above with its own exceptions.
+	out=$(echo "$out" | grep -v -E '^kmod/compat.h:.*(LINUX_VERSION_CODE|CONSTANT_COMPARISON)' | sed '/^$/d' || true)
+	if [ -n "$out" ]; then
+		echo "$out"
+		exit 1
+	fi ;;
+sparse)
+	kdir=$("$top/tools/vm/kernel.sh" kdir stock-6.12)
+	out=${KRING_BUILD:-$top/build}/sparse
+	mkdir -p "$out"
+	rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
+		Kbuild kmod uapi "$out/"
+	mkdir -p "$out/tests" && rsync -a --delete tests/kunit "$out/tests/"
+	log=$(make -C "$kdir" M="$out" C=2 CF="-D__CHECK_ENDIAN__" -j"$(nproc)" modules 2>&1) ||
+		{ echo "$log"; exit 1; }
+	warn=$(echo "$log" | grep -E 'warning:|error:' || true)
+	if [ -n "$warn" ]; then
+		echo "$warn"
+		exit 1
+	fi ;;
+*)
+	echo "usage: $0 {checkpatch|sparse}" >&2
+	exit 2 ;;
+esac
