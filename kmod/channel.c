@@ -62,18 +62,27 @@ int kring_abi_info_copy_size(__u32 user_size)
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_abi_info_copy_size);
 
+static const struct kring_source_ops *kring_sources[KRING_SOURCE_MAX] = {
+	[KRING_SOURCE_SYNTHETIC] = &kring_synthetic_source,
+};
+
 /**
  * kring_attr_validate() - check an attr copied in from user space
  * @attr: the attr; its size field is the caller's
  *
- * Return: 0, or -EINVAL naming no field (the uapi header documents which
- * values are accepted).
+ * Return: 0, -EOPNOTSUPP for a source this module does not have, or
+ * -EINVAL (the uapi header documents which values are accepted).
  */
 int kring_attr_validate(const struct kring_attr *attr)
 {
 	unsigned int i;
 
 	if (attr->source >= KRING_SOURCE_MAX)
+		return -EINVAL;
+	/* Known to the ABI but not built into this module. */
+	if (attr->source != KRING_SOURCE_NONE && !kring_sources[attr->source])
+		return -EOPNOTSUPP;
+	if (attr->clockid || attr->aux_watermark)
 		return -EINVAL;
 	if (attr->flags & ~KRING_ATTR_F_ALL)
 		return -EINVAL;
@@ -90,10 +99,6 @@ int kring_attr_validate(const struct kring_attr *attr)
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_attr_validate);
-
-static const struct kring_source_ops *kring_sources[KRING_SOURCE_MAX] = {
-	[KRING_SOURCE_SYNTHETIC] = &kring_synthetic_source,
-};
 
 /* ---- wakeups ----------------------------------------------------------- */
 

@@ -12,3 +12,10 @@ int kring_uapi_c_abi_info_size(void)
 {
 	return (int)sizeof(struct kring_abi_info);
 }
+
+/* The attr is versioned by size: the first published layout is fixed. */
+_Static_assert(sizeof(struct kring_attr) == KRING_ATTR_SIZE_VER0, "kring_attr size");
+_Static_assert(offsetof(struct kring_attr, config) == 40, "config offset");
+_Static_assert(offsetof(struct kring_attr, clockid) == 72, "clockid offset");
+_Static_assert(offsetof(struct kring_attr, reserved) == 80, "reserved offset");
+_Static_assert(sizeof(struct kring_stats) == KRING_STATS_SIZE_VER0, "kring_stats size");

@@ -75,6 +75,9 @@ struct kring_abi_info {
 enum kring_source {
 	KRING_SOURCE_NONE	= 0,	/* written only through the producer API */
 	KRING_SOURCE_SYNTHETIC	= 1,	/* built-in generator (config[] below) */
+	KRING_SOURCE_SCHED	= 2,	/* context switches (sched tracepoints) */
+	KRING_SOURCE_TIMER	= 3,	/* per-CPU hrtimer sampler, like cpu-clock */
+	KRING_SOURCE_AUX_TRACER	= 4,	/* emulated hardware tracer writing the AUX area */
 	KRING_SOURCE_MAX,
 };
 
@@ -104,6 +107,8 @@ enum kring_source {
  * @wakeup_events:	wake the consumer every this many records (0: use the watermark)
  * @wakeup_watermark:	wake the consumer when this many bytes are unread (0: half the data area)
  * @config:		source parameters
+ * @clockid:		clock of record timestamps (KRING_CLOCK_*; 0: the default)
+ * @aux_watermark:	wake the consumer when this many AUX bytes are unread (0: half)
  * @reserved:		zero
  */
 struct kring_attr {
@@ -116,7 +121,9 @@ struct kring_attr {
 	__u32 wakeup_events;
 	__u32 wakeup_watermark;
 	__u64 config[4];
-	__u64 reserved[4];
+	__u32 clockid;
+	__u32 aux_watermark;
+	__u64 reserved[3];
 };
 
 #define KRING_ATTR_SIZE_VER0	104	/* sizeof first published version */
@@ -168,6 +175,7 @@ struct kring_stats {
 #define KRING_IOC_SET_WAKEUP	_IOW(KRING_IOC_MAGIC, 0x07, struct kring_wakeup)
 #define KRING_IOC_ID		_IOR(KRING_IOC_MAGIC, 0x08, __u64)
 #define KRING_IOC_STATS		_IOWR(KRING_IOC_MAGIC, 0x09, struct kring_stats)
+/* 0x0a-0x0f: capture modes (set-output, ...); 0x10-0x1f: the AUX area. */
 
 /*
  * Payload of the synthetic source's records (the RAW field of its SAMPLE
