@@ -388,6 +388,26 @@ again:
 	}
 }
 
+/* Write the LOST record reporting @lost at the handle's position. */
+static void ring_write_lost(struct kring_output_handle *h,
+			    const struct kring_lost_acc *lost)
+{
+	struct kring_lost_record rec = {
+		.header = {
+			.type = KRING_RECORD_LOST,
+			.size = KRING_LOST_RECORD_SIZE,
+		},
+		.id = h->rb->id,
+		.lost = lost->count,
+		.first_seq = lost->first_seq,
+		.last_seq = lost->last_seq,
+		.first_time = lost->first_time,
+		.last_time = lost->last_time,
+	};
+
+	ring_write(h, &rec, sizeof(rec));
+}
+
 static bool ring_has_space(const struct kring_ring *rb, unsigned long head,
 			   unsigned long tail, unsigned int size)
 {
@@ -584,22 +604,8 @@ int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 
 	h->rem = total;
 	ring_handle_seek(h, pos);
-	if (unlikely(lost.count)) {
-		struct kring_lost_record rec = {
-			.header = {
-				.type = KRING_RECORD_LOST,
-				.size = KRING_LOST_RECORD_SIZE,
-			},
-			.id = rb->id,
-			.lost = lost.count,
-			.first_seq = lost.first_seq,
-			.last_seq = lost.last_seq,
-			.first_time = lost.first_time,
-			.last_time = lost.last_time,
-		};
-
-		ring_write(h, &rec, sizeof(rec));
-	}
+	if (unlikely(lost.count))
+		ring_write_lost(h, &lost);
 	h->rec_pos = (pos + total - size) & rb->mask;
 	h->rec_size = size;
 	return 0;
@@ -753,22 +759,7 @@ bool kring_ring_flush_lost(struct kring_ring *rb)
 
 	h.rem = KRING_LOST_RECORD_SIZE;
 	ring_handle_seek(&h, offset);
-	{
-		struct kring_lost_record rec = {
-			.header = {
-				.type = KRING_RECORD_LOST,
-				.size = KRING_LOST_RECORD_SIZE,
-			},
-			.id = rb->id,
-			.lost = lost.count,
-			.first_seq = lost.first_seq,
-			.last_seq = lost.last_seq,
-			.first_time = lost.first_time,
-			.last_time = lost.last_time,
-		};
-
-		ring_write(&h, &rec, sizeof(rec));
-	}
+	ring_write_lost(&h, &lost);
 out:
 	ring_publish(&h);
 	return done && !local_read(&rb->lost_pending);

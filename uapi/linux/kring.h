@@ -105,7 +105,7 @@ enum kring_source {
  * @cpu:		CPU the channel is bound to, -1 for none
  * @pid:		task the channel follows, -1 for none
  * @wakeup_events:	wake the consumer every this many records (0: use the watermark)
- * @wakeup_watermark:	wake the consumer when this many bytes are unread (0: half the data area)
+ * @wakeup_watermark:	wake the consumer every this many bytes written (0: half the data area)
  * @config:		source parameters
  * @clockid:		clock of record timestamps (KRING_CLOCK_*; 0: the default)
  * @aux_watermark:	wake the consumer when this many AUX bytes are unread (0: half)
