@@ -12,18 +12,17 @@ image=$("$top/tools/vm/kernel.sh" image "$k")
 log=${KRING_BUILD:-$top/build}/demo-console.log
 script=$(mktemp /tmp/kring-demo.XXXXXX.sh)
 trap 'rm -f "$script"' EXIT
-cat >"$script" <<'GUEST'
-echo "==== KRING-DEMO-BEGIN"
-echo "\$ insmod kring.ko"
-insmod /kring/kring.ko || exit 1
-echo "\$ ls -l /dev/kring"
-ls -l /dev/kring
-echo "\$ kring info"
-/kring/kring info || exit 1
-echo "\$ rmmod kring"
-rmmod kring || exit 1
-echo "==== KRING-DEMO-END"
-GUEST
+# The guest script: every tools/demo/NN-*.sh fragment in order, between
+# loading and unloading the module.
+{
+	echo 'echo "==== KRING-DEMO-BEGIN"'
+	echo 'echo "\$ insmod kring.ko"'
+	echo 'insmod /kring/kring.ko || exit 1'
+	cat "$top"/tools/demo/[0-9][0-9]-*.sh
+	echo 'echo "\$ rmmod kring"'
+	echo 'rmmod kring || exit 1'
+	echo 'echo "==== KRING-DEMO-END"'
+} >"$script"
 echo "kring demo: booting $(basename "$image") under QEMU (console log: $log)"
 rc=0
 "$top/tools/vm/run.sh" --image "$image" --script "$script" --log "$log" --timeout 300 \

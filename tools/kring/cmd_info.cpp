@@ -1,0 +1,56 @@
+// kring info: the module's ABI version, features and limits.
+#include <cstdio>
+#include <string>
+
+#include <fmt/core.h>
+
+#include "command.hpp"
+#include "kring/device.hpp"
+
+namespace kring_tool {
+namespace {
+
+struct feature_name {
+    std::uint64_t bit;
+    const char* name;
+};
+
+constexpr feature_name feature_names[] = {
+    {KRING_FEAT_ABI_QUERY, "abi-query"}, {KRING_FEAT_DATA_RING, "data-ring"},
+    {KRING_FEAT_OVERWRITE, "overwrite"}, {KRING_FEAT_MIRROR, "mirror"},
+    {KRING_FEAT_SYNTHETIC, "synthetic"},
+};
+
+int run(const context& ctx) {
+    auto dev = kring::device::open(ctx.device.c_str());
+    if (!dev) {
+        fmt::print(stderr, "kring: {}\n", dev.error().message());
+        return 1;
+    }
+    const auto& abi = dev->abi();
+    fmt::print("device      {}\n", ctx.device);
+    fmt::print("abi         {}.{} (libkring built for {}.{})\n", abi.major, abi.minor,
+               KRING_ABI_MAJOR, KRING_ABI_MINOR);
+    fmt::print("page size   {} bytes\n", abi.page_size);
+    fmt::print("data area   up to 2^{} pages\n", abi.max_data_pages_order);
+    std::string feats;
+    std::uint64_t known = 0;
+    for (const auto& f : feature_names) {
+        known |= f.bit;
+        if (abi.features & f.bit)
+            feats += (feats.empty() ? "" : " ") + std::string(f.name);
+    }
+    if (abi.features & ~known)
+        feats += fmt::format("{}+{:#x}", feats.empty() ? "" : " ", abi.features & ~known);
+    fmt::print("features    {:#x} ({})\n", abi.features, feats);
+    return 0;
+}
+
+}  // namespace
+
+void add_info(CLI::App& app, context& ctx) {
+    auto* sub = app.add_subcommand("info", "show the kring module's ABI and features");
+    sub->callback([&ctx] { ctx.exit_code = run(ctx); });
+}
+
+}  // namespace kring_tool
