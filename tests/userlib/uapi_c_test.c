@@ -19,3 +19,11 @@ _Static_assert(offsetof(struct kring_attr, config) == 40, "config offset");
 _Static_assert(offsetof(struct kring_attr, clockid) == 72, "clockid offset");
 _Static_assert(offsetof(struct kring_attr, reserved) == 80, "reserved offset");
 _Static_assert(sizeof(struct kring_stats) == KRING_STATS_SIZE_VER0, "kring_stats size");
+
+/* AUX records: perf's PERF_RECORD_AUX and ITRACE_START bodies first. */
+_Static_assert(offsetof(struct kring_aux_record, aux_offset) == 8, "aux_offset offset");
+_Static_assert(offsetof(struct kring_aux_record, aux_size) == 16, "aux_size offset");
+_Static_assert(offsetof(struct kring_aux_record, flags) == 24, "aux flags offset");
+_Static_assert(sizeof(struct kring_aux_record) == 48, "kring_aux_record size");
+_Static_assert(offsetof(struct kring_itrace_start_record, tid) == 12, "itrace tid offset");
+_Static_assert(sizeof(struct kring_itrace_start_record) == 32, "itrace_start size");

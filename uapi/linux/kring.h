@@ -431,6 +431,44 @@ struct kring_record_header {
 #define KRING_RECORD_PAD		(KRING_RECORD_KRING_BASE + 0)
 
 /*
+ * struct kring_aux_record - KRING_RECORD_AUX: the producer of the AUX area
+ * finished an extent. @aux_offset, @aux_size and @flags are perf's
+ * PERF_RECORD_AUX body: the extent is AUX bytes [aux_offset, aux_offset +
+ * aux_size) as free-running positions (the byte at position p is at
+ * p & (aux_size_of_area - 1) in the AUX mapping), with KRING_AUX_FLAG_*.
+ * kring appends the record clock's @time at which the extent was ended and
+ * the record's sequence number @seq (perf readers skip them by
+ * header.size).
+ */
+struct kring_aux_record {
+	struct kring_record_header header;
+	__u64	aux_offset;
+	__u64	aux_size;
+	__u64	flags;
+	__u64	time;
+	__u64	seq;
+};
+
+/* kring_aux_record.flags: perf's PERF_AUX_FLAG_* values and meanings. */
+#define KRING_AUX_FLAG_TRUNCATED	0x01	/* the producer stopped: no room */
+#define KRING_AUX_FLAG_OVERWRITE	0x02	/* snapshot: the extent overwrote older data */
+#define KRING_AUX_FLAG_PARTIAL		0x04	/* the extent holds a partial packet */
+#define KRING_AUX_FLAG_COLLISION	0x08	/* sample collided with another */
+
+/*
+ * struct kring_itrace_start_record - KRING_RECORD_ITRACE_START: the AUX
+ * producer started tracing @pid/@tid (perf's body), at @time with sequence
+ * number @seq (kring's extension).
+ */
+struct kring_itrace_start_record {
+	struct kring_record_header header;
+	__u32	pid;
+	__u32	tid;
+	__u64	time;
+	__u64	seq;
+};
+
+/*
  * struct kring_lost_record - KRING_RECORD_LOST: records were dropped.
  *
  * @id and @lost are perf's PERF_RECORD_LOST body; kring appends the range of
