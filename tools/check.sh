@@ -87,6 +87,7 @@ for k in $kernels; do
 	files=(--file "$mdir/kmod/kring.ko")
 	[ -f "$mdir/tests/kunit/kring_kunit.ko" ] && files+=(--file "$mdir/tests/kunit/kring_kunit.ko")
 	files+=(--file "$mdir/kmod/examples/kring_example.ko")
+	files+=(--file "$ubuild/tools/kring/kring:kring")
 	for t in "$ubuild"/tests/vm/kring_vm_*; do
 		[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
 	done
