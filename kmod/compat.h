@@ -32,6 +32,14 @@
 #endif
 
 /*
+ * KRING_HAVE_KUNIT_VM_MMAP: kunit_vm_mmap() (6.10 on) lets a KUnit case map
+ * a file into an address space of its own.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define KRING_HAVE_KUNIT_VM_MMAP	1
+#endif
+
+/*
  * kring_vm_flags_set/clear(): vma->vm_flags became read-only behind
  * vm_flags_set()/vm_flags_clear() in 6.3.
  */
