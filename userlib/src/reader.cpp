@@ -29,61 +29,49 @@ bool reader::fail(const char* what, std::uint64_t pos, const kring_record_header
     return false;
 }
 
-std::optional<record> reader::next() noexcept {
+bool reader::refill() noexcept {
     if (corrupt_)
-        return std::nullopt;
-    for (;;) {
-        if (cursor_ == head_) {
-            std::uint64_t h = barrier::load_head(v_.ctl->data_head);  // C, pairs with B
-            if (h == head_)
-                return std::nullopt;
-            if (h - tail_ > v_.data_size || (h & 7) || h - cursor_ > v_.data_size) {
-                head_ = h;
-                fail("data_head is not within data_size bytes ahead of data_tail", cursor_, {});
-                return std::nullopt;
-            }
-            head_ = h;
-        }
-        const std::uint64_t off = cursor_ & mask_;
-        kring_record_header h;
-        std::memcpy(&h, v_.data + off, sizeof(h));  // 8-byte aligned: never split
-        const std::uint64_t avail = head_ - cursor_;
-        if (h.size == 0) {
-            fail("record of size 0", cursor_, h);
-            return std::nullopt;
-        }
-        if (h.size < sizeof(h) || (h.size & 7)) {
-            fail("record size not a multiple of 8", cursor_, h);
-            return std::nullopt;
-        }
-        if (h.size > avail) {
-            fail("record extends beyond data_head", cursor_, h);
-            return std::nullopt;
-        }
-        if (!o_.known_type(h.type)) {
-            fail("unknown record type", cursor_, h);
-            return std::nullopt;
-        }
-        const std::uint64_t pos = cursor_;
-        cursor_ += h.size;
-        if (h.type == KRING_RECORD_PAD && o_.skip_pad)
-            continue;
-        record r;
-        if (off + h.size <= v_.data_size || v_.mirrored) {
-            r = record({v_.data + off, h.size}, pos, false);
-        } else {
-            const std::size_t first = v_.data_size - off;
-            std::memcpy(scratch_.get(), v_.data + off, first);
-            std::memcpy(scratch_.get() + first, v_.data, h.size - first);
-            r = record({scratch_.get(), h.size}, pos, true);
-        }
-        if (h.type == KRING_RECORD_LOST) {
-            if (auto l = parse_lost(r, v_.kind)) {
-                lost_seen_ += l->lost;
-                lost_records_++;
-            }
-        }
-        return r;
+        return false;
+    if (cursor_ != head_)
+        return true;
+    const std::uint64_t h = barrier::load_head(v_.ctl->data_head);  // C, pairs with B
+    if (h == head_)
+        return false;
+    if (h - tail_ > v_.data_size || (h & 7) || h - cursor_ > v_.data_size) {
+        head_ = h;
+        return fail("data_head is not within data_size bytes ahead of data_tail", cursor_, {});
+    }
+    head_ = h;
+    return true;
+}
+
+void reader::bad_record(const kring_record_header& h) noexcept {
+    if (h.size == 0)
+        fail("record of size 0", cursor_, h);
+    else if (h.size < sizeof(h) || (h.size & 7))
+        fail("record size not a multiple of 8", cursor_, h);
+    else if (h.size > head_ - cursor_)
+        fail("record extends beyond data_head", cursor_, h);
+    else
+        fail("unknown record type", cursor_, h);
+}
+
+record reader::copy_wrapped(std::uint64_t off, std::uint64_t pos, std::uint32_t size) noexcept {
+    // At most one record per batch wraps: the scratch copy stays valid
+    // until release().
+    const std::size_t first = v_.data_size - off;
+    std::memcpy(scratch_.get(), v_.data + off, first);
+    std::memcpy(scratch_.get() + first, v_.data, size - first);
+    record r({scratch_.get(), size}, pos, true);
+    if (r.type() == KRING_RECORD_LOST)
+        note_lost(r);
+    return r;
+}
+
+void reader::note_lost(const record& r) noexcept {
+    if (auto l = parse_lost(r, v_.kind)) {
+        lost_seen_ += l->lost;
+        lost_records_++;
     }
 }
 

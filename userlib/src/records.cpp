@@ -156,9 +156,4 @@ loss_counters read_loss_counters(const ring_view& v) noexcept {
     return c;
 }
 
-bool default_known_type(std::uint32_t type) noexcept {
-    return (type >= 1 && type < 64) ||
-           (type >= KRING_RECORD_KRING_BASE && type < KRING_RECORD_KRING_BASE + 0x10000);
-}
-
 }  // namespace kring

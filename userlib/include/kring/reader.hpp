@@ -33,6 +33,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -44,8 +45,9 @@
 namespace kring {
 
 struct reader_options {
-    // Which record types are data (anything else is corruption).
-    bool (*known_type)(std::uint32_t type) noexcept = default_known_type;
+    // Which record types are data (anything else is corruption); nullptr:
+    // default_known_type().
+    bool (*known_type)(std::uint32_t type) noexcept = nullptr;
     // Skip KRING_RECORD_PAD records (cancelled reservations).
     bool skip_pad = true;
 };
@@ -106,6 +108,14 @@ public:
 
 private:
     bool fail(const char* what, std::uint64_t pos, const kring_record_header& h) noexcept;
+    bool type_ok(std::uint32_t t) const noexcept {
+        return o_.known_type ? o_.known_type(t) : default_known_type(t);
+    }
+    // Slow paths of next(), out of line.
+    bool refill() noexcept;
+    void bad_record(const kring_record_header& h) noexcept;
+    record copy_wrapped(std::uint64_t off, std::uint64_t pos, std::uint32_t size) noexcept;
+    void note_lost(const record& r) noexcept;
 
     ring_view v_;
     reader_options o_;
@@ -119,15 +129,72 @@ private:
     corruption_info bad_;
 };
 
+inline std::optional<record> reader::next() noexcept {
+    for (;;) {
+        if (cursor_ == head_ || corrupt_) [[unlikely]] {
+            if (!refill())
+                return std::nullopt;
+        }
+        const std::uint64_t off = cursor_ & mask_;
+        kring_record_header h;
+        std::memcpy(&h, v_.data + off, sizeof(h));  // 8-byte aligned: never split
+        if (h.size < sizeof(h) || (h.size & 7) || h.size > head_ - cursor_ || !type_ok(h.type))
+            [[unlikely]] {
+            bad_record(h);
+            return std::nullopt;
+        }
+        const std::uint64_t pos = cursor_;
+        cursor_ += h.size;
+        if (h.type == KRING_RECORD_PAD && o_.skip_pad)
+            continue;
+        if (off + h.size > v_.data_size && !v_.mirrored) [[unlikely]]
+            return copy_wrapped(off, pos, h.size);
+        record r({v_.data + off, h.size}, pos, false);
+        if (h.type == KRING_RECORD_LOST) [[unlikely]]
+            note_lost(r);
+        return r;
+    }
+}
+
 template <class F>
 result<std::size_t> reader::drain(F&& f, std::size_t max) {
+    // next()'s loop with the positions in locals: the callback cannot make
+    // the compiler reload them from *this for every record.
     std::size_t n = 0;
-    while (n < max) {
-        auto r = next();
-        if (!r)
+    while (n < max && refill()) {
+        std::uint64_t c = cursor_;
+        const std::uint64_t h = head_;
+        bool bad = false;
+        while (c != h && n < max) {
+            const std::uint64_t off = c & mask_;
+            kring_record_header hd;
+            std::memcpy(&hd, v_.data + off, sizeof(hd));
+            if (hd.size < sizeof(hd) || (hd.size & 7) || hd.size > h - c || !type_ok(hd.type))
+                [[unlikely]] {
+                bad = true;
+                break;
+            }
+            const std::uint64_t pos = c;
+            c += hd.size;
+            if (hd.type == KRING_RECORD_PAD && o_.skip_pad)
+                continue;
+            if (off + hd.size > v_.data_size && !v_.mirrored) [[unlikely]] {
+                f(static_cast<const record&>(copy_wrapped(off, pos, hd.size)));
+            } else {
+                const record r({v_.data + off, hd.size}, pos, false);
+                if (hd.type == KRING_RECORD_LOST) [[unlikely]]
+                    note_lost(r);
+                f(r);
+            }
+            n++;
+        }
+        cursor_ = c;
+        if (bad) {
+            kring_record_header hd;
+            std::memcpy(&hd, v_.data + (c & mask_), sizeof(hd));
+            bad_record(hd);
             break;
-        f(static_cast<const record&>(*r));
-        n++;
+        }
     }
     release();
     if (corrupt_)
@@ -173,7 +240,8 @@ result<std::size_t> overwrite_reader::read(F&& f) {
             break;  // never written: the ring has not wrapped yet
         if (pos - head + h.size > size)
             break;  // its end was overwritten by newer records
-        if (h.size < 8 || (h.size & 7) || !o_.known_type(h.type))
+        if (h.size < 8 || (h.size & 7) ||
+            !(o_.known_type ? o_.known_type(h.type) : default_known_type(h.type)))
             return kring::error(EBADMSG, "overwrite ring: malformed record at position " +
                                              std::to_string(pos));
         if (!(o_.skip_pad && h.type == KRING_RECORD_PAD)) {

@@ -133,6 +133,9 @@ loss_counters read_loss_counters(const ring_view& v) noexcept;
 // The record types a reader accepts by default: perf's kernel record types
 // (1..63) and kring's own (KRING_RECORD_KRING_BASE .. + 0xffff). Anything
 // else is reported as corruption.
-bool default_known_type(std::uint32_t type) noexcept;
+inline bool default_known_type(std::uint32_t type) noexcept {
+    return (type >= 1 && type < 64) ||
+           (type >= KRING_RECORD_KRING_BASE && type < KRING_RECORD_KRING_BASE + 0x10000);
+}
 
 }  // namespace kring
