@@ -28,6 +28,20 @@ TEST(LibChannel, OpenConfigureMap) {
     EXPECT_EQ(moved.ctl()->version, unsigned(KRING_CTL_VERSION));
 }
 
+TEST(LibChannel, AuxWithoutTheFeatureIsRefused) {
+    kring::channel_options o;
+    o.data_pages_order = 0;
+    LIB_OPEN(ch, o);
+    auto r = ch->map_aux(1, false);
+    if (ch->abi().features & kring::feat_aux) {
+        EXPECT_TRUE(r) << r.error().message();
+        EXPECT_FALSE(ch->map_aux(1, false));  // only once
+    } else {
+        ASSERT_FALSE(r);
+        EXPECT_EQ(r.error().code(), EOPNOTSUPP);
+    }
+}
+
 TEST(LibChannel, BadOptionsAreErrors) {
     kring::channel_options o;
     o.data_pages_order = 40;
@@ -256,14 +270,13 @@ TEST(LibMerger, PerCpuStreamIsTimeOrdered) {
                 (unsigned long long)m.floors_used(), (unsigned long long)m.windows_used());
 }
 
-// The AUX area, once the module offers it (feature bit 10).
-constexpr std::uint64_t feat_aux_bit = 1ULL << 10;
+// The AUX area, once the module offers it (kring::feat_aux).
 
 TEST(LibAux, NormalModeMapsAndReads) {
     auto dev = kring::device::open();
     if (!dev)
         GTEST_SKIP() << dev.error().message();
-    if (!(dev->abi().features & feat_aux_bit))
+    if (!(dev->abi().features & kring::feat_aux))
         GTEST_SKIP() << "the module does not offer the AUX area (feature bit 10)";
     kring::channel_options o;
     o.source = KRING_SOURCE_AUX_TRACER;

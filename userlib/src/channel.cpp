@@ -130,8 +130,13 @@ result<channel> channel::open(const channel_options& o) {
 result<void> channel::map_aux(unsigned order, bool snapshot) {
     if (aux_map_)
         return error(EBUSY, "the AUX area is already mapped");
-    if (view_.overwrite && !snapshot && opts_.read_only)
-        return error(EINVAL, "a normal-mode AUX area needs a writable control page");
+    // perf's protocol writes aux_offset/aux_size into the control page:
+    // it must be mapped writable (a read-write data mapping).
+    if (opts_.read_only)
+        return error(EINVAL, "the AUX area needs a writable control page "
+                             "(a read-write data mapping)");
+    if (!(abi_.features & feat_aux))
+        return error(EOPNOTSUPP, "the kring module does not offer the AUX area");
     const std::size_t ps = abi_.page_size;
     const std::uint64_t aux_size = std::uint64_t(ps) << order;
     // aux_offset: page aligned, at or after the end of the data mapping.

@@ -26,6 +26,14 @@
 
 namespace kring {
 
+// The AUX area's feature bit (KRING_FEAT_* bits 10..14 belong to the AUX
+// area; the uapi name comes with it).
+#ifdef KRING_FEAT_AUX
+inline constexpr std::uint64_t feat_aux = KRING_FEAT_AUX;
+#else
+inline constexpr std::uint64_t feat_aux = 1ULL << 10;
+#endif
+
 // Move-only owner of one mmap'ed region.
 class unique_mapping {
 public:
