@@ -18,6 +18,7 @@
 
 #include "command.hpp"
 #include "kring/channel.hpp"
+#include "kring/merger.hpp"
 #include "kring/reader.hpp"
 
 namespace kring_tool {
@@ -34,6 +35,8 @@ struct options {
     unsigned sleep_us = 1000;      // consumer nap between passes
     bool nest = false;
     bool mirror = false;
+    bool merge = false;
+    std::uint64_t window_ms = 10;
     double timeout_s = 60;
 };
 
@@ -121,13 +124,38 @@ int run(const context& ctx, const options& o) {
             return 1;
         }
 
+    // --merge: one stream ordered by time across the CPUs (libkring's
+    // merger); its order is checked record by record.
+    kring::merger m({.window_ns = o.window_ms * 1'000'000});
+    std::uint64_t merged = 0, merge_backwards = 0, last_time = 0;
+    auto emit = [&](std::size_t src, const kring::record& rec, std::uint64_t t) {
+        if (rec.type() == KRING_RECORD_LOST)
+            return;  // counted by the reader
+        if (rec.type() != KRING_RECORD_SAMPLE) {
+            rings[src]->bad++;
+            return;
+        }
+        check_sample(*rings[src], rec);
+        merge_backwards += t < last_time;
+        last_time = t;
+        merged++;
+    };
+    for (auto& r : rings)
+        m.add(r->rd, sample_type);
+
     auto t0 = std::chrono::steady_clock::now();
     auto deadline = t0 + std::chrono::duration<double>(o.timeout_s);
     bool done = false;
     while (!done && std::chrono::steady_clock::now() < deadline) {
         done = true;
+        if (o.merge) {
+            if (auto n = m.drain(emit); !n) {
+                fmt::print(stderr, "kring: {}\n", n.error().message());
+                return 1;
+            }
+        }
         for (auto& r : rings) {
-            if (!drain(*r))
+            if (!o.merge && !drain(*r))
                 return 1;
             auto st = r->ch.stats();
             if (!st) {
@@ -137,6 +165,9 @@ int run(const context& ctx, const options& o) {
             r->st = *st;
             if (r->st.produced < o.count || r->delivered + r->rd.lost_seen() < r->st.produced)
                 done = false;
+            // The generator idles after --count records: nothing more to wait for.
+            if (o.merge && r->st.produced >= o.count)
+                m.finish(std::size_t(r->cpu));
         }
         if (!done && o.sleep_us)
             ::usleep(o.sleep_us);
@@ -158,6 +189,12 @@ int run(const context& ctx, const options& o) {
     }
     fmt::print("all  {:>10} {:>10} {:>10}   in {:.2f} s; produced {} delivered + lost\n", tp,
                td, tl, secs, exact ? "==" : "!=");
+    if (o.merge)
+        fmt::print("merged {} records of {} CPUs in time order: {} out of order ({} by floor, "
+                   "{} by the {} ms window)\n",
+                   merged, rings.size(), merge_backwards, m.floors_used(), m.windows_used(),
+                   o.window_ms);
+    tb += merge_backwards;
     if (!done) {
         fmt::print(stderr, "kring: timed out after {:.0f} s before every record was accounted for\n",
                    o.timeout_s);
@@ -191,6 +228,10 @@ void add_synth(CLI::App& app, context& ctx) {
         ->capture_default_str();
     sub->add_flag("--nest", o.nest, "an hrtimer writer interrupts the task-context writer");
     sub->add_flag("--mirror", o.mirror, "map the data pages twice (wrapped records contiguous)");
+    sub->add_flag("--merge", o.merge, "merge the CPUs' records into one stream ordered by time");
+    sub->add_option("--window-ms", o.window_ms,
+                    "--merge: publication window assumed for rings without a timestamp floor")
+        ->capture_default_str();
     sub->callback([&ctx] { ctx.exit_code = run(ctx, o); });
 }
 
