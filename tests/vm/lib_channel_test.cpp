@@ -42,6 +42,35 @@ TEST(LibChannel, AuxWithoutTheFeatureIsRefused) {
     }
 }
 
+TEST(LibChannel, OpenPerCpu) {
+    auto chans = kring::channel::open_per_cpu(synth(0, 100, 0, 64, 0));
+    if (!chans && chans.error().code() == ENOENT)
+        GTEST_SKIP() << chans.error().message();
+    ASSERT_TRUE(chans) << chans.error().message();
+    ASSERT_EQ(chans->size(), std::size_t(online_cpus()));
+    for (std::size_t i = 0; i < chans->size(); i++) {
+        EXPECT_EQ((*chans)[i].options().cpu, int(i));
+        ASSERT_TRUE((*chans)[i].enable());
+    }
+    // Every CPU's generator delivers into its own ring.
+    for (std::size_t i = 0; i < chans->size(); i++) {
+        kring::reader rd((*chans)[i].ring());
+        std::uint64_t got = 0, bad = 0;
+        auto deadline = clk::now() + std::chrono::seconds(20);
+        while (got + rd.lost_seen() < 100 && clk::now() < deadline) {
+            ASSERT_TRUE(rd.drain([&](const kring::record& r) {
+                if (r.type() == KRING_RECORD_SAMPLE) {
+                    bad += !synth_ok(r, int(i));
+                    got++;
+                }
+            }));
+            ::usleep(1000);
+        }
+        EXPECT_EQ(got + rd.lost_seen(), 100u);
+        EXPECT_EQ(bad, 0u);
+    }
+}
+
 TEST(LibChannel, BadOptionsAreErrors) {
     kring::channel_options o;
     o.data_pages_order = 40;

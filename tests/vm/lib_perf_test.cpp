@@ -51,7 +51,7 @@ void spin_all(std::chrono::milliseconds d) {
 }
 
 TEST(LibPerf, ReaderOnCpuClockSamples) {
-    PERF_OPEN(pr, cpu_clock(), 0, 3);
+    PERF_OPEN(pr, cpu_clock(), 0, 6);
     EXPECT_EQ(pr->ring().kind, kring::ring_kind::perf);
     kring::reader rd(pr->ring());
     ASSERT_TRUE(pr->enable());
@@ -79,6 +79,36 @@ TEST(LibPerf, ReaderOnCpuClockSamples) {
     std::printf("perf cpu-clock: %llu samples, %llu other records, %llu lost\n",
                 (unsigned long long)samples, (unsigned long long)others,
                 (unsigned long long)rd.lost_seen());
+}
+
+// A one-page perf ring left unread overflows; once there is room again,
+// perf writes a PERF_RECORD_LOST, which the reader counts.
+TEST(LibPerf, LostRecordsSurface) {
+    auto a = cpu_clock();
+    a.sample_period = 20000;
+    PERF_OPEN(pr, a, 0, 0);
+    kring::reader rd(pr->ring());
+    ASSERT_TRUE(pr->enable());
+    spin_all(std::chrono::milliseconds(200));
+    std::uint64_t samples = 0, lost_records = 0;
+    auto count = [&](const kring::record& r) {
+        samples += r.type() == PERF_RECORD_SAMPLE;
+        if (auto l = kring::parse_lost(r, kring::ring_kind::perf)) {
+            lost_records++;
+            EXPECT_GT(l->lost, 0u);
+            EXPECT_FALSE(l->has_range);
+        }
+    };
+    ASSERT_TRUE(rd.drain(count));
+    spin_all(std::chrono::milliseconds(100));
+    ASSERT_TRUE(pr->disable());
+    ASSERT_TRUE(rd.drain(count));
+    EXPECT_GT(samples, 0u);
+    EXPECT_GT(lost_records, 0u);
+    EXPECT_GT(rd.lost_seen(), 0u);
+    std::printf("perf one-page ring: %llu samples, %llu lost in %llu LOST records\n",
+                (unsigned long long)samples, (unsigned long long)rd.lost_seen(),
+                (unsigned long long)lost_records);
 }
 
 TEST(LibPerf, OverwriteRingPausedRead) {

@@ -4,7 +4,6 @@
 #include "kring/barrier.hpp"
 
 #include <cerrno>
-#include <atomic>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -127,6 +126,23 @@ result<channel> channel::open(const channel_options& o) {
     return ch;
 }
 
+result<std::vector<channel>> channel::open_per_cpu(channel_options o) {
+    const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        return error::from_errno(errno, "sysconf(_SC_NPROCESSORS_ONLN)");
+    std::vector<channel> chans;
+    chans.reserve(std::size_t(n));
+    for (int cpu = 0; cpu < int(n); cpu++) {
+        o.cpu = cpu;
+        auto ch = open(o);
+        if (!ch)
+            return error(ch.error().code(),
+                         "cpu " + std::to_string(cpu) + ": " + ch.error().message());
+        chans.push_back(std::move(*ch));
+    }
+    return chans;
+}
+
 result<void> channel::map_aux(unsigned order, bool snapshot) {
     if (aux_map_)
         return error(EBUSY, "the AUX area is already mapped");
@@ -142,8 +158,8 @@ result<void> channel::map_aux(unsigned order, bool snapshot) {
     // aux_offset: page aligned, at or after the end of the data mapping.
     const std::uint64_t aux_offset = map_.size();
     auto* ctl = view_.ctl;
-    std::atomic_ref<__u64>(ctl->aux_offset).store(aux_offset, std::memory_order_relaxed);
-    std::atomic_ref<__u64>(ctl->aux_size).store(aux_size, std::memory_order_relaxed);
+    barrier::store_relaxed(ctl->aux_offset, aux_offset);
+    barrier::store_relaxed(ctl->aux_size, aux_size);
     auto m = unique_mapping::map(fd(), aux_size, snapshot ? PROT_READ : PROT_READ | PROT_WRITE,
                                  aux_offset, "mmap of the AUX area");
     if (!m)

@@ -143,8 +143,7 @@ loss_counters read_loss_counters(const ring_view& v) noexcept {
         return c;
     // Ordered after the caller's latest load_head() (C): see barrier.hpp.
     const kring_ctl_page* p = v.ctl;
-    std::uint32_t size = std::atomic_ref<std::uint32_t>(const_cast<std::uint32_t&>(p->size))
-                             .load(std::memory_order_relaxed);
+    const std::uint32_t size = barrier::load_relaxed32(p->size);
     if (size < KRING_CTL_SIZE_VER1)
         return c;
     c.records_written = barrier::load_relaxed(p->records_written);

@@ -66,6 +66,17 @@ inline std::uint64_t load_relaxed(const u64& x) noexcept {
     return detail::ref(x).load(std::memory_order_relaxed);
 }
 
+// Set-up stores the kernel reads only after a later system call (mmap of
+// the AUX area reads aux_offset/aux_size): no ordering needed, but untorn.
+inline void store_relaxed(u64& x, u64 value) noexcept {
+    detail::ref(x).store(value, std::memory_order_relaxed);
+}
+
+// A 32-bit field written once by the kernel (the control page's size).
+inline std::uint32_t load_relaxed32(const __u32& x) noexcept {
+    return std::atomic_ref<__u32>(const_cast<__u32&>(x)).load(std::memory_order_relaxed);
+}
+
 // (F) Store need_wakeup = @value and, when arming (@value != 0), a full
 // barrier before the caller re-loads data_head. Pairs with the kernel's
 // smp_mb() (E) between its data_head store and its need_wakeup load.

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include <linux/kring.h>
 
@@ -94,6 +95,8 @@ public:
     // Open the device, check its ABI and the features @o needs, configure
     // and map. Errors: the errno of the failing step, with a message.
     static result<channel> open(const channel_options& o);
+    // One channel per online CPU (o.cpu set to each in turn), in CPU order.
+    static result<std::vector<channel>> open_per_cpu(channel_options o);
 
     channel(channel&&) noexcept = default;
     channel& operator=(channel&&) noexcept = default;
