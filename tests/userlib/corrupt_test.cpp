@@ -82,6 +82,20 @@ INSTANTIATE_TEST_SUITE_P(
         bad_case{"head_unaligned", KRING_RECORD_SAMPLE, 16, 36, "not within data_size", true}),
     [](const auto& info) { return std::string(info.param.name); });
 
+TEST(Corrupt, ForwardReaderRefusesOverwriteRing) {
+    fake_ring r(256);
+    auto v = r.view();
+    v.overwrite = true;
+    r.put(0, KRING_RECORD_KRING_BASE + 1, 16);
+    r.ctl.data_head = 16;
+    kring::reader rd(v);
+    EXPECT_TRUE(rd.corrupted());
+    EXPECT_FALSE(rd.next());
+    auto n = rd.drain([](const kring::record&) {});
+    ASSERT_FALSE(n);
+    EXPECT_NE(n.error().message().find("overwrite"), std::string::npos);
+}
+
 TEST(Corrupt, OverwriteWalkStopsOnMalformed) {
     fake_ring r(256);
     r.ctl.data_head = std::uint64_t(-64);

@@ -18,6 +18,8 @@ reader::reader(const ring_view& v, reader_options o)
         scratch_.reset(new std::byte[max_record]);
     // Start where the previous consumer (or the kernel's reset) left off.
     tail_ = cursor_ = head_ = barrier::load_relaxed(v_.ctl->data_tail);
+    if (v_.overwrite)
+        fail("a forward reader cannot read an overwrite ring (use overwrite_reader)", 0, {});
 }
 
 bool reader::fail(const char* what, std::uint64_t pos, const kring_record_header& h) noexcept {
