@@ -178,7 +178,12 @@ TEST(LibOverwrite, PausedWindowNewestFirst) {
     EXPECT_GT(n, 10u);
     // The window holds all but less than one record's worth of the ring.
     EXPECT_GT(bytes + 512, ch->ring().data_size);
-    EXPECT_GT(rd.read([](const kring::record&) {}).value(), 0u);
+    // channel::snapshot() does the same pause/read/resume.
+    std::uint64_t again = 0;
+    auto r2 = ch->snapshot(rd, [&](const kring::record&) { again++; });
+    ASSERT_TRUE(r2) << r2.error().message();
+    EXPECT_EQ(again, n);  // the generator is idle: the same window
+    EXPECT_FALSE(ch->stats()->flags & KRING_STATS_F_PAUSED);
 }
 
 // Two CPUs' channels through one poller, rate-limited so that it sleeps.

@@ -128,9 +128,8 @@ TEST(LibPerf, OverwriteRingPausedRead) {
     kring::overwrite_reader rd(pr->ring());
     ASSERT_TRUE(pr->enable());
     spin_all(std::chrono::milliseconds(300));
-    ASSERT_TRUE(pr->pause_output());
     std::uint64_t n = 0, last = ~0ULL, forwards = 0;
-    auto r = rd.read([&](const kring::record& rec) {
+    auto r = pr->snapshot(rd, [&](const kring::record& rec) {
         if (rec.type() != PERF_RECORD_SAMPLE)
             return;
         auto s = kring::parse_sample(rec, perf_type);
@@ -139,7 +138,6 @@ TEST(LibPerf, OverwriteRingPausedRead) {
         last = s->time;
         n++;
     });
-    ASSERT_TRUE(pr->resume_output());
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_GT(n, 10u);
     EXPECT_EQ(forwards, 0u);

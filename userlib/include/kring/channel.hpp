@@ -132,6 +132,14 @@ public:
         return r;
     }
 
+    // The consistent snapshot of an overwrite ring: @rd.read(@f) with
+    // output paused (newest record first). The records written meanwhile
+    // are counted lost_paused.
+    template <class Reader, class F>
+    auto snapshot(Reader& rd, F&& f) {
+        return with_output_paused([&] { return rd.read(f); });
+    }
+
     // Map the AUX area after the data ring (perf's protocol: write
     // aux_offset and aux_size into the control page, then mmap there).
     result<void> map_aux(unsigned pages_order, bool snapshot);

@@ -48,6 +48,17 @@ public:
     result<void> pause_output();
     result<void> resume_output();
 
+    // As channel::snapshot(): @rd.read(@f) with output paused.
+    template <class Reader, class F>
+    auto snapshot(Reader& rd, F&& f) -> decltype(rd.read(f)) {
+        if (auto p = pause_output(); !p)
+            return p.error();
+        auto r = rd.read(f);
+        if (auto q = resume_output(); !q)
+            return q.error();
+        return r;
+    }
+
 private:
     perf_ring(unique_fd fd) : fd_(std::move(fd)) {}
     unique_fd fd_;
