@@ -401,4 +401,28 @@ TEST(LibAux, NormalModeMapsAndReads) {
     EXPECT_GT(extents, 0u);
 }
 
+TEST(LibAux, SnapshotModeNewestBytes) {
+    auto dev = kring::device::open();
+    if (!dev)
+        GTEST_SKIP() << dev.error().message();
+    if (!(dev->abi().features & kring::feat_aux))
+        GTEST_SKIP() << "the module does not offer the AUX area (feature bit 10)";
+    kring::channel_options o;
+    o.source = KRING_SOURCE_AUX_TRACER;
+    o.cpu = 0;
+    o.sample_type = KRING_SAMPLE_TIME;
+    o.aux_pages_order = 1;
+    o.aux_snapshot = true;
+    LIB_OPEN(ch, o);
+    ASSERT_TRUE(ch->aux().snapshot);
+    kring::aux_reader ax(ch->aux());
+    ASSERT_TRUE(ch->enable());
+    ::usleep(200000);
+    ASSERT_TRUE(ch->disable());
+    auto e = ax.snapshot();
+    EXPECT_GT(e.size(), 0u);
+    EXPECT_LE(e.size(), ch->aux().size);
+    EXPECT_EQ(e.wrapped, ax.head() >= ch->aux().size);
+}
+
 }  // namespace
