@@ -93,6 +93,8 @@ result<channel> channel::open(const channel_options& o) {
     a.wakeup_watermark = o.wakeup_watermark;
     for (int i = 0; i < 4; i++)
         a.config[i] = o.config[i];
+    a.clockid = o.clockid;
+    a.aux_watermark = o.aux_watermark;
     if (::ioctl(ch.fd(), KRING_IOC_CONFIGURE, &a) < 0)
         return error::from_errno(errno, "KRING_IOC_CONFIGURE");
 

@@ -74,6 +74,8 @@ struct channel_options {
     std::uint32_t wakeup_watermark = 0;
     std::uint64_t config[4] = {0, 0, 0, 0};     // source parameters
     std::uint64_t extra_attr_flags = 0;         // further KRING_ATTR_F_* bits
+    std::uint32_t clockid = 0;                  // clock of record times (0: default)
+    std::uint32_t aux_watermark = 0;            // AUX wake-up watermark (0: half)
     // AUX area: 2^n pages when aux_pages_order >= 0; snapshot mode maps it
     // read-only (the producer overwrites), normal mode read-write.
     int aux_pages_order = -1;
