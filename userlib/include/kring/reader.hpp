@@ -6,7 +6,7 @@
 //	while (auto rec = rd.next()) {        // zero-copy view, valid until release()
 //	        if (rec->type() == KRING_RECORD_LOST) ...
 //	}
-//	if (rd.corrupted()) ... rd.corruption().message()
+//	if (rd.corrupted()) ... rd.corruption_error().message()
 //	rd.release();                          // ONE store-release of data_tail
 //
 // or, the same in one call, rd.drain([](const kring::record& r) { ... }).
