@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "kring/channel.hpp"
 #include "kring/device.hpp"
 
 namespace kring_tool {
@@ -43,6 +44,21 @@ int run(const context& ctx) {
     if (abi.features & ~known)
         feats += fmt::format("{}+{:#x}", feats.empty() ? "" : " ", abi.features & ~known);
     fmt::print("features    {:#x} ({})\n", abi.features, feats);
+
+    // A channel of the smallest ring, opened, configured and mapped by
+    // libkring: shows the control page a consumer sees.
+    kring::channel_options o;
+    o.device = ctx.device.c_str();
+    o.data_pages_order = 0;
+    auto ch = kring::channel::open(o);
+    if (!ch) {
+        fmt::print(stderr, "kring: a test channel: {}\n", ch.error().message());
+        return 1;
+    }
+    const kring_ctl_page* ctl = ch->ctl();
+    fmt::print("ctl page    version {}, live figures up to offset {}\n", ctl->version, ctl->size);
+    fmt::print("data ring   data_offset {}, data_size {} (smallest)\n", ctl->data_offset,
+               ctl->data_size);
     return 0;
 }
 

@@ -1,0 +1,200 @@
+// In the guest: libkring's reader, overwrite reader, poller and merger on
+// real perf_event_open buffers (software cpu-clock events).
+#include <linux/perf_event.h>
+
+#include <thread>
+
+#include "lib_util.hpp"
+
+using namespace lib_test;
+
+namespace {
+
+constexpr std::uint64_t perf_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+
+perf_event_attr cpu_clock(bool backward = false) {
+    perf_event_attr a;
+    std::memset(&a, 0, sizeof(a));
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.sample_period = 100000;  // every 100 us of CPU time
+    a.sample_type = perf_type;
+    a.disabled = 1;
+    a.use_clockid = 1;
+    a.clockid = CLOCK_MONOTONIC;  // the merger's window clock
+    a.write_backward = backward;
+    return a;
+}
+
+#define PERF_OPEN(var, attr, cpu, order)                                             \
+    auto var = kring::perf_ring::open(attr, -1, cpu, order);                         \
+    if (!var && (var.error().code() == ENOENT || var.error().code() == ENOSYS ||     \
+                 var.error().code() == EACCES || var.error().code() == EOPNOTSUPP))  \
+        GTEST_SKIP() << "perf_event_open unavailable: " << var.error().message();    \
+    ASSERT_TRUE(var) << var.error().message()
+
+void spin_for(std::chrono::milliseconds d) {
+    auto end = clk::now() + d;
+    volatile std::uint64_t x = 0;
+    while (clk::now() < end)
+        x = x + 1;
+}
+
+// Keep both CPUs busy so that cpu-clock samples everywhere.
+void spin_all(std::chrono::milliseconds d) {
+    std::vector<std::thread> t;
+    for (int i = 0; i < online_cpus(); i++)
+        t.emplace_back([d] { spin_for(d); });
+    for (auto& th : t)
+        th.join();
+}
+
+TEST(LibPerf, ReaderOnCpuClockSamples) {
+    PERF_OPEN(pr, cpu_clock(), 0, 6);
+    EXPECT_EQ(pr->ring().kind, kring::ring_kind::perf);
+    kring::reader rd(pr->ring());
+    ASSERT_TRUE(pr->enable());
+    spin_all(std::chrono::milliseconds(300));
+    ASSERT_TRUE(pr->disable());
+    std::uint64_t samples = 0, others = 0, last = 0, backwards = 0, wrong_cpu = 0;
+    auto n = rd.drain([&](const kring::record& r) {
+        if (r.type() != PERF_RECORD_SAMPLE) {
+            others++;
+            return;
+        }
+        auto s = kring::parse_sample(r, perf_type);
+        ASSERT_TRUE(s);
+        wrong_cpu += s->cpu != 0;
+        backwards += s->time < last;
+        last = s->time;
+        samples++;
+    });
+    ASSERT_TRUE(n) << n.error().message();
+    EXPECT_GT(samples, 10u);
+    EXPECT_EQ(wrong_cpu, 0u);
+    EXPECT_EQ(backwards, 0u);
+    EXPECT_EQ(pr->page()->data_tail, pr->page()->data_head);
+    EXPECT_EQ(rd.losses().lost(), 0u);  // perf: only LOST records report losses
+    std::printf("perf cpu-clock: %llu samples, %llu other records, %llu lost\n",
+                (unsigned long long)samples, (unsigned long long)others,
+                (unsigned long long)rd.lost_seen());
+}
+
+// A one-page perf ring left unread overflows; once there is room again,
+// perf writes a PERF_RECORD_LOST, which the reader counts.
+TEST(LibPerf, LostRecordsSurface) {
+    auto a = cpu_clock();
+    a.sample_period = 20000;
+    PERF_OPEN(pr, a, 0, 0);
+    kring::reader rd(pr->ring());
+    ASSERT_TRUE(pr->enable());
+    // Fill the page without reading (how fast depends on the kernel's
+    // cpu-clock throttling under emulation), then keep sampling a while.
+    auto deadline = clk::now() + std::chrono::seconds(5);
+    while (rd.pending_bytes() + 64 < pr->ring().data_size && clk::now() < deadline)
+        spin_all(std::chrono::milliseconds(50));
+    if (rd.pending_bytes() + 64 < pr->ring().data_size)
+        GTEST_SKIP() << "cpu-clock sampled too slowly to fill one page in 5 s";
+    spin_all(std::chrono::milliseconds(100));
+    std::uint64_t samples = 0, lost_records = 0;
+    auto count = [&](const kring::record& r) {
+        samples += r.type() == PERF_RECORD_SAMPLE;
+        if (auto l = kring::parse_lost(r, kring::ring_kind::perf)) {
+            lost_records++;
+            EXPECT_GT(l->lost, 0u);
+            EXPECT_FALSE(l->has_range);
+        }
+    };
+    ASSERT_TRUE(rd.drain(count));
+    // Room again: the next sample that fits is preceded by the LOST record.
+    deadline = clk::now() + std::chrono::seconds(5);
+    while (!lost_records && clk::now() < deadline) {
+        spin_all(std::chrono::milliseconds(50));
+        ASSERT_TRUE(rd.drain(count));
+    }
+    ASSERT_TRUE(pr->disable());
+    EXPECT_GT(samples, 0u);
+    EXPECT_GT(lost_records, 0u);
+    EXPECT_GT(rd.lost_seen(), 0u);
+    std::printf("perf one-page ring: %llu samples, %llu lost in %llu LOST records\n",
+                (unsigned long long)samples, (unsigned long long)rd.lost_seen(),
+                (unsigned long long)lost_records);
+}
+
+TEST(LibPerf, OverwriteRingPausedRead) {
+    PERF_OPEN(pr, cpu_clock(true), 0, 1);
+    EXPECT_TRUE(pr->ring().overwrite);
+    kring::overwrite_reader rd(pr->ring());
+    ASSERT_TRUE(pr->enable());
+    spin_all(std::chrono::milliseconds(300));
+    std::uint64_t n = 0, last = ~0ULL, forwards = 0;
+    auto r = pr->snapshot(rd, [&](const kring::record& rec) {
+        if (rec.type() != PERF_RECORD_SAMPLE)
+            return;
+        auto s = kring::parse_sample(rec, perf_type);
+        ASSERT_TRUE(s);
+        forwards += s->time > last;  // newest first
+        last = s->time;
+        n++;
+    });
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_GT(n, 10u);
+    EXPECT_EQ(forwards, 0u);
+}
+
+TEST(LibPerf, PollerAndMergerAcrossCpus) {
+    const int ncpu = online_cpus();
+    if (ncpu < 2)
+        GTEST_SKIP() << "needs two CPUs";
+    std::vector<kring::perf_ring> rings;
+    std::vector<kring::reader> readers;
+    for (int cpu = 0; cpu < 2; cpu++) {
+        auto a = cpu_clock();
+        a.wakeup_events = 16;
+        PERF_OPEN(pr, a, cpu, 4);
+        rings.push_back(std::move(*pr));
+    }
+    auto p = kring::poller::create();
+    ASSERT_TRUE(p);
+    kring::merger m({.window_ns = 200'000'000});
+    for (int cpu = 0; cpu < 2; cpu++) {
+        readers.emplace_back(rings[cpu].ring());
+        ASSERT_TRUE(p->add(rings[cpu].fd(), rings[cpu].ring(), std::uint64_t(cpu)));
+    }
+    for (auto& r : readers)
+        m.add(r, perf_type);
+    std::uint64_t last = 0, backwards = 0, per[2] = {0, 0}, woken = 0;
+    auto emit = [&](std::size_t src, const kring::record& r, std::uint64_t t) {
+        if (r.type() != PERF_RECORD_SAMPLE)
+            return;
+        backwards += t < last;
+        last = t;
+        per[src]++;
+    };
+    for (auto& r : rings)
+        ASSERT_TRUE(r.enable());
+    std::thread load([] { spin_all(std::chrono::milliseconds(600)); });
+    auto end = clk::now() + std::chrono::milliseconds(800);
+    while (clk::now() < end) {
+        auto ready = p->wait(50);
+        ASSERT_TRUE(ready);
+        woken += !ready->empty();
+        ASSERT_TRUE(m.drain(emit));
+    }
+    load.join();
+    for (std::size_t i = 0; i < rings.size(); i++) {
+        ASSERT_TRUE(rings[i].disable());
+        m.finish(i);
+    }
+    ASSERT_TRUE(m.flush(emit));
+    EXPECT_EQ(backwards, 0u);
+    EXPECT_GT(per[0], 10u);
+    EXPECT_GT(per[1], 10u);
+    EXPECT_GT(woken, 0u);
+    std::printf("perf merge: cpu0 %llu cpu1 %llu samples, %llu by window\n",
+                (unsigned long long)per[0], (unsigned long long)per[1],
+                (unsigned long long)m.windows_used());
+}
+
+}  // namespace

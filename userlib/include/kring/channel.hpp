@@ -1,0 +1,161 @@
+// libkring: a kring channel - one /dev/kring file descriptor, configured,
+// with its data ring (and optionally its AUX area) mapped.
+//
+//	kring::channel_options o;
+//	o.source = KRING_SOURCE_SYNTHETIC;
+//	o.cpu = 0;
+//	o.sample_type = KRING_SAMPLE_TIME | KRING_SAMPLE_RAW | KRING_SAMPLE_SEQ;
+//	auto ch = kring::channel::open(o);     // open, query ABI, configure, mmap
+//	if (!ch) { puts(ch.error().message().c_str()); return 1; }
+//	ch->enable();
+//	kring::reader rd(ch->ring());
+//
+// A channel is a move-only owner of the fd (O_CLOEXEC) and the mappings;
+// destroying it unmaps and closes them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <linux/kring.h>
+
+#include "kring/device.hpp"
+#include "kring/result.hpp"
+#include "kring/ring.hpp"
+
+namespace kring {
+
+// The AUX area's feature bit (KRING_FEAT_* bits 10..14 belong to the AUX
+// area; the uapi name comes with it).
+#ifdef KRING_FEAT_AUX
+inline constexpr std::uint64_t feat_aux = KRING_FEAT_AUX;
+#else
+inline constexpr std::uint64_t feat_aux = 1ULL << 10;
+#endif
+
+// Move-only owner of one mmap'ed region.
+class unique_mapping {
+public:
+    unique_mapping() = default;
+    unique_mapping(void* addr, std::size_t len) noexcept : addr_(addr), len_(len) {}
+    unique_mapping(unique_mapping&& o) noexcept;
+    unique_mapping& operator=(unique_mapping&& o) noexcept;
+    unique_mapping(const unique_mapping&) = delete;
+    unique_mapping& operator=(const unique_mapping&) = delete;
+    ~unique_mapping() { reset(); }
+
+    void* get() const noexcept { return addr_; }
+    std::size_t size() const noexcept { return len_; }
+    explicit operator bool() const noexcept { return addr_ != nullptr; }
+    void reset() noexcept;
+
+    // mmap(@len, @prot, MAP_SHARED, @fd, @offset) as an owner, or the errno.
+    static result<unique_mapping> map(int fd, std::size_t len, int prot, std::uint64_t offset,
+                                      const char* what);
+
+private:
+    void* addr_ = nullptr;
+    std::size_t len_ = 0;
+};
+
+// What a channel is configured with (struct kring_attr, typed).
+struct channel_options {
+    std::uint32_t source = KRING_SOURCE_NONE;   // enum kring_source
+    std::uint64_t sample_type = 0;              // KRING_SAMPLE_*
+    int cpu = -1;
+    int pid = -1;
+    unsigned data_pages_order = 3;              // 2^n data pages
+    bool mirror = false;                        // map the data pages twice
+    bool overwrite = false;                     // backward, overwritable ring
+    bool read_only = false;                     // map read-only (perf's overwrite mode)
+    std::uint32_t wakeup_events = 0;
+    std::uint32_t wakeup_watermark = 0;
+    std::uint64_t config[4] = {0, 0, 0, 0};     // source parameters
+    std::uint64_t extra_attr_flags = 0;         // further KRING_ATTR_F_* bits
+    std::uint32_t clockid = 0;                  // clock of record times (0: default)
+    std::uint32_t aux_watermark = 0;            // AUX wake-up watermark (0: half)
+    // AUX area: 2^n pages when aux_pages_order >= 0; snapshot mode maps it
+    // read-only (the producer overwrites), normal mode read-write.
+    int aux_pages_order = -1;
+    bool aux_snapshot = false;
+    const char* device = default_device_path;
+};
+
+// A mapped AUX area: the bytes and the control page's aux_* fields.
+struct aux_view {
+    kring_ctl_page* ctl = nullptr;
+    const std::byte* data = nullptr;
+    std::uint64_t size = 0;     // a power of two
+    bool snapshot = false;      // read-only mapping: the producer overwrites
+    bool valid() const noexcept { return ctl && data && size && !(size & (size - 1)); }
+};
+
+class channel {
+public:
+    // Open the device, check its ABI and the features @o needs, configure
+    // and map. Errors: the errno of the failing step, with a message.
+    static result<channel> open(const channel_options& o);
+    // One channel per online CPU (o.cpu set to each in turn), in CPU order.
+    static result<std::vector<channel>> open_per_cpu(channel_options o);
+
+    channel(channel&&) noexcept = default;
+    channel& operator=(channel&&) noexcept = default;
+
+    int fd() const noexcept { return fd_.get(); }
+    const abi_info& abi() const noexcept { return abi_; }
+    const ring_view& ring() const noexcept { return view_; }
+    const aux_view& aux() const noexcept { return aux_; }
+    const channel_options& options() const noexcept { return opts_; }
+    kring_ctl_page* ctl() const noexcept { return view_.ctl; }
+
+    result<void> enable();
+    result<void> disable();
+    // Stop/restart output; every record written meanwhile is counted
+    // lost_paused. On an overwrite ring this gives a stable window to read.
+    result<void> pause_output();
+    result<void> resume_output();
+    // Zero the counters (the channel must be disabled).
+    result<void> reset();
+    result<void> set_wakeup(std::uint32_t watermark, std::uint32_t events);
+    result<std::uint64_t> id() const;
+    result<kring_stats> stats() const;
+
+    // Snapshot of an overwrite ring: pause, f(), resume, as perf's tool
+    // reads a backward ring. f's result is returned.
+    template <class F>
+    auto with_output_paused(F&& f) -> decltype(f()) {
+        if (auto p = pause_output(); !p)
+            return p.error();
+        auto r = f();
+        if (auto q = resume_output(); !q)
+            return q.error();
+        return r;
+    }
+
+    // The consistent snapshot of an overwrite ring: @rd.read(@f) with
+    // output paused (newest record first). The records written meanwhile
+    // are counted lost_paused.
+    template <class Reader, class F>
+    auto snapshot(Reader& rd, F&& f) {
+        return with_output_paused([&] { return rd.read(f); });
+    }
+
+    // Map the AUX area after the data ring (perf's protocol: write
+    // aux_offset and aux_size into the control page, then mmap there).
+    result<void> map_aux(unsigned pages_order, bool snapshot);
+
+private:
+    channel(unique_fd fd, abi_info abi) : fd_(std::move(fd)), abi_(abi) {}
+    result<void> ioctl_void(unsigned long req, const char* what) const;
+
+    unique_fd fd_;
+    abi_info abi_;
+    channel_options opts_;
+    unique_mapping map_, aux_map_;
+    ring_view view_;
+    aux_view aux_;
+};
+
+}  // namespace kring

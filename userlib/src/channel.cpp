@@ -1,0 +1,216 @@
+// libkring: channels and their mappings.
+#include "kring/channel.hpp"
+
+#include "kring/barrier.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace kring {
+
+unique_mapping::unique_mapping(unique_mapping&& o) noexcept
+    : addr_(std::exchange(o.addr_, nullptr)), len_(std::exchange(o.len_, 0)) {}
+
+unique_mapping& unique_mapping::operator=(unique_mapping&& o) noexcept {
+    if (this != &o) {
+        reset();
+        addr_ = std::exchange(o.addr_, nullptr);
+        len_ = std::exchange(o.len_, 0);
+    }
+    return *this;
+}
+
+void unique_mapping::reset() noexcept {
+    if (addr_)
+        ::munmap(addr_, len_);
+    addr_ = nullptr;
+    len_ = 0;
+}
+
+result<unique_mapping> unique_mapping::map(int fd, std::size_t len, int prot,
+                                           std::uint64_t offset, const char* what) {
+    void* p = ::mmap(nullptr, len, prot, MAP_SHARED, fd, static_cast<off_t>(offset));
+    if (p == MAP_FAILED)
+        return error::from_errno(errno, what);
+    return unique_mapping(p, len);
+}
+
+namespace {
+
+std::uint64_t needed_features(const channel_options& o) {
+    std::uint64_t f = KRING_FEAT_ABI_QUERY | KRING_FEAT_DATA_RING;
+    if (o.mirror)
+        f |= KRING_FEAT_MIRROR;
+    if (o.overwrite || o.read_only)
+        f |= KRING_FEAT_OVERWRITE;
+    if (o.source == KRING_SOURCE_SYNTHETIC)
+        f |= KRING_FEAT_SYNTHETIC;
+    return f;
+}
+
+}  // namespace
+
+result<channel> channel::open(const channel_options& o) {
+    int fd = ::open(o.device, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        std::string what = std::string("cannot open ") + o.device;
+        if (e == ENOENT)
+            what += " (is kring.ko loaded?)";
+        return error::from_errno(e, what);
+    }
+    unique_fd owner(fd);
+    auto abi = query_abi(owner.get());
+    if (!abi)
+        return abi.error();
+    if (auto ok = check_compatible(*abi, needed_features(o)); !ok)
+        return ok.error();
+    if (o.data_pages_order > abi->max_data_pages_order)
+        return error(EINVAL, "data_pages_order " + std::to_string(o.data_pages_order) +
+                                 " exceeds the module's maximum " +
+                                 std::to_string(abi->max_data_pages_order));
+
+    channel ch(std::move(owner), *abi);
+    ch.opts_ = o;
+
+    kring_attr a;
+    std::memset(&a, 0, sizeof(a));
+    a.size = sizeof(a);
+    a.source = o.source;
+    a.flags = o.extra_attr_flags | (o.mirror ? KRING_ATTR_F_MIRROR : 0) |
+              (o.overwrite ? KRING_ATTR_F_OVERWRITE : 0);
+    a.sample_type = o.sample_type;
+    a.cpu = o.cpu;
+    a.pid = o.pid;
+    a.wakeup_events = o.wakeup_events;
+    a.wakeup_watermark = o.wakeup_watermark;
+    for (int i = 0; i < 4; i++)
+        a.config[i] = o.config[i];
+    a.clockid = o.clockid;
+    a.aux_watermark = o.aux_watermark;
+    if (::ioctl(ch.fd(), KRING_IOC_CONFIGURE, &a) < 0)
+        return error::from_errno(errno, "KRING_IOC_CONFIGURE");
+
+    const std::size_t ps = abi->page_size;
+    const std::uint64_t data_size = std::uint64_t(ps) << o.data_pages_order;
+    const std::size_t len = ps + (o.mirror ? 2 : 1) * data_size;
+    const int prot = o.read_only ? PROT_READ : PROT_READ | PROT_WRITE;
+    auto m = unique_mapping::map(ch.fd(), len, prot, 0, "mmap of the data ring");
+    if (!m)
+        return m.error();
+    ch.map_ = std::move(*m);
+
+    auto* ctl = static_cast<kring_ctl_page*>(ch.map_.get());
+    std::uint64_t off = barrier::load_relaxed(ctl->data_offset);
+    std::uint64_t size = barrier::load_relaxed(ctl->data_size);
+    if (off != ps || size != data_size)
+        return error(EPROTO, "control page describes data_offset " + std::to_string(off) +
+                                 " data_size " + std::to_string(size) + ", expected " +
+                                 std::to_string(ps) + "/" + std::to_string(data_size));
+    ch.view_.ctl = ctl;
+    ch.view_.data = static_cast<const std::byte*>(ch.map_.get()) + off;
+    ch.view_.data_size = size;
+    ch.view_.mirrored = o.mirror;
+    ch.view_.overwrite = o.overwrite || o.read_only ||
+                         (barrier::load_relaxed(ctl->flags) & KRING_CTL_F_OVERWRITE);
+    ch.view_.kind = ring_kind::kring;
+
+    if (o.aux_pages_order >= 0)
+        if (auto r = ch.map_aux(unsigned(o.aux_pages_order), o.aux_snapshot); !r)
+            return r.error();
+    return ch;
+}
+
+result<std::vector<channel>> channel::open_per_cpu(channel_options o) {
+    const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        return error::from_errno(errno, "sysconf(_SC_NPROCESSORS_ONLN)");
+    std::vector<channel> chans;
+    chans.reserve(std::size_t(n));
+    for (int cpu = 0; cpu < int(n); cpu++) {
+        o.cpu = cpu;
+        auto ch = open(o);
+        if (!ch)
+            return error(ch.error().code(),
+                         "cpu " + std::to_string(cpu) + ": " + ch.error().message());
+        chans.push_back(std::move(*ch));
+    }
+    return chans;
+}
+
+result<void> channel::map_aux(unsigned order, bool snapshot) {
+    if (aux_map_)
+        return error(EBUSY, "the AUX area is already mapped");
+    // perf's protocol writes aux_offset/aux_size into the control page:
+    // it must be mapped writable (a read-write data mapping).
+    if (opts_.read_only)
+        return error(EINVAL, "the AUX area needs a writable control page "
+                             "(a read-write data mapping)");
+    if (!(abi_.features & feat_aux))
+        return error(EOPNOTSUPP, "the kring module does not offer the AUX area");
+    const std::size_t ps = abi_.page_size;
+    const std::uint64_t aux_size = std::uint64_t(ps) << order;
+    // aux_offset: page aligned, at or after the end of the data mapping.
+    const std::uint64_t aux_offset = map_.size();
+    auto* ctl = view_.ctl;
+    barrier::store_relaxed(ctl->aux_offset, aux_offset);
+    barrier::store_relaxed(ctl->aux_size, aux_size);
+    auto m = unique_mapping::map(fd(), aux_size, snapshot ? PROT_READ : PROT_READ | PROT_WRITE,
+                                 aux_offset, "mmap of the AUX area");
+    if (!m)
+        return m.error();
+    aux_map_ = std::move(*m);
+    aux_.ctl = ctl;
+    aux_.data = static_cast<const std::byte*>(aux_map_.get());
+    aux_.size = aux_size;
+    aux_.snapshot = snapshot;
+    return {};
+}
+
+result<void> channel::ioctl_void(unsigned long req, const char* what) const {
+    if (::ioctl(fd(), req, 0) < 0)
+        return error::from_errno(errno, what);
+    return {};
+}
+
+result<void> channel::enable() { return ioctl_void(KRING_IOC_ENABLE, "KRING_IOC_ENABLE"); }
+result<void> channel::disable() { return ioctl_void(KRING_IOC_DISABLE, "KRING_IOC_DISABLE"); }
+result<void> channel::pause_output() {
+    return ioctl_void(KRING_IOC_PAUSE_OUTPUT, "KRING_IOC_PAUSE_OUTPUT");
+}
+result<void> channel::resume_output() {
+    return ioctl_void(KRING_IOC_RESUME_OUTPUT, "KRING_IOC_RESUME_OUTPUT");
+}
+result<void> channel::reset() { return ioctl_void(KRING_IOC_RESET, "KRING_IOC_RESET"); }
+
+result<void> channel::set_wakeup(std::uint32_t watermark, std::uint32_t events) {
+    kring_wakeup w{watermark, events};
+    if (::ioctl(fd(), KRING_IOC_SET_WAKEUP, &w) < 0)
+        return error::from_errno(errno, "KRING_IOC_SET_WAKEUP");
+    return {};
+}
+
+result<std::uint64_t> channel::id() const {
+    std::uint64_t id = 0;
+    if (::ioctl(fd(), KRING_IOC_ID, &id) < 0)
+        return error::from_errno(errno, "KRING_IOC_ID");
+    return id;
+}
+
+result<kring_stats> channel::stats() const {
+    kring_stats st;
+    std::memset(&st, 0, sizeof(st));
+    st.size = sizeof(st);
+    if (::ioctl(fd(), KRING_IOC_STATS, &st) < 0)
+        return error::from_errno(errno, "KRING_IOC_STATS");
+    return st;
+}
+
+}  // namespace kring

@@ -1,0 +1,75 @@
+// libkring: perf_event_open ring buffers.
+#include "kring/perf.hpp"
+
+#include <cerrno>
+#include <string>
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "kring/barrier.hpp"
+
+namespace kring {
+
+result<perf_ring> perf_ring::open(const perf_event_attr& attr, int pid, int cpu,
+                                  unsigned pages_order) {
+    long fd = ::syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return error::from_errno(errno, "perf_event_open");
+    return adopt(unique_fd(int(fd)), pages_order, attr.write_backward);
+}
+
+result<perf_ring> perf_ring::adopt(unique_fd fd, unsigned pages_order, bool overwrite) {
+    if (pages_order > 20)
+        return error(EINVAL, "perf ring of 2^" + std::to_string(pages_order) + " pages");
+    const std::size_t ps = std::size_t(::sysconf(_SC_PAGESIZE));
+    const std::size_t len = ps + (ps << pages_order);
+    perf_ring pr(std::move(fd));
+    auto m = unique_mapping::map(pr.fd(), len, overwrite ? PROT_READ : PROT_READ | PROT_WRITE,
+                                 0, "mmap of the perf ring buffer");
+    if (!m)
+        return m.error();
+    pr.map_ = std::move(*m);
+    auto* ctl = static_cast<kring_ctl_page*>(pr.map_.get());
+    // data_offset/data_size exist since Linux 4.1; 0 means the old layout.
+    std::uint64_t off = barrier::load_relaxed(ctl->data_offset);
+    std::uint64_t size = barrier::load_relaxed(ctl->data_size);
+    if (!off)
+        off = ps;
+    if (!size)
+        size = ps << pages_order;
+    if (off + size > len || !size || (size & (size - 1)))
+        return error(EPROTO, "perf mmap page describes an invalid data area");
+    pr.view_.ctl = ctl;
+    pr.view_.data = static_cast<const std::byte*>(pr.map_.get()) + off;
+    pr.view_.data_size = size;
+    pr.view_.mirrored = false;
+    pr.view_.overwrite = overwrite;
+    pr.view_.kind = ring_kind::perf;
+    return pr;
+}
+
+namespace {
+result<void> perf_ioctl(int fd, unsigned long req, unsigned long arg, const char* what) {
+    if (::ioctl(fd, req, arg) < 0)
+        return error::from_errno(errno, what);
+    return {};
+}
+}  // namespace
+
+result<void> perf_ring::enable() {
+    return perf_ioctl(fd(), PERF_EVENT_IOC_ENABLE, 0, "PERF_EVENT_IOC_ENABLE");
+}
+result<void> perf_ring::disable() {
+    return perf_ioctl(fd(), PERF_EVENT_IOC_DISABLE, 0, "PERF_EVENT_IOC_DISABLE");
+}
+result<void> perf_ring::pause_output() {
+    return perf_ioctl(fd(), PERF_EVENT_IOC_PAUSE_OUTPUT, 1, "PERF_EVENT_IOC_PAUSE_OUTPUT");
+}
+result<void> perf_ring::resume_output() {
+    return perf_ioctl(fd(), PERF_EVENT_IOC_PAUSE_OUTPUT, 0, "PERF_EVENT_IOC_PAUSE_OUTPUT");
+}
+
+}  // namespace kring

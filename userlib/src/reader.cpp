@@ -1,0 +1,136 @@
+// libkring: the forward and overwrite readers.
+#include "kring/reader.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+namespace kring {
+
+namespace {
+// The largest record a __u16 header can describe.
+constexpr std::size_t max_record = 0xffff;
+}  // namespace
+
+reader::reader(const ring_view& v, reader_options o)
+    : v_(v), o_(o), mask_(v.data_size - 1) {
+    if (!v_.mirrored)
+        scratch_.reset(new std::byte[max_record]);
+    // Start where the previous consumer (or the kernel's reset) left off.
+    tail_ = cursor_ = head_ = barrier::load_relaxed(v_.ctl->data_tail);
+    if (v_.overwrite)
+        fail("a forward reader cannot read an overwrite ring (use overwrite_reader)", 0, {});
+}
+
+bool reader::fail(const char* what, std::uint64_t pos, const kring_record_header& h) noexcept {
+    corrupt_ = true;
+    bad_.position = pos;
+    bad_.head = head_;
+    bad_.header = h;
+    bad_.what = what;
+    return false;
+}
+
+bool reader::refill() noexcept {
+    if (corrupt_)
+        return false;
+    if (cursor_ != head_)
+        return true;
+    const std::uint64_t h = barrier::load_head(v_.ctl->data_head);  // C, pairs with B
+    if (h == head_)
+        return false;
+    if (h - tail_ > v_.data_size || (h & 7) || h - cursor_ > v_.data_size) {
+        head_ = h;
+        return fail("data_head is not within data_size bytes ahead of data_tail", cursor_, {});
+    }
+    head_ = h;
+    return true;
+}
+
+void reader::bad_record(const kring_record_header& h) noexcept {
+    if (h.size == 0)
+        fail("record of size 0", cursor_, h);
+    else if (h.size < sizeof(h) || (h.size & 7))
+        fail("record size not a multiple of 8", cursor_, h);
+    else if (h.size > head_ - cursor_)
+        fail("record extends beyond data_head", cursor_, h);
+    else
+        fail("unknown record type", cursor_, h);
+}
+
+record reader::copy_wrapped(std::uint64_t off, std::uint64_t pos, std::uint32_t size) noexcept {
+    // At most one record per batch wraps: the scratch copy stays valid
+    // until release().
+    const std::size_t first = v_.data_size - off;
+    std::memcpy(scratch_.get(), v_.data + off, first);
+    std::memcpy(scratch_.get() + first, v_.data, size - first);
+    record r({scratch_.get(), size}, pos, true);
+    if (r.type() == KRING_RECORD_LOST)
+        note_lost(r);
+    return r;
+}
+
+void reader::note_lost(const record& r) noexcept {
+    if (auto l = parse_lost(r, v_.kind)) {
+        lost_seen_ += l->lost;
+        lost_records_++;
+    }
+}
+
+void reader::release() noexcept {
+    if (cursor_ == tail_)
+        return;
+    tail_ = cursor_;
+    barrier::store_tail(v_.ctl->data_tail, tail_);  // D, pairs with A
+}
+
+void reader::release_to(std::uint64_t pos) noexcept {
+    if (pos - tail_ > cursor_ - tail_ || pos == tail_)
+        return;
+    tail_ = pos;
+    barrier::store_tail(v_.ctl->data_tail, tail_);  // D, pairs with A
+}
+
+std::uint64_t reader::pending_bytes() const noexcept {
+    return barrier::load_head(v_.ctl->data_head) - tail_;
+}
+
+kring::error reader::corruption_error() const {
+    char buf[192];
+    std::snprintf(buf, sizeof(buf),
+                  "corrupt data ring: %s at position %llu (head %llu, type %u, size %u)",
+                  bad_.what, static_cast<unsigned long long>(bad_.position),
+                  static_cast<unsigned long long>(bad_.head), bad_.header.type,
+                  unsigned(bad_.header.size));
+    return kring::error(EBADMSG, buf);
+}
+
+void reader::reset_corruption() noexcept {
+    if (!corrupt_)
+        return;
+    corrupt_ = false;
+    // Resynchronise at the head: everything published so far is dropped.
+    cursor_ = head_;
+    if (head_ - tail_ > v_.data_size || (head_ & 7)) {
+        head_ = cursor_ = barrier::load_relaxed(v_.ctl->data_tail);
+        tail_ = cursor_;
+    }
+    release();
+}
+
+overwrite_reader::overwrite_reader(const ring_view& v, reader_options o) : v_(v), o_(o) {
+    if (!v_.mirrored)
+        scratch_.reset(new std::byte[max_record]);
+}
+
+record overwrite_reader::at(std::uint64_t pos, const kring_record_header& h) noexcept {
+    const std::uint64_t off = pos & (v_.data_size - 1);
+    if (off + h.size <= v_.data_size || v_.mirrored)
+        return record({v_.data + off, h.size}, pos, false);
+    const std::size_t first = v_.data_size - off;
+    std::memcpy(scratch_.get(), v_.data + off, first);
+    std::memcpy(scratch_.get() + first, v_.data, h.size - first);
+    return record({scratch_.get(), h.size}, pos, true);
+}
+
+}  // namespace kring

@@ -1,0 +1,158 @@
+// libkring: typed views of records and the control page's figures.
+#include <cstring>
+
+#include "kring/barrier.hpp"
+#include "kring/ring.hpp"
+
+namespace kring {
+
+namespace {
+
+// A bounds-checked cursor over a record's body.
+struct body_cursor {
+    const std::byte* p;
+    const std::byte* end;
+
+    bool u64(std::uint64_t& v) noexcept {
+        if (end - p < 8)
+            return false;
+        std::memcpy(&v, p, 8);
+        p += 8;
+        return true;
+    }
+    bool u32pair(std::uint32_t& a, std::uint32_t& b) noexcept {
+        if (end - p < 8)
+            return false;
+        std::memcpy(&a, p, 4);
+        std::memcpy(&b, p + 4, 4);
+        p += 8;
+        return true;
+    }
+};
+
+}  // namespace
+
+std::optional<lost_info> parse_lost(const record& r, ring_kind kind) noexcept {
+    if (r.type() != KRING_RECORD_LOST || r.size() < 24)
+        return std::nullopt;
+    lost_info l;
+    const std::byte* b = r.bytes().data();
+    std::memcpy(&l.id, b + 8, 8);
+    std::memcpy(&l.lost, b + 16, 8);
+    if (kind == ring_kind::kring && r.size() >= sizeof(kring_lost_record)) {
+        kring_lost_record k;
+        std::memcpy(&k, b, sizeof(k));
+        l.has_range = true;
+        l.first_seq = k.first_seq;
+        l.last_seq = k.last_seq;
+        l.first_time = k.first_time;
+        l.last_time = k.last_time;
+    }
+    return l;
+}
+
+std::optional<aux_info> parse_aux(const record& r, ring_kind kind) noexcept {
+    if (r.type() != KRING_RECORD_AUX || r.size() < 32)
+        return std::nullopt;
+    aux_info a;
+    const std::byte* b = r.bytes().data();
+    std::memcpy(&a.aux_offset, b + 8, 8);
+    std::memcpy(&a.aux_size, b + 16, 8);
+    std::memcpy(&a.flags, b + 24, 8);
+    if (kind == ring_kind::kring && r.size() >= sizeof(kring_aux_record)) {
+        kring_aux_record k;
+        std::memcpy(&k, b, sizeof(k));
+        a.has_time = true;
+        a.time = k.time;
+        a.seq = k.seq;
+    }
+    return a;
+}
+
+std::optional<sample_info> parse_sample(const record& r, std::uint64_t st) noexcept {
+    if (r.type() != KRING_RECORD_SAMPLE)
+        return std::nullopt;
+    sample_info s;
+    body_cursor c{r.bytes().data() + 8, r.bytes().data() + r.size()};
+    std::uint32_t res;
+    if ((st & KRING_SAMPLE_IDENTIFIER) && !c.u64(s.identifier))
+        return std::nullopt;
+    if ((st & KRING_SAMPLE_IP) && !c.u64(s.ip))
+        return std::nullopt;
+    if ((st & KRING_SAMPLE_TID) && !c.u32pair(s.pid, s.tid))
+        return std::nullopt;
+    if ((st & KRING_SAMPLE_TIME) && !c.u64(s.time))
+        return std::nullopt;
+    if ((st & KRING_SAMPLE_ID) && !c.u64(s.id))
+        return std::nullopt;
+    if ((st & KRING_SAMPLE_CPU) && !c.u32pair(s.cpu, res))
+        return std::nullopt;
+    if ((st & KRING_SAMPLE_PERIOD) && !c.u64(s.period))
+        return std::nullopt;
+    if (st & KRING_SAMPLE_RAW) {
+        std::uint32_t n;
+        if (c.end - c.p < 4)
+            return std::nullopt;
+        std::memcpy(&n, c.p, 4);
+        c.p += 4;
+        // size + 4 is padded to a multiple of 8
+        std::uint64_t padded = (std::uint64_t(n) + 4 + 7) / 8 * 8 - 4;
+        if (std::uint64_t(c.end - c.p) < padded)
+            return std::nullopt;
+        s.raw = std::span<const std::byte>(c.p, n);
+        c.p += padded;
+    }
+    if ((st & KRING_SAMPLE_SEQ) && !c.u64(s.seq))
+        return std::nullopt;
+    return s;
+}
+
+std::optional<std::uint64_t> record_time(const record& r, std::uint64_t st) noexcept {
+    switch (r.type()) {
+    case KRING_RECORD_SAMPLE: {
+        if (!(st & KRING_SAMPLE_TIME))
+            return std::nullopt;
+        // TIME follows IDENTIFIER, IP and TID: no need to parse the rest.
+        std::size_t at = 8 + 8 * (!!(st & KRING_SAMPLE_IDENTIFIER) + !!(st & KRING_SAMPLE_IP) +
+                                  !!(st & KRING_SAMPLE_TID));
+        if (r.size() < at + 8)
+            return std::nullopt;
+        std::uint64_t t;
+        std::memcpy(&t, r.bytes().data() + at, 8);
+        return t;
+    }
+    case KRING_RECORD_AUX:
+        if (auto a = parse_aux(r); a && a->has_time)
+            return a->time;
+        return std::nullopt;
+    case KRING_RECORD_ITRACE_START:
+        if (r.size() >= sizeof(kring_itrace_start_record)) {
+            kring_itrace_start_record k;
+            std::memcpy(&k, r.bytes().data(), sizeof(k));
+            return k.time;
+        }
+        return std::nullopt;
+    default:
+        return std::nullopt;
+    }
+}
+
+loss_counters read_loss_counters(const ring_view& v) noexcept {
+    loss_counters c;
+    if (v.kind != ring_kind::kring || !v.ctl)
+        return c;
+    // Ordered after the caller's latest load_head() (C): see barrier.hpp.
+    const kring_ctl_page* p = v.ctl;
+    const std::uint32_t size = barrier::load_relaxed32(p->size);
+    if (size < KRING_CTL_SIZE_VER1)
+        return c;
+    c.records_written = barrier::load_relaxed(p->records_written);
+    c.records_discarded = barrier::load_relaxed(p->records_discarded);
+    c.lost_no_space = barrier::load_relaxed(p->lost_no_space);
+    c.lost_too_big = barrier::load_relaxed(p->lost_too_big);
+    c.lost_paused = barrier::load_relaxed(p->lost_paused);
+    c.lost_overwritten = barrier::load_relaxed(p->lost_overwritten);
+    return c;
+}
+
+}  // namespace kring
