@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Capture modes shared by the sched and timer sources (kmod/modes.c),
+ * permission checks (kmod/perm.c) and record clocks (kmod/clock.c).
+ */
+#ifndef _KRING_CAPTURE_H
+#define _KRING_CAPTURE_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/sched.h>
+
+#include "kring_internal.h"
+
+/* Tasks a followed-mode channel can track: the task and its descendants. */
+#define KRING_FOLLOW_MAX	64
+
+struct kring_cap;
+
+/* What a source does with the events the mode layer hands it. */
+struct kring_cap_ops {
+	/* context switch on this CPU; rq lock held, irqs off */
+	void (*sched_switch)(struct kring_cap *cap, bool preempt,
+			     struct task_struct *prev, struct task_struct *next,
+			     unsigned int prev_state);
+	/* @parent forked @child / @p exits; preemption disabled */
+	void (*fork)(struct kring_cap *cap, struct task_struct *parent,
+		     struct task_struct *child);
+	void (*exit)(struct kring_cap *cap, struct task_struct *p);
+	/* CPU @cpu went offline (on that CPU) or came back */
+	void (*cpu_offline)(struct kring_cap *cap, unsigned int cpu);
+	void (*cpu_online)(struct kring_cap *cap, unsigned int cpu);
+};
+
+/*
+ * struct kring_cap - the mode of one sched or timer channel
+ * @ch:		the channel (source_priv points here)
+ * @ops:	the source's event handlers
+ * @cpu:	the CPU the channel is bound to, -1 for any
+ * @tid:	the followed task's id (init pid namespace), 0: every task
+ * @inherit:	follow the tasks @tid forks, and theirs
+ * @lock:	serialises the source's writers (the ring core wants one
+ *		writing CPU at a time, and an unbound channel is written
+ *		wherever the followed task runs); taken with irqs off, may
+ *		nest inside the scheduler's rq lock, never the reverse
+ * @node:	in the list of enabled channels (kring_cap_list), RCU
+ * @follow:	followed task ids, 0 = free slot; @follow[0] is @tid
+ * @follow_dropped: children that did not fit in @follow
+ */
+struct kring_cap {
+	struct kring_channel *ch;
+	const struct kring_cap_ops *ops;
+	int cpu;
+	pid_t tid;
+	bool inherit;
+	raw_spinlock_t lock;
+	struct list_head node;
+	pid_t follow[KRING_FOLLOW_MAX];
+	atomic_t follow_dropped;
+};
+
+/* modes.c */
+int kring_modes_init(void);
+void kring_modes_exit(void);
+bool kring_modes_available(void);
+int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
+		   const struct kring_cap_ops *ops);
+void kring_cap_enable(struct kring_cap *cap);
+void kring_cap_disable(struct kring_cap *cap);
+bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t);
+
+/* perm.c */
+int kring_perm_check(const struct kring_attr *attr, struct task_struct *target);
+
+/* clock.c */
+typedef u64 (*kring_clock_t)(void);
+bool kring_clock_valid(u32 clockid);
+kring_clock_t kring_clock_fn(u32 clockid);
+void kring_clock_setup_ctl(struct kring_ctl_page *ctl, u32 clockid);
+void kring_floor_advance(struct kring_ring *rb);
+int kring_tsc_mult_shift(u32 khz, u32 *mult, u16 *shift);
+u64 kring_cyc_to_ns(u64 cyc, u32 mult, u16 shift, u64 zero);
+u64 kring_time_zero(u64 now, u64 cyc, u32 mult, u16 shift);
+
+/* sources */
+extern const struct kring_source_ops kring_sched_source;
+extern const struct kring_source_ops kring_timer_source;
+
+#endif /* _KRING_CAPTURE_H */

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Capture modes: which tasks and CPUs a sched or timer channel records
+ * (per-CPU, per-thread, "default" with inherit), and the scheduler
+ * tracepoints that drive them.
+ *
+ * The sched tracepoints are not exported to modules on Debian's kernels:
+ * they are found by name with for_each_kernel_tracepoint() when the module
+ * loads, as lttng-modules does. Their probes walk the RCU list of enabled
+ * channels; they run with preemption disabled (sched_switch also with the
+ * runqueue lock held and interrupts off), so nothing here sleeps or takes
+ * a lock that the scheduler could take inside it.
+ *
+ * Followed tasks are kept as task ids in a small per-channel array: the
+ * task itself and, with inherit, the children forked while the channel is
+ * enabled (claimed with cmpxchg by the fork probe, on any CPU, and freed by
+ * the exit probe). A child that finds no free slot is counted and not
+ * followed.
+ */
+#include <linux/tracepoint.h>
+#include <linux/rculist.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+
+#include "capture.h"
+
+static LIST_HEAD(kring_cap_list);	/* enabled channels, RCU */
+static DEFINE_MUTEX(kring_cap_mutex);	/* serialises list changes */
+
+/* ---- probes ------------------------------------------------------------ */
+
+static void kring_probe_switch(void *data, bool preempt, struct task_struct *prev,
+			       struct task_struct *next, unsigned int prev_state)
+{
+	struct kring_cap *cap;
+
+	list_for_each_entry_rcu(cap, &kring_cap_list, node)
+		if (cap->ops->sched_switch)
+			cap->ops->sched_switch(cap, preempt, prev, next, prev_state);
+}
+
+static void kring_follow_add(struct kring_cap *cap, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 1; i < KRING_FOLLOW_MAX; i++)
+		if (cmpxchg(&cap->follow[i], 0, pid) == 0)
+			return;
+	atomic_inc(&cap->follow_dropped);
+}
+
+static void kring_probe_fork(void *data, struct task_struct *parent,
+			     struct task_struct *child)
+{
+	struct kring_cap *cap;
+
+	list_for_each_entry_rcu(cap, &kring_cap_list, node) {
+		if (cap->inherit && kring_cap_follows(cap, parent))
+			kring_follow_add(cap, child->pid);
+		if (cap->ops->fork)
+			cap->ops->fork(cap, parent, child);
+	}
+}
+
+static void kring_probe_exit(void *data, struct task_struct *p)
+{
+	struct kring_cap *cap;
+	unsigned int i;
+
+	list_for_each_entry_rcu(cap, &kring_cap_list, node) {
+		if (cap->ops->exit)
+			cap->ops->exit(cap, p);
+		/* A task id may be reused: forget the children that exit. */
+		for (i = 1; i < KRING_FOLLOW_MAX && cap->tid; i++)
+			if (READ_ONCE(cap->follow[i]) == p->pid)
+				cmpxchg(&cap->follow[i], p->pid, 0);
+	}
+}
+
+/* ---- tracepoint lookup ------------------------------------------------- */
+
+struct kring_tp {
+	const char *name;
+	void *probe;
+	struct tracepoint *tp;
+	bool registered;
+};
+
+static struct kring_tp kring_tps[] = {
+	{ .name = "sched_switch", .probe = kring_probe_switch },
+	{ .name = "sched_process_fork", .probe = kring_probe_fork },
+	{ .name = "sched_process_exit", .probe = kring_probe_exit },
+};
+
+static void kring_tp_find(struct tracepoint *tp, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kring_tps); i++)
+		if (!strcmp(tp->name, kring_tps[i].name))
+			kring_tps[i].tp = tp;
+}
+
+static bool kring_tps_ok;
+
+/**
+ * kring_modes_available() - whether the sched tracepoints were found
+ *
+ * Return: false if the sched and timer sources cannot follow tasks on this
+ * kernel (they are then refused at configure time).
+ */
+bool kring_modes_available(void)
+{
+	return kring_tps_ok;
+}
+
+static void kring_tps_unregister(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kring_tps); i++) {
+		if (!kring_tps[i].registered)
+			continue;
+		tracepoint_probe_unregister(kring_tps[i].tp, kring_tps[i].probe, NULL);
+		kring_tps[i].registered = false;
+	}
+	/* No probe runs any more once this returns. */
+	tracepoint_synchronize_unregister();
+}
+
+int kring_modes_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	for_each_kernel_tracepoint(kring_tp_find, NULL);
+	for (i = 0; i < ARRAY_SIZE(kring_tps); i++) {
+		if (!kring_tps[i].tp) {
+			pr_warn("kring: tracepoint %s not found: sched and timer sources disabled\n",
+				kring_tps[i].name);
+			goto err_unregister;
+		}
+		ret = tracepoint_probe_register(kring_tps[i].tp, kring_tps[i].probe, NULL);
+		if (ret) {
+			pr_warn("kring: cannot attach to %s (%d): sched and timer sources disabled\n",
+				kring_tps[i].name, ret);
+			goto err_unregister;
+		}
+		kring_tps[i].registered = true;
+	}
+	kring_tps_ok = true;
+	return 0;
+
+err_unregister:
+	/* Not fatal: the other sources still work. */
+	kring_tps_unregister();
+	return 0;
+}
+
+void kring_modes_exit(void)
+{
+	kring_tps_unregister();
+	kring_tps_ok = false;
+}
+
+/* ---- channels ---------------------------------------------------------- */
+
+/**
+ * kring_cap_init() - set up the mode of a sched or timer channel
+ * @cap:	zeroed
+ * @ch:		the channel being configured (ch->attr validated)
+ * @ops:	the source's handlers
+ *
+ * Resolves attr.pid (0: the caller) in the caller's pid namespace and runs
+ * the permission checks.
+ *
+ * Return: 0, -EOPNOTSUPP if this kernel lacks the tracepoints, -ESRCH for
+ * no such task, -EINVAL for a CPU that is not online, or the refusal of
+ * kring_perm_check().
+ */
+int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
+		   const struct kring_cap_ops *ops)
+{
+	const struct kring_attr *attr = &ch->attr;
+	struct task_struct *task = NULL;
+	int ret;
+
+	if (!kring_modes_available())
+		return -EOPNOTSUPP;
+	if (attr->cpu >= 0 && !cpu_online(attr->cpu))
+		return -EINVAL;
+	if (attr->pid == -1 && attr->cpu < 0)
+		return -EINVAL;		/* neither a CPU nor a task */
+	if (attr->pid > 0) {
+		struct pid *pid = find_get_pid(attr->pid);
+
+		task = get_pid_task(pid, PIDTYPE_PID);
+		put_pid(pid);
+		if (!task)
+			return -ESRCH;
+	} else if (attr->pid == 0) {
+		task = current;
+		get_task_struct(task);
+	}
+	ret = kring_perm_check(attr, task);
+	if (ret)
+		goto out;
+	cap->ch = ch;
+	cap->ops = ops;
+	cap->cpu = attr->cpu;
+	cap->tid = task ? task->pid : 0;
+	cap->follow[0] = cap->tid;
+	cap->inherit = attr->flags & KRING_ATTR_F_INHERIT;
+	raw_spin_lock_init(&cap->lock);
+	INIT_LIST_HEAD(&cap->node);
+out:
+	if (task)
+		put_task_struct(task);
+	return ret;
+}
+
+/* Start handing events to @cap (ch->lock held). */
+void kring_cap_enable(struct kring_cap *cap)
+{
+	mutex_lock(&kring_cap_mutex);
+	list_add_tail_rcu(&cap->node, &kring_cap_list);
+	mutex_unlock(&kring_cap_mutex);
+}
+
+/* Stop, and wait until no probe still uses @cap (ch->lock held). */
+void kring_cap_disable(struct kring_cap *cap)
+{
+	unsigned int i;
+
+	mutex_lock(&kring_cap_mutex);
+	list_del_rcu(&cap->node);
+	mutex_unlock(&kring_cap_mutex);
+	/* Probes run with preemption disabled: an RCU read side. */
+	synchronize_rcu();
+	/* Children are followed only while enabled. */
+	for (i = 1; i < KRING_FOLLOW_MAX; i++)
+		WRITE_ONCE(cap->follow[i], 0);
+}
+
+/**
+ * kring_cap_follows() - whether @cap records @t
+ * @cap: the channel's mode
+ * @t: a task
+ *
+ * Context: any.
+ * Return: true for every task when @cap follows none, else whether @t is
+ * the followed task or (inherit) one of its descendants.
+ */
+bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t)
+{
+	pid_t pid = t->pid;
+	unsigned int i;
+
+	if (!cap->tid)
+		return true;
+	if (!pid)
+		return false;	/* idle */
+	if (pid == cap->tid)
+		return true;
+	if (!cap->inherit)
+		return false;
+	for (i = 1; i < KRING_FOLLOW_MAX; i++)
+		if (READ_ONCE(cap->follow[i]) == pid)
+			return true;
+	return false;
+}
