@@ -47,6 +47,8 @@ struct kring_cap_ops {
  * @node:	in the list of enabled channels (kring_cap_list), RCU
  * @follow:	followed task ids, 0 = free slot; @follow[0] is @tid
  * @follow_dropped: children that did not fit in @follow
+ * @out:	KRING_IOC_SET_OUTPUT target (a reference), NULL: own buffer;
+ *		changed only while the channel is disabled
  */
 struct kring_cap {
 	struct kring_channel *ch;
@@ -58,7 +60,20 @@ struct kring_cap {
 	struct list_head node;
 	pid_t follow[KRING_FOLLOW_MAX];
 	atomic_t follow_dropped;
+	struct kring_channel *out;
 };
+
+/*
+ * The buffer @cap writes into: its own or its set-output target's.
+ * Context: preemption disabled (the buffer is freed after an RCU grace
+ * period once detached).
+ */
+static inline struct kring_buffer *kring_cap_buf(struct kring_cap *cap)
+{
+	struct kring_channel *dst = READ_ONCE(cap->out);
+
+	return rcu_dereference_sched((dst ? dst : cap->ch)->buf);
+}
 
 /* modes.c */
 int kring_modes_init(void);
@@ -68,6 +83,8 @@ int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
 		   const struct kring_cap_ops *ops);
 void kring_cap_enable(struct kring_cap *cap);
 void kring_cap_disable(struct kring_cap *cap);
+void kring_cap_release(struct kring_cap *cap);
+long kring_ioctl_set_output(struct kring_channel *ch, int fd);
 bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t);
 
 /* perm.c */

@@ -454,6 +454,8 @@ static long kring_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return put_user(ch->id, (__u64 __user *)uarg);
 	case KRING_IOC_STATS:
 		return kring_ioctl_stats(ch, uarg);
+	case KRING_IOC_SET_OUTPUT:
+		return kring_ioctl_set_output(ch, (int)arg);
 	default:
 		return -ENOTTY;
 	}

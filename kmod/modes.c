@@ -22,6 +22,8 @@
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/string.h>
+#include <linux/file.h>
+#include <linux/fs.h>
 
 #include "capture.h"
 
@@ -269,4 +271,125 @@ bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t)
 		if (READ_ONCE(cap->follow[i]) == pid)
 			return true;
 	return false;
+}
+
+/* Drop what the mode holds (the channel is being released). */
+void kring_cap_release(struct kring_cap *cap)
+{
+	kring_channel_put(cap->out);
+	cap->out = NULL;
+}
+
+/* ---- set-output -------------------------------------------------------- */
+
+static struct kring_cap *kring_channel_cap(struct kring_channel *ch)
+{
+	if (!ch->configured ||
+	    (ch->source != &kring_sched_source && ch->source != &kring_timer_source))
+		return NULL;
+	return ch->source_priv;		/* struct kring_cap comes first */
+}
+
+/* What set-output needs to know of its target, read under its lock. */
+struct kring_output_target {
+	bool configured;
+	bool redirected;
+	bool capture;
+	pid_t tid;
+	bool inherit;
+	s32 cpu;
+	u32 clockid;
+};
+
+static void kring_output_target_read(struct kring_channel *t,
+				     struct kring_output_target *o)
+{
+	struct kring_cap *tcap;
+
+	mutex_lock(&t->lock);
+	tcap = kring_channel_cap(t);
+	o->configured = t->configured;
+	o->capture = tcap;
+	o->redirected = tcap && tcap->out;
+	o->tid = tcap ? tcap->tid : 0;
+	o->inherit = tcap && tcap->inherit;
+	o->cpu = t->attr.cpu;
+	o->clockid = t->attr.clockid;
+	mutex_unlock(&t->lock);
+}
+
+/*
+ * perf's constraints: one buffer is written by one CPU at a time, so the
+ * channels sharing it are bound to the same CPU, or follow the same single
+ * task (which runs on one CPU at a time) without inherit.
+ */
+static int kring_output_compatible(struct kring_channel *ch, struct kring_cap *cap,
+				   const struct kring_output_target *t)
+{
+	if (!t->configured || t->redirected || t->clockid != ch->attr.clockid)
+		return -EINVAL;
+	if (cap->cpu >= 0)
+		return t->cpu == cap->cpu ? 0 : -EINVAL;
+	if (t->cpu != -1 || !t->capture || t->tid != cap->tid || cap->inherit || t->inherit)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kring_ioctl_set_output() - KRING_IOC_SET_OUTPUT
+ * @ch:	the channel whose records are redirected
+ * @fd:	a kring file descriptor (the target), or -1 to undo
+ *
+ * Return: 0; -EBADF for a bad descriptor; -EINVAL for a target that is not
+ * a configured kring channel, is @ch, is itself redirected or breaks the
+ * constraints above, or for a channel whose source cannot be redirected;
+ * -EBUSY while @ch is enabled or mapped.
+ */
+long kring_ioctl_set_output(struct kring_channel *ch, int fd)
+{
+	struct kring_output_target t = {};
+	struct kring_channel *target = NULL, *old = NULL;
+	struct file *file = NULL;
+	struct kring_cap *cap;
+	long ret;
+
+	if (fd != -1) {
+		file = fget(fd);
+		if (!file)
+			return -EBADF;
+		if (file->f_op != &kring_fops || file->private_data == ch) {
+			ret = -EINVAL;
+			goto out_fput;
+		}
+		target = file->private_data;
+		/* Not under ch->lock: two channels may point at each other. */
+		kring_output_target_read(target, &t);
+	}
+	mutex_lock(&ch->lock);
+	cap = kring_channel_cap(ch);
+	if (!cap) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (ch->enabled || rcu_access_pointer(ch->buf)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	if (target) {
+		ret = kring_output_compatible(ch, cap, &t);
+		if (ret)
+			goto out_unlock;
+		refcount_inc(&target->refs);	/* the file holds one */
+	}
+	old = cap->out;
+	/* Disabled: no writer reads it until the channel is enabled again. */
+	WRITE_ONCE(cap->out, target);
+	ret = 0;
+out_unlock:
+	mutex_unlock(&ch->lock);
+	kring_channel_put(old);
+out_fput:
+	if (file)
+		fput(file);
+	return ret;
 }

@@ -40,7 +40,7 @@ static void kring_sched_emit(struct kring_cap *cap, const struct task_struct *wh
 
 	/* Preemption is off: the buffer lives until we return (RCU). */
 	raw_spin_lock_irqsave(&cap->lock, flags);
-	buf = rcu_dereference_sched(ch->buf);
+	buf = kring_cap_buf(cap);
 	if (!buf)
 		goto out;
 	raw->cpu = smp_processor_id();
@@ -86,7 +86,7 @@ static void kring_sched_switch(struct kring_cap *cap, bool preempt,
 		/* Not ours, but time moves on for this CPU's buffer. */
 		if (cap->cpu >= 0) {
 			raw_spin_lock(&cap->lock);
-			buf = rcu_dereference_sched(cap->ch->buf);
+			buf = kring_cap_buf(cap);
 			if (buf)
 				kring_floor_advance(&buf->ring);
 			raw_spin_unlock(&cap->lock);
@@ -170,6 +170,7 @@ static void kring_sched_stop(struct kring_channel *ch)
 
 static void kring_sched_release(struct kring_channel *ch)
 {
+	kring_cap_release(ch->source_priv);
 	kfree(ch->source_priv);
 	ch->source_priv = NULL;
 }

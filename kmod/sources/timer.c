@@ -56,7 +56,7 @@ static void kring_timer_sample(struct kring_timer *tm, struct pt_regs *regs, u64
 		return;
 	/* Hard irq context: the buffer lives until we return (RCU). */
 	raw_spin_lock_irqsave(&cap->lock, flags);
-	buf = rcu_dereference_sched(ch->buf);
+	buf = kring_cap_buf(cap);
 	if (!buf)
 		goto out;
 	raw.flags = user ? KRING_TIMER_F_USER : 0;
@@ -190,6 +190,7 @@ static void kring_timer_release(struct kring_channel *ch)
 {
 	struct kring_timer *tm = ch->source_priv;
 
+	kring_cap_release(&tm->cap);
 	kfree(tm->cpus);
 	kfree(tm);
 	ch->source_priv = NULL;

@@ -221,6 +221,18 @@ struct kring_stats {
 #define KRING_CTL_F_CPU_OFFLINE		(1ULL << 8)
 
 /*
+ * KRING_IOC_SET_OUTPUT: perf's PERF_EVENT_IOC_SET_OUTPUT. The argument is
+ * a file descriptor of another configured channel (the target) or -1: this
+ * channel's records then go to the target's buffer (this channel must be
+ * disabled and not mapped: else -EBUSY). Both must be bound to the same
+ * CPU, or both follow the same task per-thread without inherit, and both
+ * use the same clockid; the target must not itself be redirected (else
+ * -EINVAL). Only the sched and timer sources can be redirected. -1 undoes
+ * it. Records still carry this channel's id (SAMPLE_IDENTIFIER / ID).
+ */
+#define KRING_IOC_SET_OUTPUT		_IO(KRING_IOC_MAGIC, 0x0a)
+
+/*
  * Sched source (KRING_SOURCE_SCHED): a SAMPLE record (with RAW, whatever
  * sample_type says) per context switch, fork and exit the channel's mode
  * selects. The TID field is the task the record is about (for a switch in
