@@ -28,7 +28,11 @@ struct kring_cap_ops {
 	void (*fork)(struct kring_cap *cap, struct task_struct *parent,
 		     struct task_struct *child);
 	void (*exit)(struct kring_cap *cap, struct task_struct *p);
-	/* CPU @cpu went offline (on that CPU) or came back */
+	/*
+	 * CPU @cpu is going offline or came back online; called on that CPU
+	 * (cpuhp thread) with ch->lock held, for channels bound to @cpu and
+	 * unbound ones.
+	 */
 	void (*cpu_offline)(struct kring_cap *cap, unsigned int cpu);
 	void (*cpu_online)(struct kring_cap *cap, unsigned int cpu);
 };
@@ -49,6 +53,8 @@ struct kring_cap_ops {
  * @follow_dropped: children that did not fit in @follow
  * @out:	KRING_IOC_SET_OUTPUT target (a reference), NULL: own buffer;
  *		changed only while the channel is disabled
+ * @hp_gen:	CPU hotplug pass that last visited @cap (hotplug callbacks
+ *		are serialised by the hotplug core)
  */
 struct kring_cap {
 	struct kring_channel *ch;
@@ -61,6 +67,7 @@ struct kring_cap {
 	pid_t follow[KRING_FOLLOW_MAX];
 	atomic_t follow_dropped;
 	struct kring_channel *out;
+	u64 hp_gen;
 };
 
 /*

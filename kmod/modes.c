@@ -23,6 +23,7 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/file.h>
+#include <linux/cpuhotplug.h>
 #include <linux/fs.h>
 
 #include "capture.h"
@@ -105,6 +106,82 @@ static void kring_tp_find(struct tracepoint *tp, void *priv)
 }
 
 static bool kring_tps_ok;
+static int kring_hp_state;
+static u64 kring_hp_gen;	/* serialised by the hotplug core */
+
+/*
+ * A bound channel's CPU goes offline or comes back: flag it in the
+ * channel's own control page (under ch->lock, like the pause flag) and
+ * let the source stop or restart what runs on that CPU.
+ */
+static void kring_cap_hotplug(struct kring_cap *cap, unsigned int cpu, bool online)
+{
+	struct kring_channel *ch = cap->ch;
+	struct kring_buffer *buf;
+	u64 flags;
+
+	lockdep_assert_held(&ch->lock);
+	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
+	if (buf && cap->cpu == cpu) {
+		flags = READ_ONCE(buf->ctl->flags);
+		if (online)
+			flags &= ~KRING_CTL_F_CPU_OFFLINE;
+		else
+			flags |= KRING_CTL_F_CPU_OFFLINE;
+		WRITE_ONCE(buf->ctl->flags, flags);
+	}
+	if (online && cap->ops->cpu_online)
+		cap->ops->cpu_online(cap, cpu);
+	else if (!online && cap->ops->cpu_offline)
+		cap->ops->cpu_offline(cap, cpu);
+}
+
+/*
+ * Visit every enabled channel bound to @cpu (or unbound) once. ch->lock is
+ * a mutex, so the walk drops the RCU read lock for each visit, holding a
+ * reference on the channel, and starts again; @hp_gen marks the visited.
+ * The hotplug core holds its lock around us: nothing under ch->lock waits
+ * for CPU hotplug.
+ */
+static int kring_cpu_event(unsigned int cpu, bool online)
+{
+	struct kring_channel *ch;
+	struct kring_cap *cap;
+	u64 gen = ++kring_hp_gen;
+
+again:
+	rcu_read_lock();
+	list_for_each_entry_rcu(cap, &kring_cap_list, node) {
+		if (cap->hp_gen == gen)
+			continue;
+		cap->hp_gen = gen;
+		if (cap->cpu >= 0 && cap->cpu != cpu)
+			continue;
+		ch = cap->ch;
+		if (!refcount_inc_not_zero(&ch->refs))
+			continue;
+		rcu_read_unlock();
+		mutex_lock(&ch->lock);
+		/* Still enabled: still listed, @cap still allocated. */
+		if (ch->enabled && ch->source_priv == cap)
+			kring_cap_hotplug(cap, cpu, online);
+		mutex_unlock(&ch->lock);
+		kring_channel_put(ch);
+		goto again;
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+static int kring_cpu_online(unsigned int cpu)
+{
+	return kring_cpu_event(cpu, true);
+}
+
+static int kring_cpu_offline(unsigned int cpu)
+{
+	return kring_cpu_event(cpu, false);
+}
 
 /**
  * kring_modes_available() - whether the sched tracepoints were found
@@ -152,6 +229,12 @@ int kring_modes_init(void)
 		kring_tps[i].registered = true;
 	}
 	kring_tps_ok = true;
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "kring:online",
+					kring_cpu_online, kring_cpu_offline);
+	if (ret < 0)
+		pr_warn("kring: no CPU hotplug notification (%d)\n", ret);
+	else
+		kring_hp_state = ret;
 	return 0;
 
 err_unregister:
@@ -162,6 +245,9 @@ err_unregister:
 
 void kring_modes_exit(void)
 {
+	if (kring_hp_state > 0)
+		cpuhp_remove_state_nocalls(kring_hp_state);
+	kring_hp_state = 0;
 	kring_tps_unregister();
 	kring_tps_ok = false;
 }

@@ -7,8 +7,9 @@
  * whatever runs there (the idle task too); per-thread channels have one on
  * every online CPU and sample only when a followed task was interrupted.
  *
- * A timer that finds itself on another CPU than its own (its CPU went
- * offline and the hrtimer core migrated it) stops.
+ * When a CPU goes offline its timers are cancelled there (kmod/modes.c's
+ * hotplug callback) and restarted when it comes back; a timer that finds
+ * itself on another CPU than its own anyway stops.
  */
 #include <linux/hrtimer.h>
 #include <linux/slab.h>
@@ -30,7 +31,6 @@ struct kring_timer_cpu {
 	struct hrtimer hrtimer;
 	struct kring_timer *tm;
 	unsigned int cpu;
-	bool armed;
 };
 
 struct kring_timer {
@@ -106,8 +106,28 @@ static void kring_timer_arm(void *arg)
 		      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
+/* On @cpu itself (cpuhp thread), ch->lock held: see kmod/capture.h. */
+static void kring_timer_cpu_online(struct kring_cap *cap, unsigned int cpu)
+{
+	struct kring_timer *tm = container_of(cap, struct kring_timer, cap);
+
+	if (!READ_ONCE(tm->stopping))
+		hrtimer_start(&tm->cpus[cpu].hrtimer, ns_to_ktime(tm->period),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static void kring_timer_cpu_offline(struct kring_cap *cap, unsigned int cpu)
+{
+	struct kring_timer *tm = container_of(cap, struct kring_timer, cap);
+
+	hrtimer_cancel(&tm->cpus[cpu].hrtimer);
+}
+
 /* The timer needs no scheduler events, only the mode's task filter. */
-static const struct kring_cap_ops kring_timer_cap_ops;
+static const struct kring_cap_ops kring_timer_cap_ops = {
+	.cpu_online = kring_timer_cpu_online,
+	.cpu_offline = kring_timer_cpu_offline,
+};
 
 static int kring_timer_configure(struct kring_channel *ch)
 {
@@ -165,8 +185,7 @@ static int kring_timer_start(struct kring_channel *ch)
 	for_each_online_cpu(cpu) {
 		if (tm->cap.cpu >= 0 && tm->cap.cpu != cpu)
 			continue;
-		if (!smp_call_function_single(cpu, kring_timer_arm, &tm->cpus[cpu], 1))
-			tm->cpus[cpu].armed = true;
+		smp_call_function_single(cpu, kring_timer_arm, &tm->cpus[cpu], 1);
 	}
 	return 0;
 }
@@ -177,13 +196,10 @@ static void kring_timer_stop(struct kring_channel *ch)
 	unsigned int cpu;
 
 	WRITE_ONCE(tm->stopping, true);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		if (!tm->cpus[cpu].armed)
-			continue;
-		hrtimer_cancel(&tm->cpus[cpu].hrtimer);
-		tm->cpus[cpu].armed = false;
-	}
+	/* Off the list first: no hotplug callback re-arms a timer after this. */
 	kring_cap_disable(&tm->cap);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		hrtimer_cancel(&tm->cpus[cpu].hrtimer);
 }
 
 static void kring_timer_release(struct kring_channel *ch)
