@@ -10,6 +10,7 @@
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/sched.h>
+#include <linux/hrtimer.h>
 
 #include "kring_internal.h"
 
@@ -55,6 +56,9 @@ struct kring_cap_ops {
  *		changed only while the channel is disabled
  * @hp_gen:	CPU hotplug pass that last visited @cap (hotplug callbacks
  *		are serialised by the hotplug core)
+ * @floor_timer: bound channels: raises the timestamp floor on the channel's
+ *		CPU every kring.floor_tick_us, so a quiet buffer's floor moves
+ * @floor_stop:	tells @floor_timer not to restart
  */
 struct kring_cap {
 	struct kring_channel *ch;
@@ -68,6 +72,8 @@ struct kring_cap {
 	atomic_t follow_dropped;
 	struct kring_channel *out;
 	u64 hp_gen;
+	struct hrtimer floor_timer;
+	bool floor_stop;
 };
 
 /*

@@ -24,9 +24,16 @@
 #include <linux/string.h>
 #include <linux/file.h>
 #include <linux/cpuhotplug.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/fs.h>
 
 #include "capture.h"
+
+static unsigned int kring_floor_tick_us = 10000;
+module_param_named(floor_tick_us, kring_floor_tick_us, uint, 0444);
+MODULE_PARM_DESC(floor_tick_us,
+		 "period of the timestamp floor's refresh on a quiet bound channel (0: only when records are written)");
 
 static LIST_HEAD(kring_cap_list);	/* enabled channels, RCU */
 static DEFINE_MUTEX(kring_cap_mutex);	/* serialises list changes */
@@ -122,6 +129,11 @@ static void kring_cap_hotplug(struct kring_cap *cap, unsigned int cpu, bool onli
 
 	lockdep_assert_held(&ch->lock);
 	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
+	if (cap->cpu == cpu && online && kring_floor_tick_us && !READ_ONCE(cap->floor_stop))
+		hrtimer_start(&cap->floor_timer, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+	else if (cap->cpu == cpu && !online)
+		hrtimer_cancel(&cap->floor_timer);
 	if (buf && cap->cpu == cpu) {
 		flags = READ_ONCE(buf->ctl->flags);
 		if (online)
@@ -254,6 +266,36 @@ void kring_modes_exit(void)
 
 /* ---- channels ---------------------------------------------------------- */
 
+/*
+ * The floor tick, on the channel's CPU in hard irq context: a buffer whose
+ * CPU is idle or runs nothing the channel records still gets a floor that
+ * follows the clock (see kring_floor_advance() for why this is safe while
+ * other writers of the buffer may be interrupted).
+ */
+static enum hrtimer_restart kring_floor_tick(struct hrtimer *t)
+{
+	struct kring_cap *cap = container_of(t, struct kring_cap, floor_timer);
+	struct kring_buffer *buf;
+
+	if (READ_ONCE(cap->floor_stop) || smp_processor_id() != cap->cpu)
+		return HRTIMER_NORESTART;
+	raw_spin_lock(&cap->lock);
+	buf = kring_cap_buf(cap);
+	if (buf && (cap->cpu >= 0 || cap->ch->attr.clockid != KRING_CLOCK_LOCAL))
+		kring_floor_advance(&buf->ring);
+	raw_spin_unlock(&cap->lock);
+	hrtimer_forward_now(t, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC));
+	return HRTIMER_RESTART;
+}
+
+static void kring_floor_tick_arm(void *arg)
+{
+	struct kring_cap *cap = arg;
+
+	hrtimer_start(&cap->floor_timer, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
 /**
  * kring_cap_init() - set up the mode of a sched or timer channel
  * @cap:	zeroed
@@ -302,6 +344,8 @@ int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
 	cap->inherit = attr->flags & KRING_ATTR_F_INHERIT;
 	raw_spin_lock_init(&cap->lock);
 	INIT_LIST_HEAD(&cap->node);
+	hrtimer_init(&cap->floor_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	cap->floor_timer.function = kring_floor_tick;
 out:
 	if (task)
 		put_task_struct(task);
@@ -314,6 +358,9 @@ void kring_cap_enable(struct kring_cap *cap)
 	mutex_lock(&kring_cap_mutex);
 	list_add_tail_rcu(&cap->node, &kring_cap_list);
 	mutex_unlock(&kring_cap_mutex);
+	WRITE_ONCE(cap->floor_stop, false);
+	if (cap->cpu >= 0 && kring_floor_tick_us)
+		smp_call_function_single(cap->cpu, kring_floor_tick_arm, cap, 1);
 }
 
 /* Stop, and wait until no probe still uses @cap (ch->lock held). */
@@ -321,11 +368,17 @@ void kring_cap_disable(struct kring_cap *cap)
 {
 	unsigned int i;
 
+	WRITE_ONCE(cap->floor_stop, true);
 	mutex_lock(&kring_cap_mutex);
 	list_del_rcu(&cap->node);
 	mutex_unlock(&kring_cap_mutex);
-	/* Probes run with preemption disabled: an RCU read side. */
+	/*
+	 * Probes run with preemption disabled: an RCU read side. Hotplug
+	 * callbacks act under ch->lock, which our caller holds, and see
+	 * @floor_stop: none re-arms the floor tick after this.
+	 */
 	synchronize_rcu();
+	hrtimer_cancel(&cap->floor_timer);
 	/* Children are followed only while enabled. */
 	for (i = 1; i < KRING_FOLLOW_MAX; i++)
 		WRITE_ONCE(cap->follow[i], 0);

@@ -1,5 +1,8 @@
 // In the guest: record clocks, TSC conversion and the timestamp floor.
+#include <signal.h>
 #include <sys/wait.h>
+
+#include <algorithm>
 
 #include <gtest/gtest.h>
 
@@ -121,6 +124,38 @@ TEST(CaptureTime, NonDecreasingAndFloor) {
     EXPECT_EQ(below, 0);
     EXPECT_GT(floors_seen, 0);
     EXPECT_GT(floor_moves, 0);
+}
+
+// A bound channel that records nothing (it follows a task that sleeps)
+// still gets a floor that follows the clock: the merge of several CPUs'
+// buffers does not wait for a quiet one.
+TEST(CaptureTime, FloorMovesOnQuietBuffer) {
+    pid_t sleeper = ::fork();
+    ASSERT_GE(sleeper, 0);
+    if (sleeper == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    cap::channel ch;
+    ASSERT_EQ(ch.open(cap::attr(KRING_SOURCE_SCHED, 0, sleeper), 2), 0);
+    ASSERT_EQ(ch.enable(), 0);
+    std::int64_t worst = 0;
+    for (int i = 0; i < 20; i++) {
+        ::usleep(20000);
+        std::uint64_t now = cap::now_ns();
+        std::uint64_t f = load_floor(ch.ch.ctl);
+        std::int64_t lag = f ? std::int64_t(now - f) : std::int64_t(now);
+        worst = std::max(worst, lag);
+        EXPECT_LE(f, now) << "a floor in the future";
+    }
+    ASSERT_EQ(ch.disable(), 0);
+    ::kill(sleeper, SIGKILL);
+    ::waitpid(sleeper, nullptr, 0);
+    ch.drain();
+    std::printf("quiet buffer: %zu records, floor at most %.1f ms behind the clock\n",
+                ch.recs.size(), double(worst) / 1e6);
+    // The floor tick is 10 ms (kring.floor_tick_us); TCG adds its delays.
+    EXPECT_LT(worst, 60000000);
 }
 
 // Where the control page offers TSC conversion, it agrees with the record
