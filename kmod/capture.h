@@ -44,6 +44,8 @@ struct kring_cap_ops {
  * @ops:	the source's event handlers
  * @cpu:	the CPU the channel is bound to, -1 for any
  * @tid:	the followed task's id (init pid namespace), 0: every task
+ * @root:	the followed task's struct pid (a reference): compared instead
+ *		of @tid, so a recycled task id never matches another task
  * @inherit:	follow the tasks @tid forks, and theirs
  * @lock:	serialises the source's writers (the ring core wants one
  *		writing CPU at a time, and an unbound channel is written
@@ -65,6 +67,7 @@ struct kring_cap {
 	const struct kring_cap_ops *ops;
 	int cpu;
 	pid_t tid;
+	struct pid *root;
 	bool inherit;
 	raw_spinlock_t lock;
 	struct list_head node;

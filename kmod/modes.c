@@ -11,11 +11,12 @@
  * runqueue lock held and interrupts off), so nothing here sleeps or takes
  * a lock that the scheduler could take inside it.
  *
- * Followed tasks are kept as task ids in a small per-channel array: the
- * task itself and, with inherit, the children forked while the channel is
- * enabled (claimed with cmpxchg by the fork probe, on any CPU, and freed by
- * the exit probe). A child that finds no free slot is counted and not
- * followed.
+ * The followed task is matched by its struct pid, which the channel holds,
+ * so a recycled task id never matches another task. With inherit, the
+ * children forked while the channel is enabled are kept as task ids in a
+ * small per-channel array (claimed with cmpxchg by the fork probe, on any
+ * CPU, and freed by the exit probe before the id can be reused). A child
+ * that finds no free slot is counted and not followed.
  */
 #include <linux/tracepoint.h>
 #include <linux/rculist.h>
@@ -340,6 +341,7 @@ int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
 	cap->ops = ops;
 	cap->cpu = attr->cpu;
 	cap->tid = task ? task->pid : 0;
+	cap->root = task ? get_pid(task_pid(task)) : NULL;
 	cap->follow[0] = cap->tid;
 	cap->inherit = attr->flags & KRING_ATTR_F_INHERIT;
 	raw_spin_lock_init(&cap->lock);
@@ -402,7 +404,7 @@ bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t)
 		return true;
 	if (!pid)
 		return false;	/* idle */
-	if (pid == cap->tid)
+	if (READ_ONCE(t->thread_pid) == cap->root)
 		return true;
 	if (!cap->inherit)
 		return false;
@@ -415,6 +417,8 @@ bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t)
 /* Drop what the mode holds (the channel is being released). */
 void kring_cap_release(struct kring_cap *cap)
 {
+	put_pid(cap->root);
+	cap->root = NULL;
 	kring_channel_put(cap->out);
 	cap->out = NULL;
 }
