@@ -1,7 +1,7 @@
 // kring sched: capture context switches with the sched source (system-wide:
 // one channel per CPU; or one task, per-thread or on every CPU with
 // --inherit) for a while, then summarise them per task: switches, time on
-// CPU, and how often the task was preempted.
+// CPU, and how many switches were involuntary (preempted or still runnable).
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <thread>
@@ -68,7 +69,10 @@ struct task_stats {
 struct summary {
     std::map<std::int64_t, task_stats> tasks;  // by tid; idle: -1 - cpu
     std::uint64_t records = 0, lost = 0, bad = 0, forks = 0, exits = 0;
-    bool followed = false;  // count only the record's subject (its TID field)
+    // Followed modes: count only followed tasks, i.e. those that were a
+    // record's subject (its TID field) at some point.
+    bool followed = false;
+    std::set<std::uint32_t> subjects;
 
     task_stats& task(std::uint32_t pid, std::uint32_t tid, const char* comm, std::uint32_t cpu) {
         std::int64_t key = tid ? std::int64_t(tid) : -1 - std::int64_t(cpu);
@@ -107,16 +111,18 @@ struct summary {
         }
         if (r.kind != KRING_SCHED_SWITCH)
             return;
-        if (!followed || r.prev_tid == subject) {
+        subjects.insert(subject);
+        if (!followed || subjects.count(r.prev_tid)) {
             auto& prev = task(r.prev_pid, r.prev_tid, r.prev_comm, r.cpu);
             prev.switches++;
-            if (r.flags & KRING_SCHED_F_PREEMPT)
+            // Involuntary: preempted, or still runnable when switched out.
+            if ((r.flags & KRING_SCHED_F_PREEMPT) || r.prev_state == 0)
                 prev.preempted++;
             if (prev.in_since && time >= prev.in_since)
                 prev.runtime += time - prev.in_since;
             prev.in_since = 0;
         }
-        if (!followed || r.next_tid == subject)
+        if (!followed || subjects.count(r.next_tid))
             task(r.next_pid, r.next_tid, r.next_comm, r.cpu).in_since = time;
     }
 };
@@ -254,11 +260,11 @@ int run(const context& ctx, options o) {
     fmt::print("{} records from {} {} in {:.2f} s ({} forks, {} exits, {} lost)\n",
                s.records, rings.size(), o.all_cpus ? "CPU channels" : "per-thread channel", secs,
                s.forks, s.exits, s.lost);
-    fmt::print("{:>7} {:>7} {:<16} {:>9} {:>9} {:>12}\n", "pid", "tid", "comm", "switches",
-               "preempted", "runtime ms");
+    fmt::print("{:>7} {:>7} {:<16} {:>9} {:>11} {:>12}\n", "pid", "tid", "comm", "switches",
+               "involuntary", "runtime ms");
     for (std::size_t i = 0; i < order.size() && i < o.top; i++) {
         const auto* t = order[i];
-        fmt::print("{:>7} {:>7} {:<16} {:>9} {:>9} {:>12.3f}\n", t->pid, t->tid, t->comm,
+        fmt::print("{:>7} {:>7} {:<16} {:>9} {:>11} {:>12.3f}\n", t->pid, t->tid, t->comm,
                    t->switches, t->preempted, double(t->runtime) / 1e6);
     }
     if (order.size() > o.top)
