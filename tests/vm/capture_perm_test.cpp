@@ -1,5 +1,6 @@
 // In the guest: an unprivileged user is refused system-wide capture and
 // another user's task, and may capture its own.
+#include <fcntl.h>
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
@@ -58,6 +59,49 @@ TEST(CapturePerm, UnprivilegedUser) {
     // Root may do all of it.
     EXPECT_EQ(try_configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
     EXPECT_EQ(try_configure(cap::attr(KRING_SOURCE_SCHED, -1, 1)), 0);
+}
+
+// kring.paranoid = -1 lets the same user capture a CPU and kernel-mode
+// samples, as perf_event_paranoid does; the default refuses again.
+TEST(CapturePerm, ParanoidParameterRelaxes) {
+    const char* param = "/sys/module/kring/parameters/paranoid";
+    if (::geteuid() != 0 || ::access(param, W_OK) != 0)
+        GTEST_SKIP() << "needs root and " << param;
+    auto set = [&](const char* v) {
+        int fd = ::open(param, O_WRONLY | O_CLOEXEC);
+        bool ok = fd >= 0 && ::write(fd, v, std::strlen(v)) == ssize_t(std::strlen(v));
+        if (fd >= 0)
+            ::close(fd);
+        return ok;
+    };
+    char old[16] = {};
+    int fd = ::open(param, O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_GT(::read(fd, old, sizeof(old) - 1), 0);
+    ::close(fd);
+    auto as_nobody = [](bool expect_ok) {
+        pid_t child = ::fork();
+        if (child == 0) {
+            if (::setgid(65534) || ::setuid(65534))
+                ::_exit(2);
+            kring_attr t = cap::attr(KRING_SOURCE_TIMER, -1, 0);
+            t.config[0] = 100;
+            int a = try_configure(cap::attr(KRING_SOURCE_SCHED, 0, -1));
+            int b = try_configure(t);
+            bool ok = expect_ok ? (a == 0 && b == 0) : (a == EACCES && b == EACCES);
+            ::_exit(ok ? 0 : 1);
+        }
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+    };
+    ASSERT_TRUE(set("-1"));
+    int relaxed = as_nobody(true);
+    ASSERT_TRUE(set("2"));
+    int strict = as_nobody(false);
+    set(old);
+    EXPECT_EQ(relaxed, 0);
+    EXPECT_EQ(strict, 0);
 }
 
 }  // namespace

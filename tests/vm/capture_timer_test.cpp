@@ -79,6 +79,33 @@ TEST(CaptureTimer, PerThreadCountAndIps) {
     EXPECT_GE(double(in_loop), double(user) * 0.9);
 }
 
+// With KRING_ATTR_F_EXCLUDE_KERNEL a thread that spends most of its time in
+// system calls gets user-mode samples only.
+TEST(CaptureTimer, ExcludeKernel) {
+    cap::channel ch;
+    kring_attr a = cap::attr(KRING_SOURCE_TIMER, -1, 0, KRING_ATTR_F_EXCLUDE_KERNEL);
+    a.config[0] = 500;
+    ASSERT_EQ(ch.open(a, 4), 0);
+    ASSERT_EQ(ch.enable(), 0);
+    std::uint64_t c0 = cap::now_ns(CLOCK_THREAD_CPUTIME_ID), c1 = c0;
+    volatile std::uint64_t x = 1;
+    while (c1 - c0 < 500000000ull) {
+        for (int i = 0; i < 200; i++)
+            ::syscall(SYS_getppid);
+        spin_chunk(&x);
+        c1 = cap::now_ns(CLOCK_THREAD_CPUTIME_ID);
+    }
+    ASSERT_EQ(ch.disable(), 0);
+    ch.drain();
+    long kernel = 0;
+    for (const auto& r : ch.recs)
+        kernel += !(r.timer.flags & KRING_TIMER_F_USER) || r.s.ip >= 0x800000000000ull;
+    std::printf("exclude-kernel: %zu samples, %ld in kernel mode\n", ch.recs.size(), kernel);
+    EXPECT_EQ(ch.bad, 0u);
+    EXPECT_GT(ch.recs.size(), 20u);
+    EXPECT_EQ(kernel, 0);
+}
+
 // A per-CPU timer samples whatever runs on its CPU, idle included, and only
 // there.
 TEST(CaptureTimer, PerCpuSamplesItsCpu) {
