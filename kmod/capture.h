@@ -29,6 +29,8 @@ struct kring_cap_ops {
 	void (*fork)(struct kring_cap *cap, struct task_struct *parent,
 		     struct task_struct *child);
 	void (*exit)(struct kring_cap *cap, struct task_struct *p);
+	/* current wakes @p (sched_waking, sched_wakeup_new); any context */
+	void (*wakeup)(struct kring_cap *cap, struct task_struct *p);
 	/*
 	 * CPU @cpu is going offline or came back online; called on that CPU
 	 * (cpuhp thread) with ch->lock held, for channels bound to @cpu and
@@ -95,6 +97,7 @@ static inline struct kring_buffer *kring_cap_buf(struct kring_cap *cap)
 int kring_modes_init(void);
 void kring_modes_exit(void);
 bool kring_modes_available(void);
+bool kring_modes_wakeups_available(void);
 int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
 		   const struct kring_cap_ops *ops);
 void kring_cap_enable(struct kring_cap *cap);

@@ -89,11 +89,23 @@ static void kring_probe_exit(void *data, struct task_struct *p)
 	}
 }
 
+static void kring_probe_wakeup(void *data, struct task_struct *p)
+{
+	struct kring_cap *cap;
+
+	list_for_each_entry_rcu(cap, &kring_cap_list, node)
+		if (cap->ops->wakeup)
+			cap->ops->wakeup(cap, p);
+}
+
 /* ---- tracepoint lookup ------------------------------------------------- */
+
+static bool kring_tps_ok;
 
 struct kring_tp {
 	const char *name;
 	void *probe;
+	bool optional;		/* wakeup records only */
 	struct tracepoint *tp;
 	bool registered;
 };
@@ -102,7 +114,20 @@ static struct kring_tp kring_tps[] = {
 	{ .name = "sched_switch", .probe = kring_probe_switch },
 	{ .name = "sched_process_fork", .probe = kring_probe_fork },
 	{ .name = "sched_process_exit", .probe = kring_probe_exit },
+	/* waking, not wakeup: it runs in the waker's context */
+	{ .name = "sched_waking", .probe = kring_probe_wakeup, .optional = true },
+	{ .name = "sched_wakeup_new", .probe = kring_probe_wakeup, .optional = true },
 };
+
+/**
+ * kring_modes_wakeups_available() - whether wakeup records can be written
+ *
+ * Return: true if both wakeup tracepoints are attached.
+ */
+bool kring_modes_wakeups_available(void)
+{
+	return kring_tps_ok && kring_tps[3].registered && kring_tps[4].registered;
+}
 
 static void kring_tp_find(struct tracepoint *tp, void *priv)
 {
@@ -113,7 +138,6 @@ static void kring_tp_find(struct tracepoint *tp, void *priv)
 			kring_tps[i].tp = tp;
 }
 
-static bool kring_tps_ok;
 static int kring_hp_state;
 static u64 kring_hp_gen;	/* serialised by the hotplug core */
 
@@ -228,6 +252,11 @@ int kring_modes_init(void)
 
 	for_each_kernel_tracepoint(kring_tp_find, NULL);
 	for (i = 0; i < ARRAY_SIZE(kring_tps); i++) {
+		if (!kring_tps[i].tp && kring_tps[i].optional) {
+			pr_info("kring: tracepoint %s not found: no wakeup records\n",
+				kring_tps[i].name);
+			continue;
+		}
 		if (!kring_tps[i].tp) {
 			pr_warn("kring: tracepoint %s not found: sched and timer sources disabled\n",
 				kring_tps[i].name);

@@ -130,10 +130,26 @@ static void kring_sched_exit(struct kring_cap *cap, struct task_struct *p)
 	kring_sched_emit(cap, p, &raw);
 }
 
+static void kring_sched_wakeup(struct kring_cap *cap, struct task_struct *p)
+{
+	struct kring_sched_raw raw;
+
+	if (!(cap->ch->attr.config[0] & KRING_SCHED_CFG_WAKEUPS) ||
+	    !kring_sched_here(cap) || !kring_cap_follows(cap, p))
+		return;
+	memset(&raw, 0, sizeof(raw));
+	raw.kind = KRING_SCHED_WAKEUP;
+	raw.prev_state = task_cpu(p);
+	kring_sched_fill_task(current, &raw.prev_pid, &raw.prev_tid, &raw.prev_prio, raw.prev_comm);
+	kring_sched_fill_task(p, &raw.next_pid, &raw.next_tid, &raw.next_prio, raw.next_comm);
+	kring_sched_emit(cap, p, &raw);
+}
+
 static const struct kring_cap_ops kring_sched_cap_ops = {
 	.sched_switch = kring_sched_switch,
 	.fork = kring_sched_fork,
 	.exit = kring_sched_exit,
+	.wakeup = kring_sched_wakeup,
 };
 
 static int kring_sched_configure(struct kring_channel *ch)
@@ -142,7 +158,11 @@ static int kring_sched_configure(struct kring_channel *ch)
 	unsigned int i;
 	int ret;
 
-	for (i = 0; i < ARRAY_SIZE(ch->attr.config); i++)
+	if (ch->attr.config[0] & ~KRING_SCHED_CFG_WAKEUPS)
+		return -EINVAL;
+	if ((ch->attr.config[0] & KRING_SCHED_CFG_WAKEUPS) && !kring_modes_wakeups_available())
+		return -EOPNOTSUPP;
+	for (i = 1; i < ARRAY_SIZE(ch->attr.config); i++)
 		if (ch->attr.config[i])
 			return -EINVAL;
 	cap = kzalloc(sizeof(*cap), GFP_KERNEL_ACCOUNT);

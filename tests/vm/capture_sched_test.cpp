@@ -32,8 +32,13 @@ TEST(CaptureSched, RefusesBadModes) {
     EXPECT_EQ(a.configure(cap::attr(KRING_SOURCE_SCHED, -1, -1)), EINVAL);  // neither
     ASSERT_EQ(b.open_dev(), 0);
     kring_attr at = cap::attr(KRING_SOURCE_SCHED, -1, 0);
-    at.config[0] = 1;
+    at.config[1] = 1;
     EXPECT_EQ(b.configure(at), EINVAL);
+    kt::raw_channel b2;
+    ASSERT_EQ(b2.open_dev(), 0);
+    at = cap::attr(KRING_SOURCE_SCHED, -1, 0);
+    at.config[0] = 2;  // an unknown KRING_SCHED_CFG_* bit
+    EXPECT_EQ(b2.configure(at), EINVAL);
     ASSERT_EQ(c.open_dev(), 0);
     EXPECT_EQ(c.configure(cap::attr(KRING_SOURCE_SCHED, -1, 0x3ffffff0)), ESRCH);
     ASSERT_EQ(d.open_dev(), 0);
@@ -119,6 +124,53 @@ TEST(CaptureSched, PerThreadPingPong) {
     EXPECT_NEAR(outs_in_window, delta, 2);
     EXPECT_LE(outs - ins, 1);
     EXPECT_LE(ins - outs, 1);
+}
+
+// With KRING_SCHED_CFG_WAKEUPS a per-thread channel on a task that sleeps on
+// a pipe records each wakeup by the writer, before the task's switch in.
+TEST(CaptureSched, PerThreadWakeups) {
+    int p[2], done[2];
+    ASSERT_EQ(::pipe(p), 0);
+    ASSERT_EQ(::pipe(done), 0);
+    const int rounds = 20;
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        char b;
+        for (int i = 0; i < rounds; i++)
+            if (::read(p[0], &b, 1) != 1 || ::write(done[1], &b, 1) != 1)
+                ::_exit(1);
+        ::_exit(0);
+    }
+    cap::channel ch;
+    kring_attr a = cap::attr(KRING_SOURCE_SCHED, -1, child);
+    a.config[0] = KRING_SCHED_CFG_WAKEUPS;
+    ASSERT_EQ(ch.open(a, 6), 0);
+    ASSERT_EQ(ch.enable(), 0);
+    const std::uint32_t self = cap::gettid_();
+    char b = 'w';
+    for (int i = 0; i < rounds; i++) {
+        ::usleep(2000);  // the child is asleep in read() by now
+        ASSERT_EQ(::write(p[1], &b, 1), 1);
+        ASSERT_EQ(::read(done[0], &b, 1), 1);
+    }
+    ::waitpid(child, nullptr, 0);
+    ASSERT_EQ(ch.disable(), 0);
+    ch.drain();
+    long by_us = 0, wakeups = 0, other = 0;
+    for (const auto& r : ch.recs) {
+        if (r.s.tid != std::uint32_t(child))
+            other++;
+        if (r.sched.kind != KRING_SCHED_WAKEUP)
+            continue;
+        wakeups++;
+        if (r.sched.next_tid == std::uint32_t(child) && r.sched.prev_tid == self)
+            by_us++;
+    }
+    std::printf("wakeups: %ld records, %ld by the writer\n", wakeups, by_us);
+    EXPECT_EQ(ch.bad, 0u);
+    EXPECT_EQ(other, 0);
+    EXPECT_GE(by_us, rounds - 2);  // a read may find the byte before sleeping
 }
 
 // A busy loop pinned to CPU 1 appears in CPU 1's channel, never in CPU 0's.

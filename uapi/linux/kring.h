@@ -237,11 +237,15 @@ struct kring_stats {
  * sample_type says) per context switch, fork and exit the channel's mode
  * selects. The TID field is the task the record is about (for a switch in
  * a followed mode, the followed one of prev and next; else prev); RAW holds
- * a struct kring_sched_raw. config[] must be zero.
+ * a struct kring_sched_raw. config[0] holds KRING_SCHED_CFG_* bits; the
+ * rest of config[] must be zero.
  */
 #define KRING_SCHED_SWITCH		1	/* prev switched out, next in */
 #define KRING_SCHED_FORK		2	/* prev forked next */
 #define KRING_SCHED_EXIT		3	/* prev exited */
+#define KRING_SCHED_WAKEUP		4	/* prev (current) woke next up */
+
+#define KRING_SCHED_CFG_WAKEUPS		(1ULL << 0)	/* also record wakeups */
 
 #define KRING_SCHED_F_PREEMPT		(1U << 0)	/* switch: prev was preempted */
 
@@ -256,7 +260,9 @@ struct kring_stats {
  *		100..139 normal, as the sched_switch tracepoint reports)
  * @prev_state:	switch: prev's state word as sched_switch reports it (0:
  *		runnable, i.e. preempted; 1: interruptible sleep; 2:
- *		uninterruptible; ...); exit: the exit code
+ *		uninterruptible; ...); exit: the exit code; wakeup: the CPU
+ *		next last ran on (wakeups are recorded in the waker's
+ *		context, before the scheduler picks next's CPU)
  * @prev_comm, @next_comm: task names, NUL padded
  */
 struct kring_sched_raw {
