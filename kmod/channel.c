@@ -20,6 +20,7 @@
 
 #include "compat.h"
 #include "kring_internal.h"
+#include "capture.h"
 
 static atomic64_t kring_next_id = ATOMIC64_INIT(0);
 
@@ -38,7 +39,9 @@ void kring_abi_info_fill(struct kring_abi_info *info)
 	info->abi_minor = KRING_ABI_MINOR;
 	info->features = KRING_FEAT_ABI_QUERY | KRING_FEAT_DATA_RING |
 			 KRING_FEAT_OVERWRITE | KRING_FEAT_MIRROR |
-			 KRING_FEAT_SYNTHETIC;
+			 KRING_FEAT_SYNTHETIC | KRING_FEAT_CLOCKS;
+	if (kring_modes_available())
+		info->features |= KRING_FEAT_SCHED | KRING_FEAT_TIMER | KRING_FEAT_CAPTURE;
 	info->page_size = PAGE_SIZE;
 	info->max_data_pages_order = KRING_MAX_DATA_ORDER;
 }
@@ -64,6 +67,8 @@ EXPORT_SYMBOL_IF_KUNIT(kring_abi_info_copy_size);
 
 static const struct kring_source_ops *kring_sources[KRING_SOURCE_MAX] = {
 	[KRING_SOURCE_SYNTHETIC] = &kring_synthetic_source,
+	[KRING_SOURCE_SCHED] = &kring_sched_source,
+	[KRING_SOURCE_TIMER] = &kring_timer_source,
 };
 
 /**
@@ -82,16 +87,19 @@ int kring_attr_validate(const struct kring_attr *attr)
 	/* Known to the ABI but not built into this module. */
 	if (attr->source != KRING_SOURCE_NONE && !kring_sources[attr->source])
 		return -EOPNOTSUPP;
-	if (attr->clockid || attr->aux_watermark)
+	if (!kring_clock_valid(attr->clockid) || attr->aux_watermark)
 		return -EINVAL;
-	if (attr->flags & ~KRING_ATTR_F_ALL)
+	if (attr->flags & ~(KRING_ATTR_F_ALL | KRING_ATTR_F_CAPTURE_ALL))
 		return -EINVAL;
 	if (attr->sample_type & ~KRING_SAMPLE_SUPPORTED)
 		return -EINVAL;
 	if (attr->cpu < -1 || (attr->cpu >= 0 && attr->cpu >= nr_cpu_ids))
 		return -EINVAL;
-	/* Following a task arrives with the capture modes. */
-	if (attr->pid != -1)
+	/* Only the capture sources follow tasks (docs/CAPTURE.md). */
+	if (attr->pid < -1 || (attr->pid != -1 && attr->source != KRING_SOURCE_SCHED &&
+			       attr->source != KRING_SOURCE_TIMER))
+		return -EINVAL;
+	if ((attr->flags & KRING_ATTR_F_INHERIT) && attr->pid == -1)
 		return -EINVAL;
 	for (i = 0; i < ARRAY_SIZE(attr->reserved); i++)
 		if (attr->reserved[i])
@@ -128,7 +136,8 @@ void kring_channel_attach(struct kring_channel *ch, struct kring_buffer *buf)
 	lockdep_assert_held(&ch->lock);
 	buf->owner = ch;
 	buf->ring.wakeup = kring_ring_wakeup;
-	buf->ring.clock = kring_clock_ns;
+	buf->ring.clock = kring_clock_fn(ch->attr.clockid);
+	kring_clock_setup_ctl(buf->ctl, ch->attr.clockid);
 	kring_ring_set_wakeup(&buf->ring, ch->watermark, ch->wakeup_events);
 	kring_ring_set_paused(&buf->ring, ch->paused);
 	rcu_assign_pointer(ch->buf, buf);
@@ -445,6 +454,8 @@ static long kring_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return put_user(ch->id, (__u64 __user *)uarg);
 	case KRING_IOC_STATS:
 		return kring_ioctl_stats(ch, uarg);
+	case KRING_IOC_SET_OUTPUT:
+		return kring_ioctl_set_output(ch, (int)arg);
 	default:
 		return -ENOTTY;
 	}

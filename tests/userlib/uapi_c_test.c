@@ -27,3 +27,12 @@ _Static_assert(offsetof(struct kring_aux_record, flags) == 24, "aux flags offset
 _Static_assert(sizeof(struct kring_aux_record) == 48, "kring_aux_record size");
 _Static_assert(offsetof(struct kring_itrace_start_record, tid) == 12, "itrace tid offset");
 _Static_assert(sizeof(struct kring_itrace_start_record) == 32, "itrace_start size");
+
+/* Capture sources: RAW payloads of the sched and timer sources. */
+_Static_assert(sizeof(struct kring_sched_raw) == 72, "kring_sched_raw size");
+_Static_assert(offsetof(struct kring_sched_raw, cpu) == 4, "sched cpu offset");
+_Static_assert(offsetof(struct kring_sched_raw, prev_state) == 32, "prev_state offset");
+_Static_assert(offsetof(struct kring_sched_raw, prev_comm) == 40, "prev_comm offset");
+_Static_assert(offsetof(struct kring_sched_raw, next_comm) == 56, "next_comm offset");
+_Static_assert(sizeof(struct kring_timer_raw) == 16, "kring_timer_raw size");
+_Static_assert(offsetof(struct kring_timer_raw, overruns) == 8, "overruns offset");

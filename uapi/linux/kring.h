@@ -178,6 +178,129 @@ struct kring_stats {
 /* 0x0a-0x0f: capture modes (set-output, ...); 0x10-0x1f: the AUX area. */
 
 /*
+ * ---------------------------------------------------------------------
+ * Event sources and capture modes (docs/CAPTURE.md).
+ * ---------------------------------------------------------------------
+ *
+ * Modes, chosen by kring_attr.cpu and .pid as in perf_event_open():
+ *	cpu = N,  pid = -1	per-CPU: every task on CPU N (one channel per
+ *				CPU for system-wide capture)
+ *	cpu = -1, pid = P	per-thread: task P (0: the caller) on any CPU
+ *	cpu = N,  pid = P	P's activity on CPU N only ("default" mode: one
+ *				such channel per CPU); with KRING_ATTR_F_INHERIT
+ *				also every task P forks after the channel is
+ *				enabled, and their children.
+ * Only the sched and timer sources accept pid != -1.
+ */
+#define KRING_FEAT_SCHED	(1ULL << 5)	/* KRING_SOURCE_SCHED */
+#define KRING_FEAT_TIMER	(1ULL << 6)	/* KRING_SOURCE_TIMER */
+#define KRING_FEAT_CAPTURE	(1ULL << 7)	/* pid/cpu modes, inherit, perms */
+#define KRING_FEAT_CLOCKS	(1ULL << 8)	/* clockid, time_*, timestamp_floor */
+
+/* kring_attr.flags of the capture modes. */
+#define KRING_ATTR_F_INHERIT		(1ULL << 8)	/* follow children (pid != -1) */
+#define KRING_ATTR_F_EXCLUDE_KERNEL	(1ULL << 9)	/* timer: drop kernel-mode samples */
+#define KRING_ATTR_F_CAPTURE_ALL	(KRING_ATTR_F_INHERIT | KRING_ATTR_F_EXCLUDE_KERNEL)
+
+/*
+ * kring_attr.clockid: the clock of TIME fields (every value is nanoseconds).
+ * The POSIX ids are the clockid_t values of <time.h>, as perf's
+ * attr.clockid; KRING_CLOCK_LOCAL is perf's default perf_clock()
+ * (local_clock(): fast, per-CPU, not synchronised across CPUs).
+ */
+#define KRING_CLOCK_DEFAULT		0	/* KRING_CLOCK_MONOTONIC */
+#define KRING_CLOCK_MONOTONIC		1	/* CLOCK_MONOTONIC */
+#define KRING_CLOCK_MONOTONIC_RAW	4	/* CLOCK_MONOTONIC_RAW */
+#define KRING_CLOCK_BOOTTIME		7	/* CLOCK_BOOTTIME */
+#define KRING_CLOCK_LOCAL		0x100	/* perf's local clock */
+
+/*
+ * kring_ctl_page.flags of bound channels: the channel's CPU is offline; no
+ * record is written until it comes back (the flag is then cleared).
+ */
+#define KRING_CTL_F_CPU_OFFLINE		(1ULL << 8)
+
+/*
+ * KRING_IOC_SET_OUTPUT: perf's PERF_EVENT_IOC_SET_OUTPUT. The argument is
+ * a file descriptor of another configured channel (the target) or -1: this
+ * channel's records then go to the target's buffer (this channel must be
+ * disabled and not mapped: else -EBUSY). Both must be bound to the same
+ * CPU, or both follow the same task per-thread without inherit, and both
+ * use the same clockid; the target must not itself be redirected (else
+ * -EINVAL). Only the sched and timer sources can be redirected. -1 undoes
+ * it. Records still carry this channel's id (SAMPLE_IDENTIFIER / ID).
+ */
+#define KRING_IOC_SET_OUTPUT		_IO(KRING_IOC_MAGIC, 0x0a)
+
+/*
+ * Sched source (KRING_SOURCE_SCHED): a SAMPLE record (with RAW, whatever
+ * sample_type says) per context switch, fork and exit the channel's mode
+ * selects. The TID field is the task the record is about (for a switch in
+ * a followed mode, the followed one of prev and next; else prev); RAW holds
+ * a struct kring_sched_raw. config[0] holds KRING_SCHED_CFG_* bits; the
+ * rest of config[] must be zero.
+ */
+#define KRING_SCHED_SWITCH		1	/* prev switched out, next in */
+#define KRING_SCHED_FORK		2	/* prev forked next */
+#define KRING_SCHED_EXIT		3	/* prev exited */
+#define KRING_SCHED_WAKEUP		4	/* prev (current) woke next up */
+
+#define KRING_SCHED_CFG_WAKEUPS		(1ULL << 0)	/* also record wakeups */
+
+#define KRING_SCHED_F_PREEMPT		(1U << 0)	/* switch: prev was preempted */
+
+/*
+ * struct kring_sched_raw - RAW payload of a sched record
+ * @kind:	KRING_SCHED_*
+ * @flags:	KRING_SCHED_F_*
+ * @cpu:	CPU the event happened on
+ * @prev_pid, @prev_tid, @next_pid, @next_tid: process and thread ids in
+ *		the initial pid namespace (0 and 0 for none / the idle task)
+ * @prev_prio, @next_prio: kernel priorities (task->prio: 0..99 real-time,
+ *		100..139 normal, as the sched_switch tracepoint reports)
+ * @prev_state:	switch: prev's state word as sched_switch reports it (0:
+ *		runnable, i.e. preempted; 1: interruptible sleep; 2:
+ *		uninterruptible; ...); exit: the exit code; wakeup: the CPU
+ *		next last ran on (wakeups are recorded in the waker's
+ *		context, before the scheduler picks next's CPU)
+ * @prev_comm, @next_comm: task names, NUL padded
+ */
+struct kring_sched_raw {
+	__u16	kind;
+	__u16	flags;
+	__u32	cpu;
+	__u32	prev_pid;
+	__u32	prev_tid;
+	__u32	next_pid;
+	__u32	next_tid;
+	__s32	prev_prio;
+	__s32	next_prio;
+	__u64	prev_state;
+	char	prev_comm[16];
+	char	next_comm[16];
+};
+
+/*
+ * Timer source (KRING_SOURCE_TIMER): an hrtimer on each CPU the channel
+ * covers samples the interrupted context like perf's cpu-clock event:
+ *   config[0]  frequency in Hz (1..100000), or 0 to use config[1]
+ *   config[1]  period in nanoseconds (>= 10000) when config[0] is 0
+ * A SAMPLE is written when the interrupted task is one the mode selects:
+ * IP is the interrupted instruction pointer, TID its task, PERIOD the
+ * nanoseconds the sample stands for (the period times the expirations it
+ * covers); RAW, when asked for, holds a struct kring_timer_raw.
+ * Kernel-mode samples need CAP_PERFMON (see docs/CAPTURE.md) unless
+ * KRING_ATTR_F_EXCLUDE_KERNEL drops them.
+ */
+#define KRING_TIMER_F_USER		(1U << 0)	/* interrupted in user mode */
+
+struct kring_timer_raw {
+	__u32	flags;		/* KRING_TIMER_F_* */
+	__u32	cpu;
+	__u64	overruns;	/* expirations this sample covers, >= 1 */
+};
+
+/*
  * Payload of the synthetic source's records (the RAW field of its SAMPLE
  * records): @seq is the record's sequence number, @len the payload size
  * including this header, and @checksum covers the @len - 24 bytes after it,
@@ -338,8 +461,12 @@ static __inline__ __u64 kring_synth_checksum(__u64 seq, const __u8 *data, __u32 
  *				LOAD need_wakeup; if non-zero, wake
  *
  *			so that at least one side sees the other's store.
- * @timestamp_floor:	reserved for time-ordered merging: the lowest timestamp
- *			a future record of this ring can carry. 0 for now.
+ * @timestamp_floor:	for time-ordered merging of several rings: non-zero
+ *			means every record committed to this ring after the
+ *			floor was published has TIME >= the floor; 0 means
+ *			no floor is offered. Load it (acquire) BEFORE loading
+ *			data_head: then every record with TIME < floor is
+ *			below that head. See docs/CAPTURE.md.
  * @records_discarded:	reservations the producer cancelled; each left a
  *			KRING_RECORD_PAD record behind.
  *

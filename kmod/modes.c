@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Capture modes: which tasks and CPUs a sched or timer channel records
+ * (per-CPU, per-thread, "default" with inherit), and the scheduler
+ * tracepoints that drive them.
+ *
+ * The sched tracepoints are not exported to modules on Debian's kernels:
+ * they are found by name with for_each_kernel_tracepoint() when the module
+ * loads, as lttng-modules does. Their probes walk the RCU list of enabled
+ * channels; they run with preemption disabled (sched_switch also with the
+ * runqueue lock held and interrupts off), so nothing here sleeps or takes
+ * a lock that the scheduler could take inside it.
+ *
+ * The followed task is matched by its struct pid, which the channel holds,
+ * so a recycled task id never matches another task. With inherit, the
+ * children forked while the channel is enabled are kept as task ids in a
+ * small per-channel array (claimed with cmpxchg by the fork probe, on any
+ * CPU, and freed by the exit probe before the id can be reused). A child
+ * that finds no free slot is counted and not followed.
+ */
+#include <linux/tracepoint.h>
+#include <linux/rculist.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+#include <linux/file.h>
+#include <linux/cpuhotplug.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/fs.h>
+
+#include "capture.h"
+
+static unsigned int kring_floor_tick_us = 10000;
+module_param_named(floor_tick_us, kring_floor_tick_us, uint, 0444);
+MODULE_PARM_DESC(floor_tick_us,
+		 "period of the timestamp floor's refresh on a quiet bound channel (0: only when records are written)");
+
+static LIST_HEAD(kring_cap_list);	/* enabled channels, RCU */
+static DEFINE_MUTEX(kring_cap_mutex);	/* serialises list changes */
+
+/* ---- probes ------------------------------------------------------------ */
+
+static void kring_probe_switch(void *data, bool preempt, struct task_struct *prev,
+			       struct task_struct *next, unsigned int prev_state)
+{
+	struct kring_cap *cap;
+
+	list_for_each_entry_rcu(cap, &kring_cap_list, node)
+		if (cap->ops->sched_switch)
+			cap->ops->sched_switch(cap, preempt, prev, next, prev_state);
+}
+
+static void kring_follow_add(struct kring_cap *cap, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 1; i < KRING_FOLLOW_MAX; i++)
+		if (cmpxchg(&cap->follow[i], 0, pid) == 0)
+			return;
+	atomic_inc(&cap->follow_dropped);
+}
+
+static void kring_probe_fork(void *data, struct task_struct *parent,
+			     struct task_struct *child)
+{
+	struct kring_cap *cap;
+
+	list_for_each_entry_rcu(cap, &kring_cap_list, node) {
+		if (cap->inherit && kring_cap_follows(cap, parent))
+			kring_follow_add(cap, child->pid);
+		if (cap->ops->fork)
+			cap->ops->fork(cap, parent, child);
+	}
+}
+
+static void kring_probe_exit(void *data, struct task_struct *p)
+{
+	struct kring_cap *cap;
+	unsigned int i;
+
+	list_for_each_entry_rcu(cap, &kring_cap_list, node) {
+		if (cap->ops->exit)
+			cap->ops->exit(cap, p);
+		/* A task id may be reused: forget the children that exit. */
+		for (i = 1; i < KRING_FOLLOW_MAX && cap->tid; i++)
+			if (READ_ONCE(cap->follow[i]) == p->pid)
+				cmpxchg(&cap->follow[i], p->pid, 0);
+	}
+}
+
+static void kring_probe_wakeup(void *data, struct task_struct *p)
+{
+	struct kring_cap *cap;
+
+	list_for_each_entry_rcu(cap, &kring_cap_list, node)
+		if (cap->ops->wakeup)
+			cap->ops->wakeup(cap, p);
+}
+
+/* ---- tracepoint lookup ------------------------------------------------- */
+
+static bool kring_tps_ok;
+
+struct kring_tp {
+	const char *name;
+	void *probe;
+	bool optional;		/* wakeup records only */
+	struct tracepoint *tp;
+	bool registered;
+};
+
+static struct kring_tp kring_tps[] = {
+	{ .name = "sched_switch", .probe = kring_probe_switch },
+	{ .name = "sched_process_fork", .probe = kring_probe_fork },
+	{ .name = "sched_process_exit", .probe = kring_probe_exit },
+	/* waking, not wakeup: it runs in the waker's context */
+	{ .name = "sched_waking", .probe = kring_probe_wakeup, .optional = true },
+	{ .name = "sched_wakeup_new", .probe = kring_probe_wakeup, .optional = true },
+};
+
+/**
+ * kring_modes_wakeups_available() - whether wakeup records can be written
+ *
+ * Return: true if both wakeup tracepoints are attached.
+ */
+bool kring_modes_wakeups_available(void)
+{
+	return kring_tps_ok && kring_tps[3].registered && kring_tps[4].registered;
+}
+
+static void kring_tp_find(struct tracepoint *tp, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kring_tps); i++)
+		if (!strcmp(tp->name, kring_tps[i].name))
+			kring_tps[i].tp = tp;
+}
+
+static int kring_hp_state;
+static u64 kring_hp_gen;	/* serialised by the hotplug core */
+
+/*
+ * A bound channel's CPU goes offline or comes back: flag it in the
+ * channel's own control page (under ch->lock, like the pause flag) and
+ * let the source stop or restart what runs on that CPU.
+ */
+static void kring_cap_hotplug(struct kring_cap *cap, unsigned int cpu, bool online)
+{
+	struct kring_channel *ch = cap->ch;
+	struct kring_buffer *buf;
+	u64 flags;
+
+	lockdep_assert_held(&ch->lock);
+	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
+	if (cap->cpu == cpu && online && kring_floor_tick_us && !READ_ONCE(cap->floor_stop))
+		hrtimer_start(&cap->floor_timer, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+	else if (cap->cpu == cpu && !online)
+		hrtimer_cancel(&cap->floor_timer);
+	if (buf && cap->cpu == cpu) {
+		flags = READ_ONCE(buf->ctl->flags);
+		if (online)
+			flags &= ~KRING_CTL_F_CPU_OFFLINE;
+		else
+			flags |= KRING_CTL_F_CPU_OFFLINE;
+		WRITE_ONCE(buf->ctl->flags, flags);
+	}
+	if (online && cap->ops->cpu_online)
+		cap->ops->cpu_online(cap, cpu);
+	else if (!online && cap->ops->cpu_offline)
+		cap->ops->cpu_offline(cap, cpu);
+}
+
+/*
+ * Visit every enabled channel bound to @cpu (or unbound) once. ch->lock is
+ * a mutex, so the walk drops the RCU read lock for each visit, holding a
+ * reference on the channel, and starts again; @hp_gen marks the visited.
+ * The hotplug core holds its lock around us: nothing under ch->lock waits
+ * for CPU hotplug.
+ */
+static int kring_cpu_event(unsigned int cpu, bool online)
+{
+	struct kring_channel *ch;
+	struct kring_cap *cap;
+	u64 gen = ++kring_hp_gen;
+
+again:
+	rcu_read_lock();
+	list_for_each_entry_rcu(cap, &kring_cap_list, node) {
+		if (cap->hp_gen == gen)
+			continue;
+		cap->hp_gen = gen;
+		if (cap->cpu >= 0 && cap->cpu != cpu)
+			continue;
+		ch = cap->ch;
+		if (!refcount_inc_not_zero(&ch->refs))
+			continue;
+		rcu_read_unlock();
+		mutex_lock(&ch->lock);
+		/* Still enabled: still listed, @cap still allocated. */
+		if (ch->enabled && ch->source_priv == cap)
+			kring_cap_hotplug(cap, cpu, online);
+		mutex_unlock(&ch->lock);
+		kring_channel_put(ch);
+		goto again;
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+static int kring_cpu_online(unsigned int cpu)
+{
+	return kring_cpu_event(cpu, true);
+}
+
+static int kring_cpu_offline(unsigned int cpu)
+{
+	return kring_cpu_event(cpu, false);
+}
+
+/**
+ * kring_modes_available() - whether the sched tracepoints were found
+ *
+ * Return: false if the sched and timer sources cannot follow tasks on this
+ * kernel (they are then refused at configure time).
+ */
+bool kring_modes_available(void)
+{
+	return kring_tps_ok;
+}
+
+static void kring_tps_unregister(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kring_tps); i++) {
+		if (!kring_tps[i].registered)
+			continue;
+		tracepoint_probe_unregister(kring_tps[i].tp, kring_tps[i].probe, NULL);
+		kring_tps[i].registered = false;
+	}
+	/* No probe runs any more once this returns. */
+	tracepoint_synchronize_unregister();
+}
+
+int kring_modes_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	for_each_kernel_tracepoint(kring_tp_find, NULL);
+	for (i = 0; i < ARRAY_SIZE(kring_tps); i++) {
+		if (!kring_tps[i].tp && kring_tps[i].optional) {
+			pr_info("kring: tracepoint %s not found: no wakeup records\n",
+				kring_tps[i].name);
+			continue;
+		}
+		if (!kring_tps[i].tp) {
+			pr_warn("kring: tracepoint %s not found: sched and timer sources disabled\n",
+				kring_tps[i].name);
+			goto err_unregister;
+		}
+		ret = tracepoint_probe_register(kring_tps[i].tp, kring_tps[i].probe, NULL);
+		if (ret) {
+			pr_warn("kring: cannot attach to %s (%d): sched and timer sources disabled\n",
+				kring_tps[i].name, ret);
+			goto err_unregister;
+		}
+		kring_tps[i].registered = true;
+	}
+	kring_tps_ok = true;
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "kring:online",
+					kring_cpu_online, kring_cpu_offline);
+	if (ret < 0)
+		pr_warn("kring: no CPU hotplug notification (%d)\n", ret);
+	else
+		kring_hp_state = ret;
+	return 0;
+
+err_unregister:
+	/* Not fatal: the other sources still work. */
+	kring_tps_unregister();
+	return 0;
+}
+
+void kring_modes_exit(void)
+{
+	if (kring_hp_state > 0)
+		cpuhp_remove_state_nocalls(kring_hp_state);
+	kring_hp_state = 0;
+	kring_tps_unregister();
+	kring_tps_ok = false;
+}
+
+/* ---- channels ---------------------------------------------------------- */
+
+/*
+ * The floor tick, on the channel's CPU in hard irq context: a buffer whose
+ * CPU is idle or runs nothing the channel records still gets a floor that
+ * follows the clock (see kring_floor_advance() for why this is safe while
+ * other writers of the buffer may be interrupted).
+ */
+static enum hrtimer_restart kring_floor_tick(struct hrtimer *t)
+{
+	struct kring_cap *cap = container_of(t, struct kring_cap, floor_timer);
+	struct kring_buffer *buf;
+
+	if (READ_ONCE(cap->floor_stop) || smp_processor_id() != cap->cpu)
+		return HRTIMER_NORESTART;
+	raw_spin_lock(&cap->lock);
+	buf = kring_cap_buf(cap);
+	if (buf && (cap->cpu >= 0 || cap->ch->attr.clockid != KRING_CLOCK_LOCAL))
+		kring_floor_advance(&buf->ring);
+	raw_spin_unlock(&cap->lock);
+	hrtimer_forward_now(t, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC));
+	return HRTIMER_RESTART;
+}
+
+static void kring_floor_tick_arm(void *arg)
+{
+	struct kring_cap *cap = arg;
+
+	hrtimer_start(&cap->floor_timer, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+/**
+ * kring_cap_init() - set up the mode of a sched or timer channel
+ * @cap:	zeroed
+ * @ch:		the channel being configured (ch->attr validated)
+ * @ops:	the source's handlers
+ *
+ * Resolves attr.pid (0: the caller) in the caller's pid namespace and runs
+ * the permission checks.
+ *
+ * Return: 0, -EOPNOTSUPP if this kernel lacks the tracepoints, -ESRCH for
+ * no such task, -EINVAL for a CPU that is not online, or the refusal of
+ * kring_perm_check().
+ */
+int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
+		   const struct kring_cap_ops *ops)
+{
+	const struct kring_attr *attr = &ch->attr;
+	struct task_struct *task = NULL;
+	int ret;
+
+	if (!kring_modes_available())
+		return -EOPNOTSUPP;
+	if (attr->cpu >= 0 && !cpu_online(attr->cpu))
+		return -EINVAL;
+	if (attr->pid == -1 && attr->cpu < 0)
+		return -EINVAL;		/* neither a CPU nor a task */
+	if (attr->pid > 0) {
+		struct pid *pid = find_get_pid(attr->pid);
+
+		task = get_pid_task(pid, PIDTYPE_PID);
+		put_pid(pid);
+		if (!task)
+			return -ESRCH;
+	} else if (attr->pid == 0) {
+		task = current;
+		get_task_struct(task);
+	}
+	ret = kring_perm_check(attr, task);
+	if (ret)
+		goto out;
+	cap->ch = ch;
+	cap->ops = ops;
+	cap->cpu = attr->cpu;
+	cap->tid = task ? task->pid : 0;
+	cap->root = task ? get_pid(task_pid(task)) : NULL;
+	cap->follow[0] = cap->tid;
+	cap->inherit = attr->flags & KRING_ATTR_F_INHERIT;
+	raw_spin_lock_init(&cap->lock);
+	INIT_LIST_HEAD(&cap->node);
+	hrtimer_init(&cap->floor_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	cap->floor_timer.function = kring_floor_tick;
+out:
+	if (task)
+		put_task_struct(task);
+	return ret;
+}
+
+/* Start handing events to @cap (ch->lock held). */
+void kring_cap_enable(struct kring_cap *cap)
+{
+	mutex_lock(&kring_cap_mutex);
+	list_add_tail_rcu(&cap->node, &kring_cap_list);
+	mutex_unlock(&kring_cap_mutex);
+	WRITE_ONCE(cap->floor_stop, false);
+	if (cap->cpu >= 0 && kring_floor_tick_us)
+		smp_call_function_single(cap->cpu, kring_floor_tick_arm, cap, 1);
+}
+
+/* Stop, and wait until no probe still uses @cap (ch->lock held). */
+void kring_cap_disable(struct kring_cap *cap)
+{
+	unsigned int i;
+
+	WRITE_ONCE(cap->floor_stop, true);
+	mutex_lock(&kring_cap_mutex);
+	list_del_rcu(&cap->node);
+	mutex_unlock(&kring_cap_mutex);
+	/*
+	 * Probes run with preemption disabled: an RCU read side. Hotplug
+	 * callbacks act under ch->lock, which our caller holds, and see
+	 * @floor_stop: none re-arms the floor tick after this.
+	 */
+	synchronize_rcu();
+	hrtimer_cancel(&cap->floor_timer);
+	/* Children are followed only while enabled. */
+	for (i = 1; i < KRING_FOLLOW_MAX; i++)
+		WRITE_ONCE(cap->follow[i], 0);
+}
+
+/**
+ * kring_cap_follows() - whether @cap records @t
+ * @cap: the channel's mode
+ * @t: a task
+ *
+ * Context: any.
+ * Return: true for every task when @cap follows none, else whether @t is
+ * the followed task or (inherit) one of its descendants.
+ */
+bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t)
+{
+	pid_t pid = t->pid;
+	unsigned int i;
+
+	if (!cap->tid)
+		return true;
+	if (!pid)
+		return false;	/* idle */
+	if (READ_ONCE(t->thread_pid) == cap->root)
+		return true;
+	if (!cap->inherit)
+		return false;
+	for (i = 1; i < KRING_FOLLOW_MAX; i++)
+		if (READ_ONCE(cap->follow[i]) == pid)
+			return true;
+	return false;
+}
+
+/* Drop what the mode holds (the channel is being released). */
+void kring_cap_release(struct kring_cap *cap)
+{
+	put_pid(cap->root);
+	cap->root = NULL;
+	kring_channel_put(cap->out);
+	cap->out = NULL;
+}
+
+/* ---- set-output -------------------------------------------------------- */
+
+static struct kring_cap *kring_channel_cap(struct kring_channel *ch)
+{
+	if (!ch->configured ||
+	    (ch->source != &kring_sched_source && ch->source != &kring_timer_source))
+		return NULL;
+	return ch->source_priv;		/* struct kring_cap comes first */
+}
+
+/* What set-output needs to know of its target, read under its lock. */
+struct kring_output_target {
+	bool configured;
+	bool redirected;
+	bool capture;
+	pid_t tid;
+	bool inherit;
+	s32 cpu;
+	u32 clockid;
+};
+
+static void kring_output_target_read(struct kring_channel *t,
+				     struct kring_output_target *o)
+{
+	struct kring_cap *tcap;
+
+	mutex_lock(&t->lock);
+	tcap = kring_channel_cap(t);
+	o->configured = t->configured;
+	o->capture = tcap;
+	o->redirected = tcap && tcap->out;
+	o->tid = tcap ? tcap->tid : 0;
+	o->inherit = tcap && tcap->inherit;
+	o->cpu = t->attr.cpu;
+	o->clockid = t->attr.clockid;
+	mutex_unlock(&t->lock);
+}
+
+/*
+ * perf's constraints: one buffer is written by one CPU at a time, so the
+ * channels sharing it are bound to the same CPU, or follow the same single
+ * task (which runs on one CPU at a time) without inherit.
+ */
+static int kring_output_compatible(struct kring_channel *ch, struct kring_cap *cap,
+				   const struct kring_output_target *t)
+{
+	if (!t->configured || t->redirected || t->clockid != ch->attr.clockid)
+		return -EINVAL;
+	if (cap->cpu >= 0)
+		return t->cpu == cap->cpu ? 0 : -EINVAL;
+	if (t->cpu != -1 || !t->capture || t->tid != cap->tid || cap->inherit || t->inherit)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kring_ioctl_set_output() - KRING_IOC_SET_OUTPUT
+ * @ch:	the channel whose records are redirected
+ * @fd:	a kring file descriptor (the target), or -1 to undo
+ *
+ * Return: 0; -EBADF for a bad descriptor; -EINVAL for a target that is not
+ * a configured kring channel, is @ch, is itself redirected or breaks the
+ * constraints above, or for a channel whose source cannot be redirected;
+ * -EBUSY while @ch is enabled or mapped.
+ */
+long kring_ioctl_set_output(struct kring_channel *ch, int fd)
+{
+	struct kring_output_target t = {};
+	struct kring_channel *target = NULL, *old = NULL;
+	struct file *file = NULL;
+	struct kring_cap *cap;
+	long ret;
+
+	if (fd != -1) {
+		file = fget(fd);
+		if (!file)
+			return -EBADF;
+		if (file->f_op != &kring_fops || file->private_data == ch) {
+			ret = -EINVAL;
+			goto out_fput;
+		}
+		target = file->private_data;
+		/* Not under ch->lock: two channels may point at each other. */
+		kring_output_target_read(target, &t);
+	}
+	mutex_lock(&ch->lock);
+	cap = kring_channel_cap(ch);
+	if (!cap) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (ch->enabled || rcu_access_pointer(ch->buf)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	if (target) {
+		ret = kring_output_compatible(ch, cap, &t);
+		if (ret)
+			goto out_unlock;
+		refcount_inc(&target->refs);	/* the file holds one */
+	}
+	old = cap->out;
+	/* Disabled: no writer reads it until the channel is enabled again. */
+	WRITE_ONCE(cap->out, target);
+	ret = 0;
+out_unlock:
+	mutex_unlock(&ch->lock);
+	kring_channel_put(old);
+out_fput:
+	if (file)
+		fput(file);
+	return ret;
+}

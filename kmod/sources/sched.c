@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The sched source: a SAMPLE record per context switch, fork and exit that
+ * the channel's mode selects (kmod/modes.c), with a struct kring_sched_raw
+ * as RAW payload.
+ *
+ * Per-CPU channels record every switch of their CPU; followed modes record
+ * the switches in and out of the followed tasks (on the channel's CPU, or
+ * anywhere for per-thread channels) and their forks and exits. Every switch
+ * on a bound channel's CPU also raises its timestamp floor, so an idle
+ * channel's floor keeps moving while its CPU schedules.
+ */
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "../compat.h"
+#include "../capture.h"
+
+static void kring_sched_fill_task(const struct task_struct *t, u32 *pid, u32 *tid,
+				  s32 *prio, char *comm)
+{
+	*pid = t->tgid;
+	*tid = t->pid;
+	*prio = t->prio;
+	memcpy(comm, t->comm, sizeof(t->comm) < 16 ? sizeof(t->comm) : 16);
+	comm[15] = '\0';
+}
+
+/* Write one record about @who; @raw is complete but for its cpu. */
+static void kring_sched_emit(struct kring_cap *cap, const struct task_struct *who,
+			     struct kring_sched_raw *raw)
+{
+	struct kring_channel *ch = cap->ch;
+	u64 type = ch->attr.sample_type | KRING_SAMPLE_RAW;
+	struct kring_sample_data d = {};
+	struct kring_output_handle h;
+	struct kring_buffer *buf;
+	unsigned long flags;
+
+	/* Preemption is off: the buffer lives until we return (RCU). */
+	raw_spin_lock_irqsave(&cap->lock, flags);
+	buf = kring_cap_buf(cap);
+	if (!buf)
+		goto out;
+	raw->cpu = smp_processor_id();
+	if (!kring_output_begin(&h, &buf->ring, kring_sample_size(type, sizeof(*raw)), 0)) {
+		d.id = ch->id;
+		d.ip = 0;
+		d.pid = who->tgid;
+		d.tid = who->pid;
+		d.time = h.time;
+		d.cpu = raw->cpu;
+		d.period = 1;
+		d.raw = raw;
+		d.raw_size = sizeof(*raw);
+		kring_output_sample(&h, type, &d);
+		kring_output_end(&h);
+	}
+	if (cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
+		kring_floor_advance(&buf->ring);
+out:
+	raw_spin_unlock_irqrestore(&cap->lock, flags);
+}
+
+static bool kring_sched_here(const struct kring_cap *cap)
+{
+	return cap->cpu < 0 || cap->cpu == smp_processor_id();
+}
+
+static void kring_sched_switch(struct kring_cap *cap, bool preempt,
+			       struct task_struct *prev, struct task_struct *next,
+			       unsigned int prev_state)
+{
+	struct kring_sched_raw raw;
+	const struct task_struct *who;
+	struct kring_buffer *buf;
+
+	if (!kring_sched_here(cap))
+		return;
+	if (kring_cap_follows(cap, prev)) {
+		who = prev;
+	} else if (kring_cap_follows(cap, next)) {
+		who = next;
+	} else {
+		/* Not ours, but time moves on for this CPU's buffer. */
+		if (cap->cpu >= 0) {
+			raw_spin_lock(&cap->lock);
+			buf = kring_cap_buf(cap);
+			if (buf)
+				kring_floor_advance(&buf->ring);
+			raw_spin_unlock(&cap->lock);
+		}
+		return;
+	}
+	memset(&raw, 0, sizeof(raw));
+	raw.kind = KRING_SCHED_SWITCH;
+	raw.flags = preempt ? KRING_SCHED_F_PREEMPT : 0;
+	raw.prev_state = prev_state;
+	kring_sched_fill_task(prev, &raw.prev_pid, &raw.prev_tid, &raw.prev_prio, raw.prev_comm);
+	kring_sched_fill_task(next, &raw.next_pid, &raw.next_tid, &raw.next_prio, raw.next_comm);
+	kring_sched_emit(cap, who, &raw);
+}
+
+static void kring_sched_fork(struct kring_cap *cap, struct task_struct *parent,
+			     struct task_struct *child)
+{
+	struct kring_sched_raw raw;
+
+	/* The fork probe runs after the child was added when inheriting. */
+	if (!kring_sched_here(cap) || !kring_cap_follows(cap, parent))
+		return;
+	memset(&raw, 0, sizeof(raw));
+	raw.kind = KRING_SCHED_FORK;
+	kring_sched_fill_task(parent, &raw.prev_pid, &raw.prev_tid, &raw.prev_prio, raw.prev_comm);
+	kring_sched_fill_task(child, &raw.next_pid, &raw.next_tid, &raw.next_prio, raw.next_comm);
+	kring_sched_emit(cap, parent, &raw);
+}
+
+static void kring_sched_exit(struct kring_cap *cap, struct task_struct *p)
+{
+	struct kring_sched_raw raw;
+
+	if (!kring_sched_here(cap) || !kring_cap_follows(cap, p))
+		return;
+	memset(&raw, 0, sizeof(raw));
+	raw.kind = KRING_SCHED_EXIT;
+	raw.prev_state = p->exit_code;
+	kring_sched_fill_task(p, &raw.prev_pid, &raw.prev_tid, &raw.prev_prio, raw.prev_comm);
+	kring_sched_emit(cap, p, &raw);
+}
+
+static void kring_sched_wakeup(struct kring_cap *cap, struct task_struct *p)
+{
+	struct kring_sched_raw raw;
+
+	if (!(cap->ch->attr.config[0] & KRING_SCHED_CFG_WAKEUPS) ||
+	    !kring_sched_here(cap) || !kring_cap_follows(cap, p))
+		return;
+	memset(&raw, 0, sizeof(raw));
+	raw.kind = KRING_SCHED_WAKEUP;
+	raw.prev_state = task_cpu(p);
+	kring_sched_fill_task(current, &raw.prev_pid, &raw.prev_tid, &raw.prev_prio, raw.prev_comm);
+	kring_sched_fill_task(p, &raw.next_pid, &raw.next_tid, &raw.next_prio, raw.next_comm);
+	kring_sched_emit(cap, p, &raw);
+}
+
+static const struct kring_cap_ops kring_sched_cap_ops = {
+	.sched_switch = kring_sched_switch,
+	.fork = kring_sched_fork,
+	.exit = kring_sched_exit,
+	.wakeup = kring_sched_wakeup,
+};
+
+static int kring_sched_configure(struct kring_channel *ch)
+{
+	struct kring_cap *cap;
+	unsigned int i;
+	int ret;
+
+	if (ch->attr.config[0] & ~KRING_SCHED_CFG_WAKEUPS)
+		return -EINVAL;
+	if ((ch->attr.config[0] & KRING_SCHED_CFG_WAKEUPS) && !kring_modes_wakeups_available())
+		return -EOPNOTSUPP;
+	for (i = 1; i < ARRAY_SIZE(ch->attr.config); i++)
+		if (ch->attr.config[i])
+			return -EINVAL;
+	cap = kzalloc(sizeof(*cap), GFP_KERNEL_ACCOUNT);
+	if (!cap)
+		return -ENOMEM;
+	ret = kring_cap_init(cap, ch, &kring_sched_cap_ops);
+	if (ret) {
+		kfree(cap);
+		return ret;
+	}
+	ch->source_priv = cap;
+	return 0;
+}
+
+static int kring_sched_start(struct kring_channel *ch)
+{
+	kring_cap_enable(ch->source_priv);
+	return 0;
+}
+
+static void kring_sched_stop(struct kring_channel *ch)
+{
+	kring_cap_disable(ch->source_priv);
+}
+
+static void kring_sched_release(struct kring_channel *ch)
+{
+	kring_cap_release(ch->source_priv);
+	kfree(ch->source_priv);
+	ch->source_priv = NULL;
+}
+
+const struct kring_source_ops kring_sched_source = {
+	.name = "sched",
+	.configure = kring_sched_configure,
+	.start = kring_sched_start,
+	.stop = kring_sched_stop,
+	.release = kring_sched_release,
+};

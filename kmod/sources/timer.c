@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The timer source: like perf's cpu-clock event, an hrtimer on each CPU the
+ * channel covers fires every period (hard interrupt context) and samples
+ * the interrupted context: instruction pointer, task, CPU, time and
+ * user/kernel mode. Per-CPU channels have one timer on their CPU and sample
+ * whatever runs there (the idle task too); per-thread channels have one on
+ * every online CPU and sample only when a followed task was interrupted.
+ *
+ * When a CPU goes offline its timers are cancelled there (kmod/modes.c's
+ * hotplug callback) and restarted when it comes back; a timer that finds
+ * itself on another CPU than its own anyway stops.
+ */
+#include <linux/hrtimer.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/cpumask.h>
+#include <linux/sched.h>
+#include <asm/irq_regs.h>
+#include <asm/ptrace.h>
+
+#include "../compat.h"
+#include "../capture.h"
+
+#define KRING_TIMER_MAX_HZ	100000
+#define KRING_TIMER_MIN_PERIOD	10000	/* ns */
+
+struct kring_timer;
+
+struct kring_timer_cpu {
+	struct hrtimer hrtimer;
+	struct kring_timer *tm;
+	unsigned int cpu;
+};
+
+struct kring_timer {
+	struct kring_cap cap;		/* first: source_priv points at both */
+	u64 period;			/* ns */
+	bool stopping;
+	struct kring_timer_cpu *cpus;	/* nr_cpu_ids of them */
+};
+
+static void kring_timer_sample(struct kring_timer *tm, struct pt_regs *regs, u64 overruns)
+{
+	struct kring_cap *cap = &tm->cap;
+	struct kring_channel *ch = cap->ch;
+	u64 type = ch->attr.sample_type;
+	struct kring_sample_data d = {};
+	struct kring_timer_raw raw = {};
+	struct kring_output_handle h;
+	struct kring_buffer *buf;
+	unsigned long flags;
+	bool user = user_mode(regs);
+
+	if (!user && (ch->attr.flags & KRING_ATTR_F_EXCLUDE_KERNEL))
+		return;
+	/* Hard irq context: the buffer lives until we return (RCU). */
+	raw_spin_lock_irqsave(&cap->lock, flags);
+	buf = kring_cap_buf(cap);
+	if (!buf)
+		goto out;
+	raw.flags = user ? KRING_TIMER_F_USER : 0;
+	raw.cpu = smp_processor_id();
+	raw.overruns = overruns;
+	if (!kring_output_begin(&h, &buf->ring,
+				kring_sample_size(type, sizeof(raw)), 0)) {
+		d.id = ch->id;
+		d.ip = instruction_pointer(regs);
+		d.pid = current->tgid;
+		d.tid = current->pid;
+		d.time = h.time;
+		d.cpu = raw.cpu;
+		d.period = tm->period * overruns;
+		d.raw = &raw;
+		d.raw_size = sizeof(raw);
+		kring_output_sample(&h, type, &d);
+		kring_output_end(&h);
+	}
+	if (cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
+		kring_floor_advance(&buf->ring);
+out:
+	raw_spin_unlock_irqrestore(&cap->lock, flags);
+}
+
+static enum hrtimer_restart kring_timer_fire(struct hrtimer *t)
+{
+	struct kring_timer_cpu *tc = container_of(t, struct kring_timer_cpu, hrtimer);
+	struct kring_timer *tm = tc->tm;
+	struct pt_regs *regs = get_irq_regs();
+	u64 overruns;
+
+	if (READ_ONCE(tm->stopping) || smp_processor_id() != tc->cpu)
+		return HRTIMER_NORESTART;
+	overruns = hrtimer_forward_now(t, ns_to_ktime(tm->period));
+	if (regs && kring_cap_follows(&tm->cap, current))
+		kring_timer_sample(tm, regs, overruns ? overruns : 1);
+	return HRTIMER_RESTART;
+}
+
+/* On the timer's CPU (IPI). */
+static void kring_timer_arm(void *arg)
+{
+	struct kring_timer_cpu *tc = arg;
+
+	hrtimer_start(&tc->hrtimer, ns_to_ktime(tc->tm->period),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+/* On @cpu itself (cpuhp thread), ch->lock held: see kmod/capture.h. */
+static void kring_timer_cpu_online(struct kring_cap *cap, unsigned int cpu)
+{
+	struct kring_timer *tm = container_of(cap, struct kring_timer, cap);
+
+	if (!READ_ONCE(tm->stopping))
+		hrtimer_start(&tm->cpus[cpu].hrtimer, ns_to_ktime(tm->period),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static void kring_timer_cpu_offline(struct kring_cap *cap, unsigned int cpu)
+{
+	struct kring_timer *tm = container_of(cap, struct kring_timer, cap);
+
+	hrtimer_cancel(&tm->cpus[cpu].hrtimer);
+}
+
+/* The timer needs no scheduler events, only the mode's task filter. */
+static const struct kring_cap_ops kring_timer_cap_ops = {
+	.cpu_online = kring_timer_cpu_online,
+	.cpu_offline = kring_timer_cpu_offline,
+};
+
+static int kring_timer_configure(struct kring_channel *ch)
+{
+	const struct kring_attr *attr = &ch->attr;
+	struct kring_timer *tm;
+	unsigned int cpu;
+	u64 period;
+	int ret;
+
+	if (attr->config[2] || attr->config[3])
+		return -EINVAL;
+	if (attr->config[0]) {
+		if (attr->config[0] > KRING_TIMER_MAX_HZ)
+			return -EINVAL;
+		period = div64_u64(NSEC_PER_SEC, attr->config[0]);
+	} else {
+		period = attr->config[1];
+		if (period < KRING_TIMER_MIN_PERIOD || period > NSEC_PER_SEC * 60ULL)
+			return -EINVAL;
+	}
+	tm = kzalloc(sizeof(*tm), GFP_KERNEL_ACCOUNT);
+	if (!tm)
+		return -ENOMEM;
+	tm->period = period;
+	tm->cpus = kcalloc(nr_cpu_ids, sizeof(*tm->cpus), GFP_KERNEL_ACCOUNT);
+	if (!tm->cpus) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = kring_cap_init(&tm->cap, ch, &kring_timer_cap_ops);
+	if (ret)
+		goto err_free;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		tm->cpus[cpu].tm = tm;
+		tm->cpus[cpu].cpu = cpu;
+		hrtimer_init(&tm->cpus[cpu].hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+		tm->cpus[cpu].hrtimer.function = kring_timer_fire;
+	}
+	ch->source_priv = tm;
+	return 0;
+
+err_free:
+	kfree(tm->cpus);
+	kfree(tm);
+	return ret;
+}
+
+static int kring_timer_start(struct kring_channel *ch)
+{
+	struct kring_timer *tm = ch->source_priv;
+	unsigned int cpu;
+
+	WRITE_ONCE(tm->stopping, false);
+	kring_cap_enable(&tm->cap);
+	for_each_online_cpu(cpu) {
+		if (tm->cap.cpu >= 0 && tm->cap.cpu != cpu)
+			continue;
+		smp_call_function_single(cpu, kring_timer_arm, &tm->cpus[cpu], 1);
+	}
+	return 0;
+}
+
+static void kring_timer_stop(struct kring_channel *ch)
+{
+	struct kring_timer *tm = ch->source_priv;
+	unsigned int cpu;
+
+	WRITE_ONCE(tm->stopping, true);
+	/* Off the list first: no hotplug callback re-arms a timer after this. */
+	kring_cap_disable(&tm->cap);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		hrtimer_cancel(&tm->cpus[cpu].hrtimer);
+}
+
+static void kring_timer_release(struct kring_channel *ch)
+{
+	struct kring_timer *tm = ch->source_priv;
+
+	kring_cap_release(&tm->cap);
+	kfree(tm->cpus);
+	kfree(tm);
+	ch->source_priv = NULL;
+}
+
+const struct kring_source_ops kring_timer_source = {
+	.name = "timer",
+	.configure = kring_timer_configure,
+	.start = kring_timer_start,
+	.stop = kring_timer_stop,
+	.release = kring_timer_release,
+};

@@ -1,0 +1,111 @@
+// Helpers of the capture tests (sched and timer sources, modes, clocks):
+// a channel read with the raw reader, its records parsed into a vector.
+#pragma once
+
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "raw_ring.hpp"
+
+namespace cap {
+
+constexpr std::uint64_t sched_type =
+    KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_RAW;
+constexpr std::uint64_t timer_type = KRING_SAMPLE_IP | KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
+                                     KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | KRING_SAMPLE_RAW;
+
+inline kring_attr attr(std::uint32_t source, int cpu, int pid, std::uint64_t flags = 0) {
+    kring_attr a = kt::make_attr(source, cpu, source == KRING_SOURCE_TIMER ? timer_type : sched_type,
+                                 flags);
+    a.pid = pid;
+    return a;
+}
+
+inline int gettid_() { return static_cast<int>(::syscall(SYS_gettid)); }
+
+inline std::uint64_t now_ns(clockid_t clk = CLOCK_MONOTONIC) {
+    timespec ts;
+    ::clock_gettime(clk, &ts);
+    return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+
+inline int online_cpus() { return static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)); }
+
+inline bool pin_to(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return ::sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+inline void unpin() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        CPU_SET(c, &set);
+    ::sched_setaffinity(0, sizeof(set), &set);
+}
+
+struct rec {
+    kt::sample s;
+    kring_sched_raw sched{};
+    kring_timer_raw timer{};
+};
+
+struct channel {
+    kt::raw_channel ch;
+    std::uint64_t type = 0;
+    std::vector<rec> recs;
+    std::uint64_t lost = 0, bad = 0, decreasing = 0, last_time = 0;
+
+    // 0 or the errno of the step that failed.
+    int open(const kring_attr& a, unsigned order = 6) {
+        if (int e = ch.open_dev())
+            return e;
+        type = a.sample_type | (a.source == KRING_SOURCE_SCHED ? KRING_SAMPLE_RAW : 0);
+        if (int e = ch.configure(a))
+            return e;
+        return ch.map_ring(order, true, false);
+    }
+    int enable() { return ch.ioctl0(KRING_IOC_ENABLE); }
+    int disable() { return ch.ioctl0(KRING_IOC_DISABLE); }
+
+    // Read what is there; returns the records read.
+    long drain() {
+        return ch.consume([&](const kring_record_header& h, const std::uint8_t* p) {
+            if (h.type == KRING_RECORD_LOST) {
+                kring_lost_record l;
+                std::memcpy(&l, p, sizeof(l) <= h.size ? sizeof(l) : h.size);
+                lost += l.lost;
+                return;
+            }
+            if (h.type != KRING_RECORD_SAMPLE) {
+                bad++;
+                return;
+            }
+            rec r;
+            if (!kt::parse_sample(p, type, r.s)) {
+                bad++;
+                return;
+            }
+            if (r.s.raw && r.s.raw_size >= sizeof(kring_sched_raw) && type == sched_type)
+                std::memcpy(&r.sched, r.s.raw, sizeof(r.sched));
+            else if (r.s.raw && r.s.raw_size >= sizeof(kring_timer_raw))
+                std::memcpy(&r.timer, r.s.raw, sizeof(r.timer));
+            else
+                bad++;
+            if (r.s.time < last_time)
+                decreasing++;
+            last_time = r.s.time;
+            recs.push_back(r);
+        });
+    }
+};
+
+}  // namespace cap

@@ -1,0 +1,81 @@
+// In the guest: a channel bound to a CPU that goes offline stops and says
+// so in its control page, and resumes when the CPU returns.
+#include <fcntl.h>
+
+#include <gtest/gtest.h>
+
+#include "capture.hpp"
+
+namespace {
+
+const char* const cpu1_online = "/sys/devices/system/cpu/cpu1/online";
+
+int set_online(bool on) {
+    int fd = ::open(cpu1_online, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno;
+    int err = ::write(fd, on ? "1" : "0", 1) == 1 ? 0 : errno;
+    ::close(fd);
+    return err;
+}
+
+// Brings CPU 1 back whatever happens to the test.
+struct online_guard {
+    ~online_guard() { set_online(true); }
+};
+
+TEST(CaptureHotplug, OfflineCpuStopsAndResumes) {
+    if (cap::online_cpus() < 2 || ::access(cpu1_online, W_OK) != 0)
+        GTEST_SKIP() << "CPU 1 cannot be taken offline here (" << cpu1_online << ")";
+    cap::channel timer, sched;
+    kring_attr t = cap::attr(KRING_SOURCE_TIMER, 1, -1);
+    t.config[1] = 5000000;  // 5 ms
+    ASSERT_EQ(timer.open(t, 4), 0);
+    ASSERT_EQ(sched.open(cap::attr(KRING_SOURCE_SCHED, 1, -1), 6), 0);
+    ASSERT_EQ(timer.enable(), 0);
+    ASSERT_EQ(sched.enable(), 0);
+    ::usleep(100000);
+    timer.drain();
+    sched.drain();
+    std::size_t before = timer.recs.size();
+    EXPECT_GT(before, 0u);
+    EXPECT_EQ(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
+
+    online_guard guard;
+    int err = set_online(false);
+    if (err)
+        GTEST_SKIP() << "cannot offline CPU 1: " << std::strerror(err);
+    EXPECT_TRUE(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE);
+    EXPECT_TRUE(sched.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE);
+    timer.drain();
+    sched.drain();
+    std::size_t at_offline = timer.recs.size(), sched_at_offline = sched.recs.size();
+    ::usleep(200000);
+    timer.drain();
+    sched.drain();
+    EXPECT_EQ(timer.recs.size(), at_offline) << "samples while the CPU was offline";
+    EXPECT_EQ(sched.recs.size(), sched_at_offline) << "switches while the CPU was offline";
+    // A channel cannot be bound to an offline CPU.
+    kt::raw_channel late;
+    ASSERT_EQ(late.open_dev(), 0);
+    EXPECT_EQ(late.configure(cap::attr(KRING_SOURCE_SCHED, 1, -1)), EINVAL);
+
+    ASSERT_EQ(set_online(true), 0);
+    EXPECT_EQ(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
+    EXPECT_EQ(sched.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
+    ::usleep(200000);
+    ASSERT_EQ(timer.disable(), 0);
+    ASSERT_EQ(sched.disable(), 0);
+    timer.drain();
+    sched.drain();
+    long wrong_cpu = 0;
+    for (const auto& r : timer.recs)
+        wrong_cpu += r.s.cpu != 1;
+    std::printf("hotplug: %zu samples before, %zu after the CPU returned\n", at_offline,
+                timer.recs.size() - at_offline);
+    EXPECT_GT(timer.recs.size(), at_offline + 5);
+    EXPECT_EQ(wrong_cpu, 0);
+    EXPECT_EQ(timer.bad + sched.bad, 0u);
+}
+
+}  // namespace

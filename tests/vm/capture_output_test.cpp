@@ -1,0 +1,124 @@
+// In the guest: KRING_IOC_SET_OUTPUT sends one channel's records into
+// another's buffer, under perf's constraints.
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include "capture.hpp"
+
+namespace {
+
+constexpr std::uint64_t id_type = cap::sched_type | KRING_SAMPLE_IDENTIFIER;
+
+kring_attr with_id(kring_attr a) {
+    a.sample_type = id_type;
+    return a;
+}
+
+int set_output(kt::raw_channel& ch, int target_fd) {
+    return ::ioctl(ch.fd, KRING_IOC_SET_OUTPUT, target_fd) < 0 ? errno : 0;
+}
+
+// A timer channel on CPU 0 writes into the buffer of a sched channel on
+// CPU 0; both ids appear there, each with its own payload.
+TEST(CaptureOutput, SameCpuShareOneBuffer) {
+    kt::raw_channel sched, timer;
+    ASSERT_EQ(sched.open_dev(), 0);
+    ASSERT_EQ(sched.configure(with_id(cap::attr(KRING_SOURCE_SCHED, 0, -1))), 0);
+    ASSERT_EQ(timer.open_dev(), 0);
+    kring_attr t = with_id(cap::attr(KRING_SOURCE_TIMER, 0, -1));
+    t.config[0] = 200;
+    ASSERT_EQ(timer.configure(t), 0);
+    ASSERT_EQ(set_output(timer, sched.fd), 0);
+    ASSERT_EQ(sched.map_ring(6, true, false), 0);
+    std::uint64_t sched_id = 0, timer_id = 0;
+    ASSERT_EQ(sched.ioctl_arg(KRING_IOC_ID, &sched_id), 0);
+    ASSERT_EQ(timer.ioctl_arg(KRING_IOC_ID, &timer_id), 0);
+    ASSERT_EQ(sched.ioctl0(KRING_IOC_ENABLE), 0);
+    ASSERT_EQ(timer.ioctl0(KRING_IOC_ENABLE), 0);
+    // Redirected and enabled: no changes now.
+    EXPECT_EQ(set_output(timer, -1), EBUSY);
+    ::usleep(300000);
+    ASSERT_EQ(timer.ioctl0(KRING_IOC_DISABLE), 0);
+    ASSERT_EQ(sched.ioctl0(KRING_IOC_DISABLE), 0);
+    long from_sched = 0, from_timer = 0, bad = 0;
+    std::uint64_t last = 0, decreasing = 0;
+    sched.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
+        kt::sample s;
+        if (h.type != KRING_RECORD_SAMPLE || !kt::parse_sample(rec, id_type, s)) {
+            bad++;
+            return;
+        }
+        if (s.time < last)
+            decreasing++;
+        last = s.time;
+        if (s.id == sched_id && s.raw_size >= sizeof(kring_sched_raw))
+            from_sched++;
+        else if (s.id == timer_id && s.raw_size >= sizeof(kring_timer_raw) &&
+                 s.raw_size < sizeof(kring_sched_raw))
+            from_timer++;
+        else
+            bad++;
+        if (s.cpu != 0)
+            bad++;
+    });
+    std::printf("set-output: %ld sched + %ld timer records in one buffer\n", from_sched, from_timer);
+    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(decreasing, 0u);
+    EXPECT_GT(from_sched, 0);
+    EXPECT_GT(from_timer, 10);
+}
+
+TEST(CaptureOutput, Constraints) {
+    kt::raw_channel c0, c1, mine, other, mapped, synth;
+    ASSERT_EQ(c0.open_dev(), 0);
+    ASSERT_EQ(c0.configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
+    ASSERT_EQ(c1.open_dev(), 0);
+    ASSERT_EQ(c1.configure(cap::attr(KRING_SOURCE_SCHED, cap::online_cpus() > 1 ? 1 : 0, -1)), 0);
+    if (cap::online_cpus() > 1) {
+        EXPECT_EQ(set_output(c1, c0.fd), EINVAL);  // other CPU
+    }
+    EXPECT_EQ(set_output(c0, c0.fd), EINVAL);      // itself
+    EXPECT_EQ(set_output(c0, 0), EINVAL);          // not a kring fd (stdin)
+    EXPECT_EQ(set_output(c0, 12345), EBADF);
+
+    // Per-thread: the same task is fine, another one is not.
+    pid_t child = ::fork();
+    if (child == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    ASSERT_GT(child, 0);
+    ASSERT_EQ(mine.open_dev(), 0);
+    ASSERT_EQ(mine.configure(cap::attr(KRING_SOURCE_SCHED, -1, 0)), 0);
+    ASSERT_EQ(other.open_dev(), 0);
+    ASSERT_EQ(other.configure(cap::attr(KRING_SOURCE_SCHED, -1, child)), 0);
+    EXPECT_EQ(set_output(other, mine.fd), EINVAL);
+    EXPECT_EQ(set_output(mine, c0.fd), EINVAL);  // per-thread into per-CPU
+    kt::raw_channel mine2;
+    ASSERT_EQ(mine2.open_dev(), 0);
+    kring_attr t = cap::attr(KRING_SOURCE_TIMER, -1, 0);
+    t.config[0] = 100;
+    ASSERT_EQ(mine2.configure(t), 0);
+    EXPECT_EQ(set_output(mine2, mine.fd), 0);
+    EXPECT_EQ(set_output(mine2, -1), 0);  // undone
+    // A channel mapped itself cannot be redirected; a synthetic one neither.
+    ASSERT_EQ(mapped.open_dev(), 0);
+    ASSERT_EQ(mapped.configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
+    ASSERT_EQ(mapped.map_ring(1, true, false), 0);
+    EXPECT_EQ(set_output(mapped, c0.fd), EBUSY);
+    ASSERT_EQ(synth.open_dev(), 0);
+    ASSERT_EQ(synth.configure(kt::make_attr(KRING_SOURCE_SYNTHETIC, 0, cap::sched_type)), 0);
+    EXPECT_EQ(set_output(synth, c0.fd), EINVAL);
+    // Different clocks cannot share a buffer.
+    kt::raw_channel raw;
+    ASSERT_EQ(raw.open_dev(), 0);
+    kring_attr r = cap::attr(KRING_SOURCE_SCHED, 0, -1);
+    r.clockid = KRING_CLOCK_MONOTONIC_RAW;
+    ASSERT_EQ(raw.configure(r), 0);
+    EXPECT_EQ(set_output(raw, c0.fd), EINVAL);
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+}
+
+}  // namespace

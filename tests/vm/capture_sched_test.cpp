@@ -1,0 +1,304 @@
+// In the guest: the sched source in per-thread, per-CPU and default
+// (inherit) modes, against what the kernel says about the same tasks.
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "capture.hpp"
+
+namespace {
+
+// Spin for @ms of wall time.
+void spin_ms(unsigned ms) {
+    std::uint64_t end = cap::now_ns() + ms * 1000000ull;
+    volatile std::uint64_t x = 0;
+    while (cap::now_ns() < end)
+        for (int i = 0; i < 1000; i++)
+            x = x + i;
+}
+
+long switches_of_thread() {
+    rusage ru;
+    ::getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+TEST(CaptureSched, RefusesBadModes) {
+    kt::raw_channel a, b, c, d;
+    ASSERT_EQ(a.open_dev(), 0);
+    EXPECT_EQ(a.configure(cap::attr(KRING_SOURCE_SCHED, -1, -1)), EINVAL);  // neither
+    ASSERT_EQ(b.open_dev(), 0);
+    kring_attr at = cap::attr(KRING_SOURCE_SCHED, -1, 0);
+    at.config[1] = 1;
+    EXPECT_EQ(b.configure(at), EINVAL);
+    kt::raw_channel b2;
+    ASSERT_EQ(b2.open_dev(), 0);
+    at = cap::attr(KRING_SOURCE_SCHED, -1, 0);
+    at.config[0] = 2;  // an unknown KRING_SCHED_CFG_* bit
+    EXPECT_EQ(b2.configure(at), EINVAL);
+    ASSERT_EQ(c.open_dev(), 0);
+    EXPECT_EQ(c.configure(cap::attr(KRING_SOURCE_SCHED, -1, 0x3ffffff0)), ESRCH);
+    ASSERT_EQ(d.open_dev(), 0);
+    EXPECT_EQ(d.configure(cap::attr(KRING_SOURCE_SYNTHETIC, 0, 0)), EINVAL);  // no pid there
+    kt::raw_channel e;
+    ASSERT_EQ(e.open_dev(), 0);
+    EXPECT_EQ(e.configure(cap::attr(KRING_SOURCE_SCHED, 0, -1, KRING_ATTR_F_INHERIT)), EINVAL);
+    kt::raw_channel f;
+    ASSERT_EQ(f.open_dev(), 0);
+    at = cap::attr(KRING_SOURCE_SCHED, 0, -1);
+    at.clockid = 5;  // CLOCK_REALTIME_COARSE: not a record clock
+    EXPECT_EQ(f.configure(at), EINVAL);
+}
+
+// Two tasks ping-pong through pipes 10,000 times; the per-thread channel of
+// one of them holds exactly its switches out and in, and nothing else.
+TEST(CaptureSched, PerThreadPingPong) {
+    int to_child[2], to_parent[2];
+    ASSERT_EQ(::pipe(to_child), 0);
+    ASSERT_EQ(::pipe(to_parent), 0);
+    const int rounds = 10000;
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        char b;
+        for (int i = 0; i < rounds; i++)
+            if (::read(to_child[0], &b, 1) != 1 || ::write(to_parent[1], &b, 1) != 1)
+                ::_exit(1);
+        ::_exit(0);
+    }
+    cap::channel ch;
+    ASSERT_EQ(ch.open(cap::attr(KRING_SOURCE_SCHED, -1, 0), 8), 0);
+    const std::uint32_t self = cap::gettid_();
+    ASSERT_EQ(ch.enable(), 0);
+    long sw0 = switches_of_thread();
+    std::uint64_t t0 = cap::now_ns();
+    char b = 'x';
+    for (int i = 0; i < rounds; i++) {
+        ASSERT_EQ(::write(to_child[1], &b, 1), 1);
+        ASSERT_EQ(::read(to_parent[0], &b, 1), 1);
+        if (i % 500 == 0)
+            ch.drain();
+    }
+    std::uint64_t t1 = cap::now_ns();
+    long sw1 = switches_of_thread();
+    ASSERT_EQ(ch.disable(), 0);
+    ch.drain();
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    EXPECT_EQ(ch.bad, 0u);
+    EXPECT_EQ(ch.lost, 0u);
+    EXPECT_EQ(ch.decreasing, 0u);
+    long outs_in_window = 0, outs = 0, ins = 0, foreign = 0, not_alternating = 0;
+    int last = 0;  // 1 out, 2 in
+    for (const auto& r : ch.recs) {
+        if (r.s.tid != self || r.sched.kind != KRING_SCHED_SWITCH ||
+            (r.sched.prev_tid != self && r.sched.next_tid != self)) {
+            foreign++;
+            continue;
+        }
+        int now = r.sched.prev_tid == self ? 1 : 2;
+        if (now == last)
+            not_alternating++;
+        last = now;
+        if (now == 1) {
+            outs++;
+            if (r.s.time >= t0 && r.s.time <= t1)
+                outs_in_window++;
+        } else {
+            ins++;
+        }
+    }
+    long delta = sw1 - sw0;
+    std::printf("ping-pong: %ld switches by getrusage, %ld out / %ld in records, %ld out in window\n",
+                delta, outs, ins, outs_in_window);
+    EXPECT_EQ(foreign, 0);
+    EXPECT_EQ(not_alternating, 0);
+    EXPECT_GT(delta, 0);
+    // The getrusage calls and the clock reads are a few instructions apart:
+    // a switch can fall between them.
+    EXPECT_NEAR(outs_in_window, delta, 2);
+    EXPECT_LE(outs - ins, 1);
+    EXPECT_LE(ins - outs, 1);
+}
+
+// With KRING_SCHED_CFG_WAKEUPS a per-thread channel on a task that sleeps on
+// a pipe records each wakeup by the writer, before the task's switch in.
+TEST(CaptureSched, PerThreadWakeups) {
+    int p[2], done[2];
+    ASSERT_EQ(::pipe(p), 0);
+    ASSERT_EQ(::pipe(done), 0);
+    const int rounds = 20;
+    pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        char b;
+        for (int i = 0; i < rounds; i++)
+            if (::read(p[0], &b, 1) != 1 || ::write(done[1], &b, 1) != 1)
+                ::_exit(1);
+        ::_exit(0);
+    }
+    cap::channel ch;
+    kring_attr a = cap::attr(KRING_SOURCE_SCHED, -1, child);
+    a.config[0] = KRING_SCHED_CFG_WAKEUPS;
+    ASSERT_EQ(ch.open(a, 6), 0);
+    ASSERT_EQ(ch.enable(), 0);
+    const std::uint32_t self = cap::gettid_();
+    char b = 'w';
+    for (int i = 0; i < rounds; i++) {
+        ::usleep(2000);  // the child is asleep in read() by now
+        ASSERT_EQ(::write(p[1], &b, 1), 1);
+        ASSERT_EQ(::read(done[0], &b, 1), 1);
+    }
+    ::waitpid(child, nullptr, 0);
+    ASSERT_EQ(ch.disable(), 0);
+    ch.drain();
+    long by_us = 0, wakeups = 0, other = 0;
+    for (const auto& r : ch.recs) {
+        if (r.s.tid != std::uint32_t(child))
+            other++;
+        if (r.sched.kind != KRING_SCHED_WAKEUP)
+            continue;
+        wakeups++;
+        if (r.sched.next_tid == std::uint32_t(child) && r.sched.prev_tid == self)
+            by_us++;
+    }
+    std::printf("wakeups: %ld records, %ld by the writer\n", wakeups, by_us);
+    EXPECT_EQ(ch.bad, 0u);
+    EXPECT_EQ(other, 0);
+    EXPECT_GE(by_us, rounds - 2);  // a read may find the byte before sleeping
+}
+
+// A busy loop pinned to CPU 1 appears in CPU 1's channel, never in CPU 0's.
+TEST(CaptureSched, PerCpuBusyLoop) {
+    if (cap::online_cpus() < 2)
+        GTEST_SKIP() << "needs two CPUs";
+    int go[2];
+    ASSERT_EQ(::pipe(go), 0);
+    ASSERT_TRUE(cap::pin_to(1));
+    pid_t child = ::fork();  // inherits the CPU 1 affinity: never runs on 0
+    if (child == 0) {
+        char b;
+        if (::read(go[0], &b, 1) != 1)
+            ::_exit(1);
+        spin_ms(300);
+        ::_exit(0);
+    }
+    cap::unpin();
+    ASSERT_GT(child, 0);
+    cap::channel c0, c1;
+    ASSERT_EQ(c0.open(cap::attr(KRING_SOURCE_SCHED, 0, -1), 8), 0);
+    ASSERT_EQ(c1.open(cap::attr(KRING_SOURCE_SCHED, 1, -1), 8), 0);
+    ASSERT_EQ(c0.enable(), 0);
+    ASSERT_EQ(c1.enable(), 0);
+    ASSERT_EQ(::write(go[1], "g", 1), 1);
+    int status = 0;
+    while (::waitpid(child, &status, WNOHANG) == 0) {
+        c0.drain();
+        c1.drain();
+        ::usleep(10000);
+    }
+    ASSERT_EQ(c0.disable(), 0);
+    ASSERT_EQ(c1.disable(), 0);
+    c0.drain();
+    c1.drain();
+    auto count = [&](const cap::channel& c, int cpu, long& wrong_cpu) {
+        long n = 0;
+        for (const auto& r : c.recs) {
+            if (r.sched.cpu != std::uint32_t(cpu) || r.s.cpu != std::uint32_t(cpu))
+                wrong_cpu++;
+            if (r.sched.prev_tid == std::uint32_t(child) || r.sched.next_tid == std::uint32_t(child))
+                n++;
+        }
+        return n;
+    };
+    long wrong = 0;
+    long on0 = count(c0, 0, wrong), on1 = count(c1, 1, wrong);
+    std::printf("per-CPU: cpu0 %zu records (%ld of the loop), cpu1 %zu records (%ld of the loop)\n",
+                c0.recs.size(), on0, c1.recs.size(), on1);
+    EXPECT_EQ(c0.bad + c1.bad, 0u);
+    EXPECT_EQ(wrong, 0);
+    EXPECT_GT(on1, 0);
+    EXPECT_EQ(on0, 0);
+    EXPECT_GT(c0.recs.size(), 0u);  // CPU 0 did schedule other tasks
+}
+
+// Default mode: a channel per CPU for P with inherit: P and the three
+// children it forks appear; an unrelated task does not.
+TEST(CaptureSched, DefaultModeInherit) {
+    int go[2], kids[2];
+    ASSERT_EQ(::pipe(go), 0);
+    ASSERT_EQ(::pipe(kids), 0);
+    pid_t p = ::fork();
+    ASSERT_GE(p, 0);
+    if (p == 0) {
+        char b;
+        if (::read(go[0], &b, 1) != 1)
+            ::_exit(1);
+        pid_t c[3];
+        for (auto& x : c) {
+            x = ::fork();
+            if (x == 0) {
+                spin_ms(30);
+                ::usleep(5000);
+                ::_exit(0);
+            }
+        }
+        if (::write(kids[1], c, sizeof(c)) != sizeof(c))
+            ::_exit(1);
+        for (auto x : c)
+            ::waitpid(x, nullptr, 0);
+        ::_exit(0);
+    }
+    pid_t u = ::fork();
+    ASSERT_GE(u, 0);
+    if (u == 0) {
+        char b;
+        if (::read(go[0], &b, 1) != 1)
+            ::_exit(1);
+        for (int i = 0; i < 20; i++) {
+            spin_ms(2);
+            ::usleep(2000);
+        }
+        ::_exit(0);
+    }
+    int n = cap::online_cpus();
+    std::vector<cap::channel> chans(n);
+    for (int c = 0; c < n; c++) {
+        ASSERT_EQ(chans[c].open(cap::attr(KRING_SOURCE_SCHED, c, p, KRING_ATTR_F_INHERIT), 6), 0);
+        ASSERT_EQ(chans[c].enable(), 0);
+    }
+    ASSERT_EQ(::write(go[1], "gg", 2), 2);
+    pid_t kid[3];
+    ASSERT_EQ(::read(kids[0], kid, sizeof(kid)), ssize_t(sizeof(kid)));
+    ::waitpid(p, nullptr, 0);
+    ::waitpid(u, nullptr, 0);
+    std::set<std::uint32_t> subjects;
+    long forks = 0, exits = 0, bad = 0;
+    for (auto& c : chans) {
+        ASSERT_EQ(c.disable(), 0);
+        c.drain();
+        bad += c.bad;
+        for (const auto& r : c.recs) {
+            subjects.insert(r.s.tid);
+            forks += r.sched.kind == KRING_SCHED_FORK;
+            exits += r.sched.kind == KRING_SCHED_EXIT;
+        }
+    }
+    std::printf("default+inherit: %zu tasks seen, %ld forks, %ld exits\n", subjects.size(), forks,
+                exits);
+    EXPECT_EQ(bad, 0);
+    EXPECT_TRUE(subjects.count(p));
+    for (auto k : kid)
+        EXPECT_TRUE(subjects.count(k)) << "child " << k;
+    EXPECT_FALSE(subjects.count(u));
+    EXPECT_EQ(subjects.size(), 4u);
+    EXPECT_EQ(forks, 3);
+    EXPECT_EQ(exits, 4);
+}
+
+}  // namespace
