@@ -20,6 +20,7 @@
 
 #include "compat.h"
 #include "kring_internal.h"
+#include "aux.h"
 
 static atomic64_t kring_next_id = ATOMIC64_INIT(0);
 
@@ -39,6 +40,7 @@ void kring_abi_info_fill(struct kring_abi_info *info)
 	info->features = KRING_FEAT_ABI_QUERY | KRING_FEAT_DATA_RING |
 			 KRING_FEAT_OVERWRITE | KRING_FEAT_MIRROR |
 			 KRING_FEAT_SYNTHETIC;
+	info->features |= KRING_FEAT_AUX | KRING_FEAT_AUX_TRACER;
 	info->page_size = PAGE_SIZE;
 	info->max_data_pages_order = KRING_MAX_DATA_ORDER;
 }
@@ -64,6 +66,7 @@ EXPORT_SYMBOL_IF_KUNIT(kring_abi_info_copy_size);
 
 static const struct kring_source_ops *kring_sources[KRING_SOURCE_MAX] = {
 	[KRING_SOURCE_SYNTHETIC] = &kring_synthetic_source,
+	[KRING_SOURCE_AUX_TRACER] = &kring_aux_tracer_source,
 };
 
 /**
@@ -82,7 +85,7 @@ int kring_attr_validate(const struct kring_attr *attr)
 	/* Known to the ABI but not built into this module. */
 	if (attr->source != KRING_SOURCE_NONE && !kring_sources[attr->source])
 		return -EOPNOTSUPP;
-	if (attr->clockid || attr->aux_watermark)
+	if (attr->clockid)
 		return -EINVAL;
 	if (attr->flags & ~KRING_ATTR_F_ALL)
 		return -EINVAL;
@@ -406,6 +409,7 @@ static long kring_ioctl_stats(struct kring_channel *ch, void __user *arg)
 	buf = kring_channel_buf(ch);
 	if (buf) {
 		kring_ring_read_stats(&buf->ring, &st);
+		kring_aux_read_stats(buf, &st);
 		st.flags |= KRING_STATS_F_MAPPED;
 	}
 	if (ch->enabled)
@@ -445,6 +449,10 @@ static long kring_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return put_user(ch->id, (__u64 __user *)uarg);
 	case KRING_IOC_STATS:
 		return kring_ioctl_stats(ch, uarg);
+	case KRING_IOC_AUX_SNAPSHOT:
+	case KRING_IOC_AUX_PAUSE:
+	case KRING_IOC_AUX_RESUME:
+		return kring_aux_ioctl(ch, cmd);
 	default:
 		return -ENOTTY;
 	}
