@@ -14,9 +14,10 @@
  * (pmu start) with a SYNC packet. So the discontinuity is real and a
  * consumer sees it in the packet sequence.
  *
- * Control (KRING_IOC_AUX_PAUSE/RESUME/SNAPSHOT) cancels the timer first,
- * which waits for a running tick: after the ioctl returns no packet is
- * being written.
+ * Control (disable, KRING_IOC_AUX_PAUSE/RESUME/SNAPSHOT) cancels the
+ * timer first, which waits for a running tick: after the ioctl returns no
+ * packet is being written. In snapshot mode every stop (disable, pause,
+ * snapshot) publishes aux_head with an OVERWRITE record.
  */
 #include <linux/hrtimer.h>
 #include <linux/slab.h>
@@ -176,11 +177,22 @@ static int kring_aux_tracer_start(struct kring_channel *ch)
 	return tr->paused ? 0 : kring_aux_tracer_run(tr);
 }
 
-static void kring_aux_tracer_stop(struct kring_channel *ch)
+/*
+ * Stop the unit and wait for a running tick. In snapshot mode what it wrote
+ * is published (aux_head and an OVERWRITE record), as perf's driver does at
+ * every pmu stop. ch->lock held.
+ */
+static int kring_aux_tracer_halt(struct kring_channel *ch)
 {
 	struct kring_aux_tracer *tr = ch->source_priv;
 
 	hrtimer_cancel(&tr->timer);
+	return kring_aux_snapshot(ch);
+}
+
+static void kring_aux_tracer_stop(struct kring_channel *ch)
+{
+	kring_aux_tracer_halt(ch);	/* -EINVAL: not snapshot mode, fine */
 }
 
 static void kring_aux_tracer_release(struct kring_channel *ch)
@@ -229,7 +241,7 @@ long kring_aux_ioctl(struct kring_channel *ch, unsigned int cmd)
 	switch (cmd) {
 	case KRING_IOC_AUX_PAUSE:
 		tr->paused = true;
-		hrtimer_cancel(&tr->timer);
+		kring_aux_tracer_halt(ch);
 		break;
 	case KRING_IOC_AUX_RESUME:
 		if (tr->paused && ch->enabled)
@@ -238,8 +250,7 @@ long kring_aux_ioctl(struct kring_channel *ch, unsigned int cmd)
 		break;
 	case KRING_IOC_AUX_SNAPSHOT:
 		/* Stop the unit, publish, restart: the tick never sees it. */
-		hrtimer_cancel(&tr->timer);
-		ret = kring_aux_snapshot(ch);
+		ret = kring_aux_tracer_halt(ch);
 		if (ch->enabled && !tr->paused)
 			kring_aux_tracer_run(tr);
 		break;

@@ -554,7 +554,8 @@ struct kring_lost_record {
  * and never past aux_tail + aux_size, which the consumer advances (the
  * data ring's A/B/C/D protocol with aux_head/aux_tail). A read-only AUX
  * mapping is snapshot mode: the producer overwrites freely and publishes
- * aux_head only when a snapshot is taken.
+ * aux_head (with an OVERWRITE record) only when it stops: a snapshot, an
+ * AUX pause, disabling the channel.
  *
  * aux_head is a free-running byte count in both modes: the byte at AUX
  * position p is at p & (aux_size - 1) in the AUX mapping. A snapshot is
