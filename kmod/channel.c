@@ -21,6 +21,7 @@
 #include "compat.h"
 #include "kring_internal.h"
 #include "capture.h"
+#include "aux.h"
 
 static atomic64_t kring_next_id = ATOMIC64_INIT(0);
 
@@ -42,6 +43,7 @@ void kring_abi_info_fill(struct kring_abi_info *info)
 			 KRING_FEAT_SYNTHETIC | KRING_FEAT_CLOCKS;
 	if (kring_modes_available())
 		info->features |= KRING_FEAT_SCHED | KRING_FEAT_TIMER | KRING_FEAT_CAPTURE;
+	info->features |= KRING_FEAT_AUX | KRING_FEAT_AUX_TRACER;
 	info->page_size = PAGE_SIZE;
 	info->max_data_pages_order = KRING_MAX_DATA_ORDER;
 }
@@ -69,6 +71,7 @@ static const struct kring_source_ops *kring_sources[KRING_SOURCE_MAX] = {
 	[KRING_SOURCE_SYNTHETIC] = &kring_synthetic_source,
 	[KRING_SOURCE_SCHED] = &kring_sched_source,
 	[KRING_SOURCE_TIMER] = &kring_timer_source,
+	[KRING_SOURCE_AUX_TRACER] = &kring_aux_tracer_source,
 };
 
 /**
@@ -87,7 +90,7 @@ int kring_attr_validate(const struct kring_attr *attr)
 	/* Known to the ABI but not built into this module. */
 	if (attr->source != KRING_SOURCE_NONE && !kring_sources[attr->source])
 		return -EOPNOTSUPP;
-	if (!kring_clock_valid(attr->clockid) || attr->aux_watermark)
+	if (!kring_clock_valid(attr->clockid))
 		return -EINVAL;
 	if (attr->flags & ~(KRING_ATTR_F_ALL | KRING_ATTR_F_CAPTURE_ALL))
 		return -EINVAL;
@@ -415,6 +418,7 @@ static long kring_ioctl_stats(struct kring_channel *ch, void __user *arg)
 	buf = kring_channel_buf(ch);
 	if (buf) {
 		kring_ring_read_stats(&buf->ring, &st);
+		kring_aux_read_stats(buf, &st);
 		st.flags |= KRING_STATS_F_MAPPED;
 	}
 	if (ch->enabled)
@@ -456,6 +460,10 @@ static long kring_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kring_ioctl_stats(ch, uarg);
 	case KRING_IOC_SET_OUTPUT:
 		return kring_ioctl_set_output(ch, (int)arg);
+	case KRING_IOC_AUX_SNAPSHOT:
+	case KRING_IOC_AUX_PAUSE:
+	case KRING_IOC_AUX_RESUME:
+		return kring_aux_ioctl(ch, cmd);
 	default:
 		return -ENOTTY;
 	}

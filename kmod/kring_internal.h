@@ -21,6 +21,19 @@ struct file;
 struct vm_area_struct;
 struct kring_channel;
 struct kring_user_lock;
+struct kring_aux;
+
+/*
+ * struct kring_charge - locked memory charged for a buffer's pages, the way
+ * perf charges it: first the user's allowance, the rest as the mm's
+ * pinned_vm against RLIMIT_MEMLOCK.
+ */
+struct kring_charge {
+	struct kring_user_lock *user_lock;
+	struct mm_struct *mm;
+	unsigned long charged_user;
+	unsigned long charged_pinned;
+};
 
 /* Largest data area: 2^KRING_MAX_DATA_ORDER pages. */
 #define KRING_MAX_DATA_ORDER	16
@@ -44,10 +57,9 @@ struct kring_buffer {
 	bool mirrored;
 	struct kring_channel *owner;	/* wakeups go to its waiters */
 	/* locked-memory charge, undone when the buffer is freed */
-	struct kring_user_lock *user_lock;
-	struct mm_struct *mm;
-	unsigned long charged_user;
-	unsigned long charged_pinned;
+	struct kring_charge charge;
+	/* the AUX area (aux.c), NULL until mapped; producers read it under RCU */
+	struct kring_aux __rcu *aux;
 	struct rcu_head rcu;
 };
 
@@ -115,6 +127,9 @@ void kring_channel_unmapped(struct kring_channel *ch);
 int kring_mmap(struct file *file, struct vm_area_struct *vma);
 struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 id);
 void kring_buffer_put(struct kring_buffer *buf);
+int kring_charge_pages(struct kring_charge *c, struct mm_struct *mm, unsigned long pages);
+void kring_uncharge_pages(struct kring_charge *c);
+void kring_vma_setup(struct vm_area_struct *vma);
 
 /* sources/synthetic.c */
 extern const struct kring_source_ops kring_synthetic_source;

@@ -75,4 +75,52 @@ void kring_channel_output_end(struct kring_output_handle *h);
 int kring_channel_write_sample(struct kring_channel *ch,
 			       struct kring_sample_data *data);
 
+/*
+ * The AUX area (aux.c): a hardware-like producer writes extents of bulk
+ * data straight into a channel's AUX pages and announces each with a
+ * KRING_RECORD_AUX in the data ring:
+ *
+ *	struct kring_aux_handle h;
+ *
+ *	preempt_disable();
+ *	if (!kring_aux_output_begin(&h, ch)) {
+ *		n = ...bytes that fit in h.size...;
+ *		kring_aux_output_copy(&h, 0, data, n);
+ *		if (n < wanted)
+ *			kring_aux_output_flag(&h, KRING_AUX_FLAG_TRUNCATED);
+ *		kring_aux_output_end(&h, n);
+ *	}
+ *	preempt_enable();
+ */
+struct kring_buffer;
+struct kring_aux;
+
+/**
+ * struct kring_aux_handle - one AUX extent being written
+ * @ch:		the channel
+ * @buf:	its buffer (kring's)
+ * @aux:	its AUX area (kring's)
+ * @head:	AUX position (free-running bytes) the extent starts at
+ * @size:	bytes the producer may write from @head
+ * @flags:	KRING_AUX_FLAG_* the AUX record will carry
+ * @chunk_order: log2 of the pages of the smallest physically contiguous
+ *		chunk of the area: AUX positions in one aligned block of
+ *		PAGE_SIZE << @chunk_order bytes are contiguous in memory
+ */
+struct kring_aux_handle {
+	struct kring_channel *ch;
+	struct kring_buffer *buf;
+	struct kring_aux *aux;
+	u64 head;
+	u64 size;
+	u64 flags;
+	unsigned int chunk_order;
+};
+
+int kring_aux_output_begin(struct kring_aux_handle *h, struct kring_channel *ch);
+int kring_aux_output_copy(struct kring_aux_handle *h, u64 offset, const void *src, u64 len);
+void kring_aux_output_flag(struct kring_aux_handle *h, u64 flags);
+int kring_aux_output_skip(struct kring_aux_handle *h, u64 size);
+void kring_aux_output_end(struct kring_aux_handle *h, u64 size);
+
 #endif /* _KRING_PRODUCER_H */

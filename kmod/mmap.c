@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mmap of a kring channel: the control page and the data pages.
+ * mmap of a kring channel: the control page and the data pages (the AUX
+ * area, mapped at aux_offset, is aux.c's).
  *
  *	offset 0:  [ control page ][ data page 0 ] ... [ data page 2^n - 1 ]
  *	mirrored:  [ control page ][ data 0 .. 2^n - 1 ][ data 0 .. 2^n - 1 ]
@@ -33,6 +34,7 @@
 
 #include "compat.h"
 #include "kring_internal.h"
+#include "aux.h"
 
 /* Per-user allowance of locked pages, in KiB per online CPU (perf: 516). */
 static unsigned int mlock_kb = 516;
@@ -69,8 +71,7 @@ static struct kring_user_lock *kring_user_lock_find(kuid_t uid)
  * user's allowance first, the excess against RLIMIT_MEMLOCK through the
  * mm's pinned_vm, unless the caller has CAP_IPC_LOCK.
  */
-static int kring_buffer_charge(struct kring_buffer *buf, struct mm_struct *mm,
-			       unsigned long pages)
+int kring_charge_pages(struct kring_charge *c, struct mm_struct *mm, unsigned long pages)
 {
 	struct kring_user_lock *ul, *fresh;
 	unsigned long user_limit, user_locked, lock_limit, extra;
@@ -114,33 +115,33 @@ static int kring_buffer_charge(struct kring_buffer *buf, struct mm_struct *mm,
 	kfree(fresh);
 
 	atomic64_add(extra, &mm->pinned_vm);
-	buf->user_lock = ul;
-	buf->charged_user = pages - extra;
-	buf->charged_pinned = extra;
+	c->user_lock = ul;
+	c->charged_user = pages - extra;
+	c->charged_pinned = extra;
 	mmgrab(mm);
-	buf->mm = mm;
+	c->mm = mm;
 	return 0;
 }
 
-static void kring_buffer_uncharge(struct kring_buffer *buf)
+void kring_uncharge_pages(struct kring_charge *c)
 {
-	struct kring_user_lock *ul = buf->user_lock, *dead = NULL;
+	struct kring_user_lock *ul = c->user_lock, *dead = NULL;
 
 	if (ul) {
 		spin_lock(&kring_user_locks_lock);
-		ul->pages -= buf->charged_user;
+		ul->pages -= c->charged_user;
 		if (!--ul->buffers) {
 			hash_del(&ul->node);
 			dead = ul;
 		}
 		spin_unlock(&kring_user_locks_lock);
 		kfree(dead);
-		buf->user_lock = NULL;
+		c->user_lock = NULL;
 	}
-	if (buf->mm) {
-		atomic64_sub(buf->charged_pinned, &buf->mm->pinned_vm);
-		mmdrop(buf->mm);
-		buf->mm = NULL;
+	if (c->mm) {
+		atomic64_sub(c->charged_pinned, &c->mm->pinned_vm);
+		mmdrop(c->mm);
+		c->mm = NULL;
 	}
 }
 
@@ -173,7 +174,7 @@ static void kring_buffer_free_rcu(struct rcu_head *head)
 void kring_buffer_put(struct kring_buffer *buf)
 {
 	if (buf && refcount_dec_and_test(&buf->refs)) {
-		kring_buffer_uncharge(buf);
+		kring_uncharge_pages(&buf->charge);
 		call_rcu(&buf->rcu, kring_buffer_free_rcu);
 	}
 }
@@ -305,6 +306,19 @@ static const struct vm_operations_struct kring_vm_ops = {
 	.mremap = kring_vm_mremap,
 };
 
+/*
+ * Flags of every kring mapping: our own pages (PFNMAP), not inherited, not
+ * grown, not dumped, never executable, and a read-only mapping may not
+ * become writable later.
+ */
+void kring_vma_setup(struct vm_area_struct *vma)
+{
+	if (!(vma->vm_flags & VM_WRITE))
+		kring_vm_flags_clear(vma, VM_MAYWRITE);
+	kring_vm_flags_set(vma, VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	kring_vm_flags_clear(vma, VM_MAYEXEC);
+}
+
 /**
  * kring_mmap() - mmap of a channel at offset 0
  * @file: the channel
@@ -323,7 +337,7 @@ int kring_mmap(struct file *file, struct vm_area_struct *vma)
 	int ret;
 
 	if (vma->vm_pgoff != 0)
-		return -EINVAL;		/* the AUX area will live at aux_offset */
+		return kring_aux_mmap(file, vma);
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;		/* MAP_PRIVATE would copy on write */
 	if (vma->vm_flags & VM_EXEC)
@@ -358,7 +372,7 @@ int kring_mmap(struct file *file, struct vm_area_struct *vma)
 			goto out;
 		}
 		buf->mirrored = mirror;
-		ret = kring_buffer_charge(buf, vma->vm_mm, data_pages + 1);
+		ret = kring_charge_pages(&buf->charge, vma->vm_mm, data_pages + 1);
 		if (ret) {
 			kring_buffer_put(buf);
 			goto out;
@@ -366,11 +380,7 @@ int kring_mmap(struct file *file, struct vm_area_struct *vma)
 		kring_channel_attach(ch, buf);
 	}
 
-	/* A read-only mapping may not become writable later. */
-	if (!(vma->vm_flags & VM_WRITE))
-		kring_vm_flags_clear(vma, VM_MAYWRITE);
-	kring_vm_flags_set(vma, VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
-	kring_vm_flags_clear(vma, VM_MAYEXEC);
+	kring_vma_setup(vma);
 	vma->vm_ops = &kring_vm_ops;
 	refcount_inc(&buf->refs);
 	vma->vm_private_data = buf;

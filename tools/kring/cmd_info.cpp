@@ -19,7 +19,10 @@ struct feature_name {
 constexpr feature_name feature_names[] = {
     {KRING_FEAT_ABI_QUERY, "abi-query"}, {KRING_FEAT_DATA_RING, "data-ring"},
     {KRING_FEAT_OVERWRITE, "overwrite"}, {KRING_FEAT_MIRROR, "mirror"},
-    {KRING_FEAT_SYNTHETIC, "synthetic"},
+    {KRING_FEAT_SYNTHETIC, "synthetic"}, {KRING_FEAT_SCHED, "sched"},
+    {KRING_FEAT_TIMER, "timer"},         {KRING_FEAT_CAPTURE, "capture"},
+    {KRING_FEAT_CLOCKS, "clocks"},       {KRING_FEAT_AUX, "aux"},
+    {KRING_FEAT_AUX_TRACER, "aux-tracer"},
 };
 
 int run(const context& ctx) {

@@ -18,5 +18,6 @@ struct context {
 void add_info(CLI::App& app, context& ctx);
 void add_synth(CLI::App& app, context& ctx);
 void add_sched(CLI::App& app, context& ctx);
+void add_aux(CLI::App& app, context& ctx);
 
 }  // namespace kring_tool

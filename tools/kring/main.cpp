@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     kring_tool::add_info(app, ctx);
     kring_tool::add_synth(app, ctx);
     kring_tool::add_sched(app, ctx);
+    kring_tool::add_aux(app, ctx);
 
     try {
         app.parse(argc, argv);

@@ -664,4 +664,95 @@ struct kring_lost_record {
  * multiple of 8 and the record stays 8-byte aligned.
  */
 
+/*
+ * ---------------------------------------------------------------------
+ * The AUX area (see docs/AUX.md).
+ * ---------------------------------------------------------------------
+ *
+ * A second buffer for bulk data written by hardware-like producers (perf's
+ * AUX area). The consumer stores aux_offset and aux_size into the control
+ * page of its data-ring mapping, then maps that range of the same fd:
+ * aux_offset page aligned and at or past the end of the data-ring mapping,
+ * aux_size a power-of-two number of pages (at most 2^KRING_AUX_MAX_ORDER);
+ * the data ring must be mapped first; a later mapping of the AUX area must
+ * have the same offset, size and protection. Anything else is -EINVAL.
+ *
+ * A read-write AUX mapping is normal mode: the producer writes at aux_head
+ * and never past aux_tail + aux_size, which the consumer advances (the
+ * data ring's A/B/C/D protocol with aux_head/aux_tail). A read-only AUX
+ * mapping is snapshot mode: the producer overwrites freely and publishes
+ * aux_head (with an OVERWRITE record) only when it stops: a snapshot, an
+ * AUX pause, disabling the channel.
+ *
+ * aux_head is a free-running byte count in both modes: the byte at AUX
+ * position p is at p & (aux_size - 1) in the AUX mapping. A snapshot is
+ * therefore the aux_size bytes before aux_head when aux_head >= aux_size
+ * (the buffer wrapped, or is exactly full), else [0, aux_head).
+ *
+ * Each finished extent is announced by a KRING_RECORD_AUX record in the
+ * data ring (struct kring_aux_record): normal mode extents are contiguous
+ * in AUX position; a gap left when the producer found no room follows a
+ * record with KRING_AUX_FLAG_TRUNCATED (possibly of size 0).
+ */
+#define KRING_FEAT_AUX		(1ULL << 10)	/* the AUX area */
+#define KRING_FEAT_AUX_TRACER	(1ULL << 11)	/* KRING_SOURCE_AUX_TRACER */
+
+#define KRING_AUX_MAX_ORDER	16
+
+/*
+ * Snapshot mode: stop the producer, publish aux_head and write an AUX
+ * record with KRING_AUX_FLAG_OVERWRITE for the newest data, then restart.
+ * -EINVAL unless the AUX area is mapped read-only.
+ */
+#define KRING_IOC_AUX_SNAPSHOT	_IO(KRING_IOC_MAGIC, 0x10)
+/* Stop / restart the AUX producer, ending its current extent (perf's aux_pause). */
+#define KRING_IOC_AUX_PAUSE	_IO(KRING_IOC_MAGIC, 0x11)
+#define KRING_IOC_AUX_RESUME	_IO(KRING_IOC_MAGIC, 0x12)
+
+/*
+ * kring_stats.reserved[] of a channel with an AUX area:
+ *	[KRING_STATS_AUX_BYTES]		bytes announced by AUX records
+ *	[KRING_STATS_AUX_RECORDS]	AUX records written
+ *	[KRING_STATS_AUX_TRUNCATED]	AUX records with KRING_AUX_FLAG_TRUNCATED
+ *	[KRING_STATS_AUX_CHUNK_ORDER]	log2 of the pages of the smallest
+ *					physically contiguous AUX chunk
+ */
+#define KRING_STATS_AUX_BYTES		0
+#define KRING_STATS_AUX_RECORDS		1
+#define KRING_STATS_AUX_TRUNCATED	2
+#define KRING_STATS_AUX_CHUNK_ORDER	3
+
+/*
+ * The emulated tracer (KRING_SOURCE_AUX_TRACER), a PT/ETM-like unit on
+ * kring_attr.cpu writing packets straight into the AUX area:
+ *   config[0]  packets per millisecond (default 64, at most 4096)
+ *   config[1]  payload bytes per DATA packet, a multiple of 8 (default 32,
+ *		at most 4096)
+ *   config[2]  a SYNC packet every this many packets (default 16)
+ *   config[3]  stop after this many packets, 0 = never
+ * Its data-ring records are AUX and ITRACE_START records.
+ *
+ * Packets are 8-byte aligned and back to back inside an extent. Each
+ * starts with struct kring_aux_packet; @seq counts every packet the tracer
+ * generated, written or not, so a gap in @seq is data lost. Every extent
+ * (after each start, resume or snapshot restart) begins with a SYNC
+ * packet, whose payload is the 8 bytes KRING_AUX_SYNC_MAGIC: a snapshot
+ * reader that starts in the middle of a packet scans 8-byte words for the
+ * magic to resynchronise. A DATA packet's payload byte i is
+ * kring_synth_byte(seq, i).
+ */
+#define KRING_AUX_PKT_SYNC	1
+#define KRING_AUX_PKT_DATA	2
+#define KRING_AUX_SYNC_MAGIC	0x4253504e49524b21ULL	/* "!KRINPSB" */
+
+struct kring_aux_packet {
+	__u64	magic;		/* KRING_AUX_SYNC_MAGIC in SYNC packets, else 0 */
+	__u16	type;		/* KRING_AUX_PKT_* */
+	__u16	len;		/* bytes of the packet, this header included */
+	__u32	cpu;
+	__u64	seq;
+	__u64	time;		/* record clock */
+	/* DATA: __u8 payload[len - 32]; */
+};
+
 #endif /* _UAPI_LINUX_KRING_H */

@@ -1,0 +1,473 @@
+// In the guest: the AUX area with kring's emulated tracer, read through raw
+// syscalls (tests/vm/raw_ring.hpp for the data ring), independent of
+// libkring.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "raw_ring.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using clk = std::chrono::steady_clock;
+
+std::uint64_t mono_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::uint64_t(ts.tv_sec) * 1000000000u + ts.tv_nsec;
+}
+
+struct tracer_cfg {
+    int cpu = 0;
+    std::uint64_t per_tick = 64, payload = 32, sync_every = 16, limit = 0;
+    unsigned data_order = 4, aux_pages = 16;
+    bool aux_rw = true;
+};
+
+// A tracer channel with its data ring and AUX area mapped.
+struct aux_channel {
+    kt::raw_channel ch;
+    std::uint8_t* aux = nullptr;
+    std::size_t aux_len = 0;
+    std::size_t ps = ::sysconf(_SC_PAGESIZE);
+    std::uint64_t aux_tail = 0;
+
+    ~aux_channel() {
+        if (aux)
+            ::munmap(aux, aux_len);
+    }
+    // 0 or the errno of the first step that failed.
+    int setup(const tracer_cfg& c) {
+        if (int e = ch.open_dev())
+            return e;
+        kring_attr a = kt::make_attr(KRING_SOURCE_AUX_TRACER, c.cpu);
+        a.config[0] = c.per_tick;
+        a.config[1] = c.payload;
+        a.config[2] = c.sync_every;
+        a.config[3] = c.limit;
+        if (int e = ch.configure(a))
+            return e;
+        if (int e = ch.map_ring(c.data_order, true, false))
+            return e;
+        return map_aux(ch.map_len, c.aux_pages * ps, c.aux_rw);
+    }
+    int map_aux(std::uint64_t offset, std::uint64_t size, bool rw) {
+        ch.ctl->aux_offset = offset;
+        ch.ctl->aux_size = size;
+        void* p = ::mmap(nullptr, size, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED, ch.fd,
+                         offset);
+        if (p == MAP_FAILED)
+            return errno;
+        aux = static_cast<std::uint8_t*>(p);
+        aux_len = size;
+        return 0;
+    }
+    // aux_head with acquire (C): pairs with the producer's smp_wmb() (B).
+    std::uint64_t aux_head() const {
+        return __atomic_load_n(&ch.ctl->aux_head, __ATOMIC_ACQUIRE);
+    }
+    // Store-release (D): pairs with the producer's smp_mb() (A).
+    void release_aux(std::uint64_t tail) {
+        aux_tail = tail;
+        __atomic_store_n(&ch.ctl->aux_tail, tail, __ATOMIC_RELEASE);
+    }
+    // AUX bytes [pos, pos + n) copied out linearly.
+    std::vector<std::uint8_t> bytes(std::uint64_t pos, std::uint64_t n) const {
+        std::vector<std::uint8_t> v(n);
+        for (std::uint64_t i = 0; i < n; i++)
+            v[i] = aux[(pos + i) & (aux_len - 1)];
+        return v;
+    }
+};
+
+// Parses a packet stream; returns false (with @why) on anything malformed.
+struct packet_parser {
+    explicit packet_parser(std::uint64_t p) : payload(p) {}
+    std::uint64_t payload;
+    std::vector<std::uint64_t> seqs;
+    std::vector<std::uint64_t> times;
+    std::vector<bool> sync;
+    std::string why;
+
+    bool parse(const std::vector<std::uint8_t>& b, std::size_t from = 0) {
+        std::size_t off = from;
+        while (off < b.size()) {
+            kring_aux_packet p;
+            if (b.size() - off < sizeof(p))
+                return fail("truncated header at " + std::to_string(off));
+            std::memcpy(&p, b.data() + off, sizeof(p));
+            bool is_sync = p.type == KRING_AUX_PKT_SYNC;
+            if (is_sync ? (p.magic != KRING_AUX_SYNC_MAGIC || p.len != sizeof(p))
+                        : (p.type != KRING_AUX_PKT_DATA || p.magic ||
+                           p.len != sizeof(p) + payload))
+                return fail("bad packet at " + std::to_string(off));
+            if (b.size() - off < p.len)
+                return fail("packet runs past the extent at " + std::to_string(off));
+            for (std::uint32_t i = 0; i < p.len - sizeof(p); i++)
+                if (b[off + sizeof(p) + i] != kring_synth_byte(p.seq, i))
+                    return fail("bad payload byte in packet " + std::to_string(p.seq));
+            seqs.push_back(p.seq);
+            times.push_back(p.time);
+            sync.push_back(is_sync);
+            off += p.len;
+        }
+        return true;
+    }
+    bool fail(std::string w) {
+        why = std::move(w);
+        return false;
+    }
+};
+
+// Offset of the first SYNC packet in @b (8-byte aligned scan), or npos.
+std::size_t find_sync(const std::vector<std::uint8_t>& b) {
+    for (std::size_t off = 0; off + sizeof(kring_aux_packet) <= b.size(); off += 8) {
+        kring_aux_packet p;
+        std::memcpy(&p, b.data() + off, sizeof(p));
+        if (p.magic == KRING_AUX_SYNC_MAGIC && p.type == KRING_AUX_PKT_SYNC &&
+            p.len == sizeof(p))
+            return off;
+    }
+    return std::string::npos;
+}
+
+// Drain the data ring: AUX records into @out; other types checked.
+void drain(aux_channel& a, std::vector<kring_aux_record>& out, int& itrace, int& bad) {
+    long n = a.ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
+        if (h.type == KRING_RECORD_AUX && h.size == sizeof(kring_aux_record)) {
+            kring_aux_record r;
+            std::memcpy(&r, rec, sizeof(r));
+            out.push_back(r);
+        } else if (h.type == KRING_RECORD_ITRACE_START &&
+                   h.size == sizeof(kring_itrace_start_record)) {
+            itrace++;
+        } else {
+            bad++;
+        }
+    });
+    if (n < 0)
+        bad++;
+}
+
+TEST(Aux, AbiOffersTheAuxArea) {
+    kt::raw_channel c;
+    ASSERT_EQ(c.open_dev(), 0);
+    kring_abi_info info{};
+    info.size = sizeof(info);
+    ASSERT_EQ(c.ioctl_arg(KRING_IOC_QUERY_ABI, &info), 0);
+    EXPECT_TRUE(info.features & KRING_FEAT_AUX);
+    EXPECT_TRUE(info.features & KRING_FEAT_AUX_TRACER);
+}
+
+// Normal mode, a consumer that keeps up: every packet arrives, in order,
+// extents are contiguous, and the byte counts agree everywhere.
+TEST(Aux, NormalModeFastConsumerLosesNothing) {
+    tracer_cfg c;
+    c.limit = 20000;
+    c.per_tick = 32;
+    c.aux_pages = 128;  // 256 ms of packets: room for a consumer under emulation
+    aux_channel a;
+    ASSERT_EQ(a.setup(c), 0);
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
+
+    packet_parser pp(c.payload);
+    std::vector<kring_aux_record> recs;
+    int itrace = 0, bad = 0;
+    std::uint64_t next_pos = 0, truncated = 0, bytes = 0;
+    std::size_t done = 0;
+    auto deadline = clk::now() + 60s;
+    while (pp.seqs.size() < c.limit && clk::now() < deadline) {
+        drain(a, recs, itrace, bad);
+        for (; done < recs.size(); done++) {
+            const auto& r = recs[done];
+            ASSERT_EQ(r.aux_offset, next_pos) << "extents are not contiguous";
+            truncated += (r.flags & KRING_AUX_FLAG_TRUNCATED) != 0;
+            ASSERT_TRUE(pp.parse(a.bytes(r.aux_offset, r.aux_size))) << pp.why;
+            next_pos = r.aux_offset + r.aux_size;
+            bytes += r.aux_size;
+            a.release_aux(next_pos);
+        }
+        std::this_thread::sleep_for(1ms);
+    }
+    ASSERT_EQ(pp.seqs.size(), c.limit);
+    for (std::size_t i = 0; i < pp.seqs.size(); i++)
+        ASSERT_EQ(pp.seqs[i], i) << "packet sequence broken";
+    EXPECT_EQ(truncated, 0u);
+    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(itrace, 1);
+    EXPECT_EQ(a.aux_head(), bytes);
+    kring_stats st = a.ch.stats();
+    EXPECT_EQ(st.reserved[KRING_STATS_AUX_BYTES], bytes);
+    EXPECT_EQ(st.reserved[KRING_STATS_AUX_RECORDS], recs.size());
+    std::printf("aux normal: %zu packets, %zu AUX records, %llu bytes, chunk order %llu\n",
+                pp.seqs.size(), recs.size(), (unsigned long long)bytes,
+                (unsigned long long)st.reserved[KRING_STATS_AUX_CHUNK_ORDER]);
+}
+
+// Normal mode, a consumer that sleeps: the tracer finds the area full and
+// stops; every gap in the packet sequence follows a TRUNCATED record.
+TEST(Aux, SlowConsumerGapsAreTruncated) {
+    tracer_cfg c;
+    c.limit = 20000;
+    c.aux_pages = 2;
+    aux_channel a;
+    ASSERT_EQ(a.setup(c), 0);
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
+
+    packet_parser pp(c.payload);
+    std::vector<kring_aux_record> recs;
+    int itrace = 0, bad = 0;
+    std::uint64_t next_pos = 0, next_seq = 0, bytes = 0, gaps = 0, lost = 0, truncated = 0;
+    bool pending = false;  // a TRUNCATED record since the last packet
+    std::size_t done = 0;
+    auto last_new = clk::now();
+    auto deadline = clk::now() + 60s;
+    while (clk::now() < deadline && clk::now() - last_new < 1500ms) {
+        std::size_t before = recs.size();
+        drain(a, recs, itrace, bad);
+        if (recs.size() != before)
+            last_new = clk::now();
+        for (; done < recs.size(); done++) {
+            const auto& r = recs[done];
+            ASSERT_EQ(r.aux_offset, next_pos);
+            if (r.aux_size) {
+                std::size_t first = pp.seqs.size();
+                ASSERT_TRUE(pp.parse(a.bytes(r.aux_offset, r.aux_size))) << pp.why;
+                std::uint64_t s0 = pp.seqs[first];
+                if (s0 != next_seq) {
+                    ASSERT_TRUE(pending) << "gap " << next_seq << ".." << s0 - 1
+                                         << " without a TRUNCATED record";
+                    gaps++;
+                    lost += s0 - next_seq;
+                }
+                ASSERT_TRUE(pp.sync[first]) << "an extent starts with a SYNC packet";
+                for (std::size_t i = first + 1; i < pp.seqs.size(); i++)
+                    ASSERT_EQ(pp.seqs[i], pp.seqs[i - 1] + 1) << "gap inside an extent";
+                next_seq = pp.seqs.back() + 1;
+                pending = false;
+            }
+            if (r.flags & KRING_AUX_FLAG_TRUNCATED) {
+                pending = true;
+                truncated++;
+            }
+            next_pos = r.aux_offset + r.aux_size;
+            bytes += r.aux_size;
+        }
+        a.release_aux(next_pos);
+        std::this_thread::sleep_for(20ms);  // the slow consumer
+    }
+    EXPECT_TRUE(next_seq == c.limit || pending) << "packets missing at the end";
+    lost += c.limit - next_seq;
+    EXPECT_GT(gaps, 0u) << "the consumer was not slow enough to lose anything";
+    EXPECT_EQ(pp.seqs.size() + lost, c.limit);
+    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(a.aux_head(), bytes);
+    kring_stats st = a.ch.stats();
+    EXPECT_EQ(st.reserved[KRING_STATS_AUX_BYTES], bytes);
+    EXPECT_EQ(st.reserved[KRING_STATS_AUX_TRUNCATED], truncated);
+    std::printf("aux slow: %zu packets delivered, %llu lost in %llu gaps, %llu TRUNCATED "
+                "records, %llu bytes\n",
+                pp.seqs.size(), (unsigned long long)lost, (unsigned long long)gaps,
+                (unsigned long long)truncated, (unsigned long long)bytes);
+}
+
+// Snapshot mode: take snapshots until the tracer has finished; the window
+// must hold exactly the newest packets, ending with the last one.
+void snapshot_case(std::uint64_t limit, unsigned aux_pages, bool expect_wrap) {
+    tracer_cfg c;
+    c.limit = limit;
+    c.aux_pages = aux_pages;
+    c.aux_rw = false;
+    aux_channel a;
+    ASSERT_EQ(a.setup(c), 0);
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
+
+    std::vector<kring_aux_record> recs;
+    int itrace = 0, bad = 0;
+    packet_parser pp(c.payload);
+    std::uint64_t head = 0, start = 0;
+    auto deadline = clk::now() + 30s;
+    while (clk::now() < deadline) {
+        std::this_thread::sleep_for(100ms);
+        ASSERT_EQ(a.ch.ioctl0(KRING_IOC_AUX_SNAPSHOT), 0);
+        head = a.aux_head();
+        start = head >= a.aux_len ? head - a.aux_len : 0;
+        auto b = a.bytes(start, head - start);
+        std::size_t from = start == 0 ? 0 : find_sync(b);
+        ASSERT_NE(from, std::string::npos) << "no SYNC packet in the snapshot";
+        pp = packet_parser(c.payload);
+        ASSERT_TRUE(pp.parse(b, from)) << pp.why;
+        if (!pp.seqs.empty() && pp.seqs.back() == limit - 1)
+            break;
+    }
+    ASSERT_FALSE(pp.seqs.empty());
+    EXPECT_EQ(pp.seqs.back(), limit - 1) << "the snapshot misses the newest packets";
+    for (std::size_t i = 1; i < pp.seqs.size(); i++)
+        ASSERT_EQ(pp.seqs[i], pp.seqs[i - 1] + 1);
+    EXPECT_EQ(head > a.aux_len, expect_wrap);
+    if (!expect_wrap) {
+        EXPECT_EQ(pp.seqs.front(), 0u);
+    }
+    drain(a, recs, itrace, bad);
+    ASSERT_FALSE(recs.empty());
+    const auto& r = recs.back();
+    EXPECT_TRUE(r.flags & KRING_AUX_FLAG_OVERWRITE);
+    EXPECT_EQ(r.aux_offset, start);
+    EXPECT_EQ(r.aux_offset + r.aux_size, head);
+    EXPECT_EQ(bad, 0);
+    std::printf("aux snapshot: head %llu, window %llu bytes, packets %llu..%llu%s\n",
+                (unsigned long long)head, (unsigned long long)(head - start),
+                (unsigned long long)pp.seqs.front(), (unsigned long long)pp.seqs.back(),
+                head > a.aux_len ? " (wrapped)" : "");
+}
+
+TEST(Aux, SnapshotNotWrapped) { snapshot_case(256, 16, false); }
+TEST(Aux, SnapshotWrapped) { snapshot_case(5000, 4, true); }
+
+// Pause/resume: nothing is traced while paused, and what is traced between
+// resume and pause carries timestamps inside that bracket.
+TEST(Aux, PauseResumeBrackets) {
+    tracer_cfg c;
+    c.aux_pages = 64;  // room for every packet of a bracket: no TRUNCATED gaps
+    aux_channel a;
+    ASSERT_EQ(a.setup(c), 0);
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
+    std::vector<kring_aux_record> recs;
+    int itrace = 0, bad = 0;
+    packet_parser pp(c.payload);
+    std::size_t done = 0;
+    auto read_all = [&] {
+        drain(a, recs, itrace, bad);
+        for (; done < recs.size(); done++) {
+            ASSERT_FALSE(recs[done].flags & KRING_AUX_FLAG_TRUNCATED);
+            ASSERT_TRUE(pp.parse(a.bytes(recs[done].aux_offset, recs[done].aux_size))) << pp.why;
+            a.release_aux(recs[done].aux_offset + recs[done].aux_size);
+        }
+    };
+    std::this_thread::sleep_for(30ms);
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_AUX_PAUSE), 0);
+    std::uint64_t t_paused = mono_ns();
+    read_all();
+    std::size_t n1 = pp.seqs.size();
+    ASSERT_GT(n1, 0u);
+    for (auto t : pp.times)
+        EXPECT_LE(t, t_paused);
+    std::uint64_t head1 = a.aux_head();
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(a.aux_head(), head1) << "the tracer ran while paused";
+
+    std::uint64_t t0 = mono_ns();
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_AUX_RESUME), 0);
+    std::this_thread::sleep_for(30ms);
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_AUX_PAUSE), 0);
+    std::uint64_t t1 = mono_ns();
+    read_all();
+    ASSERT_GT(pp.seqs.size(), n1) << "nothing traced after resume";
+    EXPECT_EQ(pp.seqs[n1], pp.seqs[n1 - 1] + 1) << "packets generated while paused";
+    EXPECT_TRUE(pp.sync[n1]) << "tracing resumes with a SYNC packet";
+    for (std::size_t i = n1; i < pp.seqs.size(); i++) {
+        EXPECT_GE(pp.times[i], t0);
+        EXPECT_LE(pp.times[i], t1);
+    }
+    EXPECT_EQ(bad, 0);
+}
+
+TEST(Aux, BadRequestsAreRefused) {
+    aux_channel a;
+    ASSERT_EQ(a.ch.open_dev(), 0);
+    ASSERT_EQ(a.ch.configure(kt::make_attr(KRING_SOURCE_AUX_TRACER, 0)), 0);
+    const std::size_t ps = a.ps;
+    // AUX before the data ring is mapped.
+    void* p = ::mmap(nullptr, 4 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, a.ch.fd, 8 * ps);
+    EXPECT_EQ(p, MAP_FAILED);
+    EXPECT_EQ(errno, EINVAL);
+    ASSERT_EQ(a.ch.map_ring(2, true, false), 0);  // data ring: 5 pages
+    auto try_map = [&](std::uint64_t ctl_off, std::uint64_t ctl_size, std::uint64_t off,
+                       std::uint64_t len, int prot, int flags) {
+        a.ch.ctl->aux_offset = ctl_off;
+        a.ch.ctl->aux_size = ctl_size;
+        void* m = ::mmap(nullptr, len, prot, flags, a.ch.fd, off);
+        if (m != MAP_FAILED) {
+            ::munmap(m, len);
+            return 0;
+        }
+        return errno;
+    };
+    const int rw = PROT_READ | PROT_WRITE;
+    EXPECT_EQ(try_map(4 * ps, 4 * ps, 4 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);  // overlaps data
+    EXPECT_EQ(try_map(8 * ps, 3 * ps, 8 * ps, 3 * ps, rw, MAP_SHARED), EINVAL);  // 3 pages
+    EXPECT_EQ(try_map(8 * ps, 4 * ps, 12 * ps, 4 * ps, rw, MAP_SHARED), EINVAL); // wrong offset
+    EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 2 * ps, rw, MAP_SHARED), EINVAL);  // wrong length
+    EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, rw, MAP_PRIVATE), EINVAL);
+    EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, rw | PROT_EXEC, MAP_SHARED), EINVAL);
+    EXPECT_EQ(try_map(8 * ps, 1ull << 40, 8 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);
+
+    // A good mapping; a second one must match it.
+    ASSERT_EQ(a.map_aux(8 * ps, 4 * ps, true), 0);
+    EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, PROT_READ, MAP_SHARED), EINVAL);
+    EXPECT_EQ(try_map(8 * ps, 8 * ps, 8 * ps, 8 * ps, rw, MAP_SHARED), EINVAL);
+    EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, rw, MAP_SHARED), 0);
+
+    // AUX pages are never writable from user space.
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    ASSERT_EQ(::write(fds[1], "x", 1), 1);
+    EXPECT_EQ(::read(fds[0], a.aux, 1), -1);
+    EXPECT_EQ(errno, EFAULT);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    EXPECT_EQ(::mprotect(a.aux, a.aux_len, PROT_READ | PROT_WRITE | PROT_EXEC), -1);
+
+    // A snapshot needs a read-only AUX mapping.
+    EXPECT_EQ(a.ch.ioctl0(KRING_IOC_AUX_SNAPSHOT), EINVAL);
+    // Bad tracer configurations.
+    kt::raw_channel b;
+    ASSERT_EQ(b.open_dev(), 0);
+    kring_attr bad = kt::make_attr(KRING_SOURCE_AUX_TRACER, -1);
+    EXPECT_EQ(b.configure(bad), EINVAL);
+    bad = kt::make_attr(KRING_SOURCE_AUX_TRACER, 0);
+    bad.config[1] = 7;
+    EXPECT_EQ(b.configure(bad), EINVAL);
+    // AUX control of a channel without the tracer.
+    kt::raw_channel s;
+    ASSERT_EQ(s.open_dev(), 0);
+    EXPECT_EQ(s.ioctl0(KRING_IOC_AUX_PAUSE), EINVAL);
+    ASSERT_EQ(s.configure(kt::make_attr(KRING_SOURCE_SYNTHETIC, 0)), 0);
+    EXPECT_EQ(s.ioctl0(KRING_IOC_AUX_SNAPSHOT), EOPNOTSUPP);
+}
+
+// A garbage aux_tail stops the tracer (nothing written outside the area),
+// and unmapping the data ring under a running tracer harms nothing.
+TEST(Aux, GarbageTailAndDataUnmap) {
+    tracer_cfg c;
+    aux_channel a;
+    ASSERT_EQ(a.setup(c), 0);
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
+    std::this_thread::sleep_for(20ms);
+    std::uint64_t h = a.aux_head();
+    a.release_aux(h + 3 * a.aux_len + 8);  // not within aux_size behind the head
+    std::this_thread::sleep_for(10ms);
+    std::uint64_t h2 = a.aux_head();
+    std::this_thread::sleep_for(30ms);
+    EXPECT_EQ(a.aux_head(), h2) << "the tracer wrote past a garbage aux_tail";
+    a.release_aux(h2);
+    std::this_thread::sleep_for(30ms);
+    EXPECT_GT(a.aux_head(), h2) << "the tracer did not restart";
+
+    a.ch.unmap();  // the data ring goes; the AUX area stays mapped
+    std::this_thread::sleep_for(20ms);
+    volatile std::uint8_t x = a.aux[0];
+    (void)x;
+    EXPECT_EQ(a.ch.ioctl0(KRING_IOC_DISABLE), 0);
+}
+
+}  // namespace
