@@ -58,26 +58,16 @@ std::uint64_t needed_features(const channel_options& o) {
 }  // namespace
 
 result<channel> channel::open(const channel_options& o) {
-    int fd = ::open(o.device, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        std::string what = std::string("cannot open ") + o.device;
-        if (e == ENOENT)
-            what += " (is kring.ko loaded?)";
-        return error::from_errno(e, what);
-    }
-    unique_fd owner(fd);
-    auto abi = query_abi(owner.get());
-    if (!abi)
-        return abi.error();
-    if (auto ok = check_compatible(*abi, needed_features(o)); !ok)
-        return ok.error();
-    if (o.data_pages_order > abi->max_data_pages_order)
+    auto dev = open_device(o.device, needed_features(o));
+    if (!dev)
+        return dev.error();
+    const abi_info& abi = dev->abi;
+    if (o.data_pages_order > abi.max_data_pages_order)
         return error(EINVAL, "data_pages_order " + std::to_string(o.data_pages_order) +
                                  " exceeds the module's maximum " +
-                                 std::to_string(abi->max_data_pages_order));
+                                 std::to_string(abi.max_data_pages_order));
 
-    channel ch(std::move(owner), *abi);
+    channel ch(std::move(dev->fd), dev->abi);
     ch.opts_ = o;
 
     kring_attr a;
@@ -98,7 +88,7 @@ result<channel> channel::open(const channel_options& o) {
     if (::ioctl(ch.fd(), KRING_IOC_CONFIGURE, &a) < 0)
         return error::from_errno(errno, "KRING_IOC_CONFIGURE");
 
-    const std::size_t ps = abi->page_size;
+    const std::size_t ps = abi.page_size;
     const std::uint64_t data_size = std::uint64_t(ps) << o.data_pages_order;
     const std::size_t len = ps + (o.mirror ? 2 : 1) * data_size;
     const int prot = o.read_only ? PROT_READ : PROT_READ | PROT_WRITE;

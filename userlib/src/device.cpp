@@ -64,7 +64,7 @@ result<void> check_compatible(const abi_info& info, std::uint64_t required) {
     return {};
 }
 
-result<device> device::open(const char* path) {
+result<opened_device> open_device(const char* path, std::uint64_t required) {
     int fd = ::open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
@@ -77,9 +77,16 @@ result<device> device::open(const char* path) {
     auto abi = query_abi(owner.get());
     if (!abi)
         return abi.error();
-    if (auto ok = check_compatible(*abi); !ok)
+    if (auto ok = check_compatible(*abi, required); !ok)
         return ok.error();
-    return device(std::move(owner), *abi);
+    return opened_device{std::move(owner), *abi};
+}
+
+result<device> device::open(const char* path) {
+    auto d = open_device(path);
+    if (!d)
+        return d.error();
+    return device(std::move(d->fd), d->abi);
 }
 
 }  // namespace kring

@@ -54,6 +54,15 @@ result<abi_info> query_abi(int fd);
 result<void> check_compatible(const abi_info& info,
                               std::uint64_t required = required_features);
 
+// A kring fd opened with O_RDWR | O_CLOEXEC and the ABI it answered, checked
+// with check_compatible(@required). ENOENT says whether kring.ko is loaded.
+struct opened_device {
+    unique_fd fd;
+    abi_info abi;
+};
+result<opened_device> open_device(const char* path,
+                                  std::uint64_t required = required_features);
+
 // An open, ABI-checked /dev/kring file descriptor (one channel).
 class device {
 public:
