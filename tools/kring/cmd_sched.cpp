@@ -250,6 +250,11 @@ int run(const context& ctx, options o) {
         }
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // System-wide, this tool's own 10 ms naps switch: none seen is a fault.
+    if (!s.followed && s.records == 0) {
+        fmt::print(stderr, "kring: no context switch captured on any CPU\n");
+        return 1;
+    }
 
     std::vector<const task_stats*> order;
     for (auto& [key, t] : s.tasks)
