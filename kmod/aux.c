@@ -495,6 +495,18 @@ int kring_aux_snapshot(struct kring_channel *ch)
 	return 0;
 }
 
+/* Whether @ch has a snapshot-mode (read-only) AUX area; ch->lock held. */
+bool kring_aux_mode_snapshot(struct kring_channel *ch)
+{
+	struct kring_buffer *buf;
+	struct kring_aux *aux;
+
+	lockdep_assert_held(&ch->lock);
+	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
+	aux = buf ? rcu_dereference_protected(buf->aux, lockdep_is_held(&ch->lock)) : NULL;
+	return aux && aux->overwrite;
+}
+
 /* The KRING_STATS_AUX_* figures (ch->lock held). */
 void kring_aux_read_stats(struct kring_buffer *buf, struct kring_stats *st)
 {

@@ -102,6 +102,7 @@ int kring_aux_mmap(struct file *file, struct vm_area_struct *vma);
 void kring_aux_free(struct kring_aux *aux);
 void kring_aux_read_stats(struct kring_buffer *buf, struct kring_stats *st);
 int kring_aux_snapshot(struct kring_channel *ch);
+bool kring_aux_mode_snapshot(struct kring_channel *ch);
 
 /* sources/aux_tracer.c */
 extern const struct kring_source_ops kring_aux_tracer_source;

@@ -98,9 +98,10 @@ int kring_attr_validate(const struct kring_attr *attr)
 		return -EINVAL;
 	if (attr->cpu < -1 || (attr->cpu >= 0 && attr->cpu >= nr_cpu_ids))
 		return -EINVAL;
-	/* Only the capture sources follow tasks (docs/CAPTURE.md). */
+	/* Only the capture sources and the AUX tracer follow tasks (docs/CAPTURE.md). */
 	if (attr->pid < -1 || (attr->pid != -1 && attr->source != KRING_SOURCE_SCHED &&
-			       attr->source != KRING_SOURCE_TIMER))
+			       attr->source != KRING_SOURCE_TIMER &&
+			       attr->source != KRING_SOURCE_AUX_TRACER))
 		return -EINVAL;
 	if ((attr->flags & KRING_ATTR_F_INHERIT) && attr->pid == -1)
 		return -EINVAL;

@@ -1,41 +1,70 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KRING_SOURCE_AUX_TRACER: an emulated hardware tracer (a PT/ETM-like unit)
- * on one CPU, writing a packet stream straight into the channel's AUX area
- * through the exported AUX producer API, as a trace driver would.
+ * writing a packet stream straight into the channel's AUX area through the
+ * exported AUX producer API, as a trace driver would.
  *
- * Every millisecond an hrtimer pinned to the CPU "runs the unit": it
- * begins an AUX extent, writes the packets of that millisecond (a SYNC
- * packet first, another every config[2] packets, DATA packets between;
- * struct kring_aux_packet in uapi/linux/kring.h) and ends the extent. When
- * the extent is full the unit stops (perf's pmu stop): the rest of the
- * millisecond's packets are dropped, their sequence numbers skipped, and
- * the extent's AUX record carries TRUNCATED; the next tick starts it again
- * (pmu start) with a SYNC packet. So the discontinuity is real and a
- * consumer sees it in the packet sequence.
+ * CPU mode (cpu = N, pid = -1): every millisecond an hrtimer pinned to
+ * CPU N "runs the unit": it begins an AUX extent, writes the packets of
+ * that millisecond (a SYNC packet first, another every config[2] packets,
+ * DATA packets between; struct kring_aux_packet in uapi/linux/kring.h) and
+ * ends the extent. When the extent is full the unit stops (perf's pmu
+ * stop): the rest of the millisecond's packets are dropped, their sequence
+ * numbers skipped, and the extent's AUX record carries TRUNCATED; the next
+ * tick starts it again (pmu start) with a SYNC packet. So the discontinuity
+ * is real and a consumer sees it in the packet sequence.
  *
- * Control (disable, KRING_IOC_AUX_PAUSE/RESUME/SNAPSHOT) cancels the
- * timer first, which waits for a running tick: after the ioctl returns no
- * packet is being written. In snapshot mode every stop (disable, pause,
- * snapshot) publishes aux_head with an OVERWRITE record.
+ * Task mode (pid = P, cpu = -1 or N; kmod/modes.c follows P and, with
+ * inherit, its children): the unit traces only while a followed task runs,
+ * as perf starts and stops a per-thread PT event at context switches. A
+ * followed task switched in starts the unit on that CPU; every tick that
+ * interrupts it and the switch that takes it off the CPU write the packets
+ * of the time it ran since (config[0] per millisecond of run time, at most
+ * four ticks' worth per extent) as one extent. The first start writes an
+ * ITRACE_START record with the task's pid/tid. Writers on different CPUs
+ * (ticks, context switches) are serialised by tr->lock, which nests inside
+ * the scheduler's rq lock and is taken with irqs off.
+ *
+ * Control (disable, KRING_IOC_AUX_PAUSE/SNAPSHOT) first marks the unit
+ * halted under tr->lock, then cancels the timers, which waits for a running
+ * tick: after the ioctl returns no packet is being written, and none is
+ * until KRING_IOC_AUX_RESUME (or the next enable). In snapshot mode every
+ * stop publishes aux_head with an OVERWRITE record.
  */
 #include <linux/hrtimer.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/cpumask.h>
+#include <linux/sched.h>
 
-#include "../kring_internal.h"
+#include "../compat.h"
+#include "../capture.h"
 #include "../aux.h"
 
 #define KRING_AUX_TICK_NS	NSEC_PER_MSEC
 #define KRING_AUX_MAX_PER_TICK	4096
 #define KRING_AUX_MAX_PAYLOAD	4096
+#define KRING_AUX_MAX_TICKS	4	/* task mode: run time one extent covers */
 #define KRING_AUX_PKT_HDR	((u32)sizeof(struct kring_aux_packet))
 
-struct kring_aux_tracer {
-	struct kring_channel *ch;
+struct kring_aux_tracer;
+
+/* The unit on one CPU. */
+struct kring_aux_tracer_cpu {
 	struct hrtimer timer;
-	int cpu;
+	struct kring_aux_tracer *tr;
+	unsigned int cpu;
+	u64 since;		/* task mode: tracing the task since, 0 = not */
+	u64 rem;		/* task mode: run time not yet turned into packets */
+};
+
+struct kring_aux_tracer {
+	struct kring_cap cap;	/* task mode; first: source_priv points at both */
+	struct kring_channel *ch;
+	bool task_mode;
+	int cpu;		/* CPU mode: the unit's CPU */
+	raw_spinlock_t lock;	/* task mode writers; see the comment on top */
+	bool halted;		/* under @lock: stopped, paused or snapshotting */
 	u64 seq;		/* next packet sequence number */
 	u64 limit;		/* stop after this many packets, 0 = never */
 	u32 per_tick;
@@ -44,10 +73,11 @@ struct kring_aux_tracer {
 	bool itrace_done;	/* ITRACE_START written */
 	bool paused;		/* KRING_IOC_AUX_PAUSE */
 	u8 *pkt;		/* one packet being built */
+	struct kring_aux_tracer_cpu *cpus;	/* nr_cpu_ids of them */
 };
 
-/* An ITRACE_START record: tracing starts, CPU-wide (pid/tid -1). */
-static bool kring_aux_tracer_itrace(struct kring_aux_tracer *tr)
+/* An ITRACE_START record: tracing starts, CPU-wide (pid/tid -1) or for @t. */
+static bool kring_aux_tracer_itrace(struct kring_aux_tracer *tr, struct task_struct *t)
 {
 	struct kring_itrace_start_record rec;
 	struct kring_output_handle h;
@@ -55,8 +85,8 @@ static bool kring_aux_tracer_itrace(struct kring_aux_tracer *tr)
 	if (kring_channel_output_begin(&h, tr->ch, sizeof(rec)))
 		return false;
 	kring_output_header(&h, KRING_RECORD_ITRACE_START, 0);
-	rec.pid = (u32)-1;
-	rec.tid = (u32)-1;
+	rec.pid = t ? (u32)task_tgid_nr(t) : (u32)-1;
+	rec.tid = t ? (u32)task_pid_nr(t) : (u32)-1;
 	rec.time = h.time;
 	rec.seq = h.seq;
 	kring_output_copy(&h, &rec.pid, sizeof(rec) - sizeof(rec.header));
@@ -64,7 +94,8 @@ static bool kring_aux_tracer_itrace(struct kring_aux_tracer *tr)
 	return true;
 }
 
-static u32 kring_aux_tracer_build(struct kring_aux_tracer *tr, bool sync)
+static u32 kring_aux_tracer_build(struct kring_aux_tracer *tr, bool sync, unsigned int cpu,
+				  u64 time)
 {
 	struct kring_aux_packet *p = (struct kring_aux_packet *)tr->pkt;
 	u32 i, len = sync ? KRING_AUX_PKT_HDR : KRING_AUX_PKT_HDR + tr->payload;
@@ -72,29 +103,35 @@ static u32 kring_aux_tracer_build(struct kring_aux_tracer *tr, bool sync)
 	p->magic = sync ? KRING_AUX_SYNC_MAGIC : 0;
 	p->type = sync ? KRING_AUX_PKT_SYNC : KRING_AUX_PKT_DATA;
 	p->len = len;
-	p->cpu = tr->cpu;
+	p->cpu = cpu;
 	p->seq = tr->seq;
-	p->time = ktime_get_mono_fast_ns();
+	p->time = time;
 	for (i = 0; i < len - KRING_AUX_PKT_HDR; i++)
 		tr->pkt[KRING_AUX_PKT_HDR + i] = kring_synth_byte(tr->seq, i);
 	return len;
 }
 
-/* One millisecond of tracing; false once the packet limit is reached. */
-static bool kring_aux_tracer_tick(struct kring_aux_tracer *tr)
+/*
+ * One extent of @n packets written on @cpu, for task @t (task mode) or the
+ * CPU (NULL). False once the packet limit is reached.
+ */
+static bool kring_aux_tracer_emit(struct kring_aux_tracer *tr, u64 n, unsigned int cpu,
+				  struct task_struct *t)
 {
 	struct kring_aux_handle h;
-	u64 off = 0, n, i;
+	u64 (*clock)(void);
+	u64 off = 0, i;
 	u32 len;
 
 	if (tr->limit && tr->seq >= tr->limit)
 		return false;
 	if (!tr->itrace_done)
-		tr->itrace_done = kring_aux_tracer_itrace(tr);
+		tr->itrace_done = kring_aux_tracer_itrace(tr, t);
 	/* Not enabled yet, or no AUX area mapped: the unit does not run. */
-	if (kring_aux_output_begin(&h, tr->ch))
+	if (!n || kring_aux_output_begin(&h, tr->ch))
 		return true;
-	n = tr->per_tick;
+	/* Packets carry the channel's record clock, as AUX records do. */
+	clock = h.buf->ring.clock ?: kring_clock_ns;
 	if (tr->limit)
 		n = min(n, tr->limit - tr->seq);
 	for (i = 0; i < n; i++) {
@@ -102,12 +139,12 @@ static bool kring_aux_tracer_tick(struct kring_aux_tracer *tr)
 
 		len = sync ? KRING_AUX_PKT_HDR : KRING_AUX_PKT_HDR + tr->payload;
 		if (len > h.size - off) {
-			/* Full: the unit stops, this tick's other packets are lost. */
+			/* Full: the unit stops, this extent's other packets are lost. */
 			kring_aux_output_flag(&h, KRING_AUX_FLAG_TRUNCATED);
 			tr->seq += n - i;
 			break;
 		}
-		kring_aux_tracer_build(tr, sync);
+		kring_aux_tracer_build(tr, sync, cpu, clock());
 		kring_aux_output_copy(&h, off, tr->pkt, len);
 		off += len;
 		tr->seq++;
@@ -116,35 +153,164 @@ static bool kring_aux_tracer_tick(struct kring_aux_tracer *tr)
 	return !(tr->limit && tr->seq >= tr->limit);
 }
 
+/*
+ * Task mode, tr->lock held: the packets of the time the followed task ran
+ * on @tc's CPU since the last extent; @now 0 when it was not traced there.
+ */
+static void kring_aux_tracer_flush(struct kring_aux_tracer_cpu *tc, u64 now,
+				   struct task_struct *t)
+{
+	struct kring_aux_tracer *tr = tc->tr;
+	u64 ran, n;
+
+	if (!tc->since)
+		return;
+	ran = min(now - tc->since, (u64)KRING_AUX_MAX_TICKS * KRING_AUX_TICK_NS);
+	ran = ran * tr->per_tick + tc->rem;
+	n = div64_u64_rem(ran, KRING_AUX_TICK_NS, &tc->rem);
+	kring_aux_tracer_emit(tr, n, tc->cpu, t);
+	tc->since = now;
+}
+
 static enum hrtimer_restart kring_aux_tracer_timer(struct hrtimer *t)
 {
-	struct kring_aux_tracer *tr = container_of(t, struct kring_aux_tracer, timer);
+	struct kring_aux_tracer_cpu *tc = container_of(t, struct kring_aux_tracer_cpu, timer);
+	struct kring_aux_tracer *tr = tc->tr;
+	unsigned long flags;
 
-	if (!kring_aux_tracer_tick(tr))
+	if (smp_processor_id() != tc->cpu)
 		return HRTIMER_NORESTART;
+	if (!tr->task_mode) {
+		if (!kring_aux_tracer_emit(tr, tr->per_tick, tc->cpu, NULL))
+			return HRTIMER_NORESTART;
+	} else {
+		raw_spin_lock_irqsave(&tr->lock, flags);
+		if (!tr->halted && kring_cap_follows(&tr->cap, current)) {
+			u64 now = ktime_get_mono_fast_ns();
+
+			if (tc->since)
+				kring_aux_tracer_flush(tc, now, current);
+			else
+				tc->since = now;	/* was running before the start */
+		} else {
+			tc->since = 0;
+		}
+		raw_spin_unlock_irqrestore(&tr->lock, flags);
+	}
 	hrtimer_forward_now(t, ns_to_ktime(KRING_AUX_TICK_NS));
 	return HRTIMER_RESTART;
 }
 
-/* Runs on the tracer's CPU: a pinned timer stays there. */
-static void kring_aux_tracer_arm(void *arg)
+/* Task mode: the unit follows the task on and off the CPU (rq lock held). */
+static void kring_aux_tracer_switch(struct kring_cap *cap, bool preempt,
+				    struct task_struct *prev, struct task_struct *next,
+				    unsigned int prev_state)
 {
-	struct kring_aux_tracer *tr = arg;
+	struct kring_aux_tracer *tr = container_of(cap, struct kring_aux_tracer, cap);
+	unsigned int cpu = smp_processor_id();
+	struct kring_aux_tracer_cpu *tc = &tr->cpus[cpu];
+	bool out, in;
+	u64 now;
 
-	hrtimer_start(&tr->timer, ns_to_ktime(KRING_AUX_TICK_NS), HRTIMER_MODE_REL_PINNED);
+	if (cap->cpu >= 0 && cap->cpu != cpu)
+		return;
+	out = kring_cap_follows(cap, prev);
+	in = kring_cap_follows(cap, next);
+	if (!out && !in)
+		return;
+	raw_spin_lock(&tr->lock);
+	if (!tr->halted) {
+		now = ktime_get_mono_fast_ns();
+		if (out)
+			kring_aux_tracer_flush(tc, now, prev);	/* pmu stop */
+		tc->since = in ? now : 0;			/* pmu start */
+		if (in && !tr->itrace_done)
+			tr->itrace_done = kring_aux_tracer_itrace(tr, next);
+	}
+	raw_spin_unlock(&tr->lock);
 }
 
+/* On the timer's CPU (IPI): a pinned timer stays there. */
+static void kring_aux_tracer_arm(void *arg)
+{
+	struct kring_aux_tracer_cpu *tc = arg;
+
+	hrtimer_start(&tc->timer, ns_to_ktime(KRING_AUX_TICK_NS), HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static void kring_aux_tracer_cpu_online(struct kring_cap *cap, unsigned int cpu)
+{
+	struct kring_aux_tracer *tr = container_of(cap, struct kring_aux_tracer, cap);
+
+	if (!READ_ONCE(tr->halted) && (cap->cpu < 0 || cap->cpu == (int)cpu))
+		kring_aux_tracer_arm(&tr->cpus[cpu]);
+}
+
+static void kring_aux_tracer_cpu_offline(struct kring_cap *cap, unsigned int cpu)
+{
+	struct kring_aux_tracer *tr = container_of(cap, struct kring_aux_tracer, cap);
+
+	hrtimer_cancel(&tr->cpus[cpu].timer);
+	tr->cpus[cpu].since = 0;
+}
+
+static const struct kring_cap_ops kring_aux_tracer_cap_ops = {
+	.sched_switch = kring_aux_tracer_switch,
+	.cpu_online = kring_aux_tracer_cpu_online,
+	.cpu_offline = kring_aux_tracer_cpu_offline,
+};
+
+/* Start the unit (ch->lock held). */
 static int kring_aux_tracer_run(struct kring_aux_tracer *tr)
 {
-	return smp_call_function_single(tr->cpu, kring_aux_tracer_arm, tr, 1);
+	unsigned int cpu;
+
+	raw_spin_lock_irq(&tr->lock);
+	tr->halted = false;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		tr->cpus[cpu].since = 0;
+	raw_spin_unlock_irq(&tr->lock);
+	if (!tr->task_mode)
+		return smp_call_function_single(tr->cpu, kring_aux_tracer_arm,
+						&tr->cpus[tr->cpu], 1);
+	/*
+	 * No cpus_read_lock() here: the hotplug callbacks take ch->lock. A CPU
+	 * that comes online from now on is armed by its cpu_online callback
+	 * (the cap is on the list and the unit no longer halted); one going
+	 * offline refuses the IPI, and its cpu_offline callback cancels.
+	 */
+	for_each_online_cpu(cpu)
+		if (tr->cap.cpu < 0 || tr->cap.cpu == cpu)
+			smp_call_function_single(cpu, kring_aux_tracer_arm, &tr->cpus[cpu], 1);
+	return 0;
+}
+
+/*
+ * Stop the unit and wait for a running tick. In snapshot mode what it wrote
+ * is published (aux_head and an OVERWRITE record), as perf's driver does at
+ * every pmu stop. ch->lock held.
+ */
+static int kring_aux_tracer_halt(struct kring_aux_tracer *tr)
+{
+	unsigned int cpu;
+
+	/* No writer starts after this; one that started has finished. */
+	raw_spin_lock_irq(&tr->lock);
+	tr->halted = true;
+	raw_spin_unlock_irq(&tr->lock);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		hrtimer_cancel(&tr->cpus[cpu].timer);
+	return kring_aux_snapshot(tr->ch);
 }
 
 static int kring_aux_tracer_configure(struct kring_channel *ch)
 {
 	const struct kring_attr *a = &ch->attr;
 	struct kring_aux_tracer *tr;
+	unsigned int cpu;
+	int ret;
 
-	if (a->cpu < 0 || !cpu_online(a->cpu) || a->pid != -1)
+	if (a->pid == -1 && (a->cpu < 0 || !cpu_online(a->cpu)))
 		return -EINVAL;
 	if (a->config[0] > KRING_AUX_MAX_PER_TICK || a->config[1] > KRING_AUX_MAX_PAYLOAD ||
 	    a->config[1] % 8 || a->config[2] > U32_MAX)
@@ -154,19 +320,38 @@ static int kring_aux_tracer_configure(struct kring_channel *ch)
 		return -ENOMEM;
 	tr->ch = ch;
 	tr->cpu = a->cpu;
+	tr->halted = true;
+	raw_spin_lock_init(&tr->lock);
 	tr->per_tick = a->config[0] ?: 64;
 	tr->payload = a->config[1] ?: 32;
 	tr->sync_every = a->config[2] ?: 16;
 	tr->limit = a->config[3];
+	ret = -ENOMEM;
 	tr->pkt = kmalloc(KRING_AUX_PKT_HDR + tr->payload, GFP_KERNEL_ACCOUNT);
-	if (!tr->pkt) {
-		kfree(tr);
-		return -ENOMEM;
+	tr->cpus = kcalloc(nr_cpu_ids, sizeof(*tr->cpus), GFP_KERNEL_ACCOUNT);
+	if (!tr->pkt || !tr->cpus)
+		goto err_free;
+	if (a->pid != -1) {
+		/* Task mode: modes.c finds the task and checks permissions. */
+		ret = kring_cap_init(&tr->cap, ch, &kring_aux_tracer_cap_ops);
+		if (ret)
+			goto err_free;
+		tr->task_mode = true;
 	}
-	hrtimer_init(&tr->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
-	tr->timer.function = kring_aux_tracer_timer;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		tr->cpus[cpu].tr = tr;
+		tr->cpus[cpu].cpu = cpu;
+		hrtimer_init(&tr->cpus[cpu].timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+		tr->cpus[cpu].timer.function = kring_aux_tracer_timer;
+	}
 	ch->source_priv = tr;
 	return 0;
+
+err_free:
+	kfree(tr->cpus);
+	kfree(tr->pkt);
+	kfree(tr);
+	return ret;
 }
 
 static int kring_aux_tracer_start(struct kring_channel *ch)
@@ -174,32 +359,30 @@ static int kring_aux_tracer_start(struct kring_channel *ch)
 	struct kring_aux_tracer *tr = ch->source_priv;
 
 	tr->itrace_done = false;
+	if (tr->task_mode)
+		kring_cap_enable(&tr->cap);
 	return tr->paused ? 0 : kring_aux_tracer_run(tr);
-}
-
-/*
- * Stop the unit and wait for a running tick. In snapshot mode what it wrote
- * is published (aux_head and an OVERWRITE record), as perf's driver does at
- * every pmu stop. ch->lock held.
- */
-static int kring_aux_tracer_halt(struct kring_channel *ch)
-{
-	struct kring_aux_tracer *tr = ch->source_priv;
-
-	hrtimer_cancel(&tr->timer);
-	return kring_aux_snapshot(ch);
 }
 
 static void kring_aux_tracer_stop(struct kring_channel *ch)
 {
-	kring_aux_tracer_halt(ch);	/* -EINVAL: not snapshot mode, fine */
+	struct kring_aux_tracer *tr = ch->source_priv;
+
+	if (tr->task_mode)
+		kring_cap_disable(&tr->cap);	/* no context-switch hook after this */
+	kring_aux_tracer_halt(tr);	/* -EINVAL: not snapshot mode, fine */
 }
 
 static void kring_aux_tracer_release(struct kring_channel *ch)
 {
 	struct kring_aux_tracer *tr = ch->source_priv;
+	unsigned int cpu;
 
-	hrtimer_cancel(&tr->timer);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		hrtimer_cancel(&tr->cpus[cpu].timer);
+	if (tr->task_mode)
+		kring_cap_release(&tr->cap);
+	kfree(tr->cpus);
 	kfree(tr->pkt);
 	kfree(tr);
 	ch->source_priv = NULL;
@@ -241,7 +424,7 @@ long kring_aux_ioctl(struct kring_channel *ch, unsigned int cmd)
 	switch (cmd) {
 	case KRING_IOC_AUX_PAUSE:
 		tr->paused = true;
-		kring_aux_tracer_halt(ch);
+		kring_aux_tracer_halt(tr);
 		break;
 	case KRING_IOC_AUX_RESUME:
 		if (tr->paused && ch->enabled)
@@ -249,10 +432,17 @@ long kring_aux_ioctl(struct kring_channel *ch, unsigned int cmd)
 		tr->paused = false;
 		break;
 	case KRING_IOC_AUX_SNAPSHOT:
-		/* Stop the unit, publish, restart: the tick never sees it. */
-		ret = kring_aux_tracer_halt(ch);
-		if (ch->enabled && !tr->paused)
-			kring_aux_tracer_run(tr);
+		/*
+		 * Stop the unit and publish; it stays stopped while the
+		 * consumer copies the window, until KRING_IOC_AUX_RESUME (as
+		 * perf record disables a PT event around a snapshot).
+		 */
+		if (!kring_aux_mode_snapshot(ch)) {
+			ret = -EINVAL;
+			break;
+		}
+		tr->paused = true;
+		ret = kring_aux_tracer_halt(tr);
 		break;
 	default:
 		ret = -ENOTTY;

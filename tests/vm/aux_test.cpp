@@ -6,6 +6,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/syscall.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -28,6 +31,7 @@ std::uint64_t mono_ns() {
 
 struct tracer_cfg {
     int cpu = 0;
+    int pid = -1;  // task mode when not -1
     std::uint64_t per_tick = 64, payload = 32, sync_every = 16, limit = 0;
     unsigned data_order = 4, aux_pages = 16;
     bool aux_rw = true;
@@ -54,6 +58,8 @@ struct aux_channel {
         a.config[1] = c.payload;
         a.config[2] = c.sync_every;
         a.config[3] = c.limit;
+        a.pid = c.pid;
+        a.clockid = KRING_CLOCK_MONOTONIC;  // packet times compare with mono_ns()
         if (int e = ch.configure(a))
             return e;
         if (int e = ch.map_ring(c.data_order, true, false))
@@ -280,8 +286,9 @@ TEST(Aux, SlowConsumerGapsAreTruncated) {
                 (unsigned long long)truncated, (unsigned long long)bytes);
 }
 
-// Snapshot mode: take snapshots until the tracer has finished; the window
-// must hold exactly the newest packets, ending with the last one.
+// Snapshot mode: take snapshots (each stops the tracer until RESUME) until
+// the tracer has finished; every window is intact and the last one holds
+// exactly the newest packets, ending with the last one.
 void snapshot_case(std::uint64_t limit, unsigned aux_pages, bool expect_wrap) {
     tracer_cfg c;
     c.limit = limit;
@@ -302,12 +309,17 @@ void snapshot_case(std::uint64_t limit, unsigned aux_pages, bool expect_wrap) {
         head = a.aux_head();
         start = head >= a.aux_len ? head - a.aux_len : 0;
         auto b = a.bytes(start, head - start);
+        // The unit stays stopped until RESUME: the window does not change.
+        std::this_thread::sleep_for(20ms);
+        ASSERT_EQ(a.aux_head(), head);
+        ASSERT_TRUE(a.bytes(start, head - start) == b) << "the tracer wrote after a snapshot";
         std::size_t from = start == 0 ? 0 : find_sync(b);
         ASSERT_NE(from, std::string::npos) << "no SYNC packet in the snapshot";
         pp = packet_parser(c.payload);
         ASSERT_TRUE(pp.parse(b, from)) << pp.why;
         if (!pp.seqs.empty() && pp.seqs.back() == limit - 1)
             break;
+        ASSERT_EQ(a.ch.ioctl0(KRING_IOC_AUX_RESUME), 0);
     }
     ASSERT_FALSE(pp.seqs.empty());
     EXPECT_EQ(pp.seqs.back(), limit - 1) << "the snapshot misses the newest packets";
@@ -379,6 +391,144 @@ TEST(Aux, PauseResumeBrackets) {
         EXPECT_LE(pp.times[i], t1);
     }
     EXPECT_EQ(bad, 0);
+}
+
+// Task mode rides on the capture modes (KRING_FEAT_CAPTURE).
+bool capture_available() {
+    kt::raw_channel c;
+    kring_abi_info info{};
+    info.size = sizeof(info);
+    return c.open_dev() == 0 && c.ioctl_arg(KRING_IOC_QUERY_ABI, &info) == 0 &&
+           (info.features & KRING_FEAT_CAPTURE);
+}
+
+// Task mode: the unit follows one thread on and off the CPUs. The thread
+// busy-loops, sleeps 300 ms, busy-loops again, while another thread stays
+// busy the whole time: packets come from both busy phases, none from the
+// sleep (the other thread is never traced), the packet stream is whole and
+// ITRACE_START names the thread.
+TEST(Aux, TaskModeTracesOnlyWhileTheTaskRuns) {
+    if (!capture_available())
+        GTEST_SKIP() << "the module has no capture modes (KRING_FEAT_CAPTURE clear)";
+    auto busy = [](std::chrono::milliseconds d) {
+        auto end = clk::now() + d;
+        volatile std::uint64_t x = 0;
+        while (clk::now() < end)
+            x = x + 1;
+    };
+    std::atomic<int> tid{0};
+    std::atomic<bool> go{false}, done{false}, stop_noise{false};
+    std::atomic<std::uint64_t> sleep_from{0}, sleep_to{0};
+    std::thread target([&] {
+        tid = static_cast<int>(::syscall(SYS_gettid));
+        while (!go)
+            std::this_thread::sleep_for(1ms);
+        busy(150ms);
+        sleep_from = mono_ns();
+        std::this_thread::sleep_for(300ms);
+        sleep_to = mono_ns();
+        busy(150ms);
+        done = true;
+    });
+    std::thread noise([&] {
+        while (!stop_noise)
+            busy(10ms);
+    });
+    while (!tid)
+        std::this_thread::sleep_for(1ms);
+
+    tracer_cfg c;
+    c.cpu = -1;
+    c.pid = tid;
+    c.per_tick = 16;
+    c.aux_pages = 128;
+    aux_channel a;
+    int err = a.setup(c);
+    if (err) {
+        go = done = stop_noise = true;
+        target.join();
+        noise.join();
+        ASSERT_EQ(err, 0) << "task-mode tracer refused";
+    }
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
+    go = true;
+
+    packet_parser pp(c.payload);
+    std::vector<kring_itrace_start_record> itraces;
+    std::uint64_t truncated = 0, next_pos = 0;
+    int bad = 0;
+    auto read_all = [&] {
+        long n = a.ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
+            if (h.type == KRING_RECORD_AUX && h.size == sizeof(kring_aux_record)) {
+                kring_aux_record r;
+                std::memcpy(&r, rec, sizeof(r));
+                if (r.aux_offset != next_pos)
+                    bad++;
+                truncated += (r.flags & KRING_AUX_FLAG_TRUNCATED) != 0;
+                if (!pp.parse(a.bytes(r.aux_offset, r.aux_size)))
+                    bad++;
+                next_pos = r.aux_offset + r.aux_size;
+                a.release_aux(next_pos);
+            } else if (h.type == KRING_RECORD_ITRACE_START &&
+                       h.size == sizeof(kring_itrace_start_record)) {
+                kring_itrace_start_record r;
+                std::memcpy(&r, rec, sizeof(r));
+                itraces.push_back(r);
+            } else {
+                bad++;
+            }
+        });
+        if (n < 0)
+            bad++;
+    };
+    while (!done) {
+        read_all();
+        std::this_thread::sleep_for(2ms);
+    }
+    target.join();
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_DISABLE), 0);
+    read_all();
+    stop_noise = true;
+    noise.join();
+
+    EXPECT_EQ(bad, 0) << pp.why;
+    ASSERT_EQ(itraces.size(), 1u);
+    EXPECT_EQ(itraces[0].pid, static_cast<std::uint32_t>(::getpid()));
+    EXPECT_EQ(itraces[0].tid, static_cast<std::uint32_t>(tid.load()));
+    ASSERT_FALSE(pp.seqs.empty()) << "nothing traced";
+    std::uint64_t gaps = 0, before = 0, during = 0, after = 0;
+    for (std::size_t i = 0; i < pp.seqs.size(); i++) {
+        if (i)
+            gaps += pp.seqs[i] != pp.seqs[i - 1] + 1;
+        std::uint64_t t = pp.times[i];
+        if (t <= sleep_from + 20'000'000)  // the switch-out flush lands just after
+            before++;
+        else if (t < sleep_to)
+            during++;
+        else
+            after++;
+    }
+    EXPECT_LE(gaps, truncated) << "a gap in the packet sequence without TRUNCATED";
+    EXPECT_GT(before, 0u) << "nothing traced in the first busy phase";
+    EXPECT_EQ(during, 0u) << "packets while the followed thread slept";
+    EXPECT_GT(after, 0u) << "nothing traced in the second busy phase";
+    std::printf("task mode: %zu packets (%lu before the sleep, %lu after), %lu TRUNCATED\n",
+                pp.seqs.size(), static_cast<unsigned long>(before),
+                static_cast<unsigned long>(after), static_cast<unsigned long>(truncated));
+}
+
+// Task mode needs a task that exists; CPU mode a CPU.
+TEST(Aux, TaskModeRequests) {
+    if (!capture_available())
+        GTEST_SKIP() << "the module has no capture modes (KRING_FEAT_CAPTURE clear)";
+    kt::raw_channel ch;
+    ASSERT_EQ(ch.open_dev(), 0);
+    kring_attr a = kt::make_attr(KRING_SOURCE_AUX_TRACER, -1);
+    EXPECT_EQ(ch.configure(a), EINVAL) << "neither a CPU nor a task";
+    a.pid = 0x3ffffff0;  // above pid_max
+    EXPECT_EQ(ch.configure(a), ESRCH);
+    a.pid = 0;           // the caller
+    EXPECT_EQ(ch.configure(a), 0);
 }
 
 TEST(Aux, BadRequestsAreRefused) {

@@ -94,7 +94,8 @@ enum kring_source {
  *   config[2]  KRING_SYNTH_F_* flags
  *   config[3]  stop after this many records, 0 = never
  */
-#define KRING_SYNTH_F_NEST	(1ULL << 0)	/* an hrtimer writer interrupts task-context writers */
+/* an hrtimer writer interrupts task-context writers */
+#define KRING_SYNTH_F_NEST	(1ULL << 0)
 
 /*
  * struct kring_attr - configuration of one channel
@@ -701,11 +702,15 @@ struct kring_lost_record {
 
 /*
  * Snapshot mode: stop the producer, publish aux_head and write an AUX
- * record with KRING_AUX_FLAG_OVERWRITE for the newest data, then restart.
- * -EINVAL unless the AUX area is mapped read-only.
+ * record with KRING_AUX_FLAG_OVERWRITE for the newest data. The producer
+ * stays stopped while the consumer copies the window, until
+ * KRING_IOC_AUX_RESUME. -EINVAL unless the AUX area is mapped read-only.
  */
 #define KRING_IOC_AUX_SNAPSHOT	_IO(KRING_IOC_MAGIC, 0x10)
-/* Stop / restart the AUX producer, ending its current extent (perf's aux_pause). */
+/*
+ * Stop / restart the AUX producer, ending its current extent (perf's
+ * aux_pause); in snapshot mode a pause also publishes, as a snapshot does.
+ */
 #define KRING_IOC_AUX_PAUSE	_IO(KRING_IOC_MAGIC, 0x11)
 #define KRING_IOC_AUX_RESUME	_IO(KRING_IOC_MAGIC, 0x12)
 
@@ -723,9 +728,13 @@ struct kring_lost_record {
 #define KRING_STATS_AUX_CHUNK_ORDER	3
 
 /*
- * The emulated tracer (KRING_SOURCE_AUX_TRACER), a PT/ETM-like unit on
- * kring_attr.cpu writing packets straight into the AUX area:
- *   config[0]  packets per millisecond (default 64, at most 4096)
+ * The emulated tracer (KRING_SOURCE_AUX_TRACER), a PT/ETM-like unit
+ * writing packets straight into the AUX area: CPU mode (cpu = N, pid = -1)
+ * traces CPU N; task mode (pid = P, cpu = -1 or N, inherit allowed; needs
+ * KRING_FEAT_CAPTURE) runs only while a followed task is on a CPU, started
+ * and stopped at context switches (docs/AUX.md):
+ *   config[0]  packets per millisecond (of run time in task mode; default
+ *		64, at most 4096)
  *   config[1]  payload bytes per DATA packet, a multiple of 8 (default 32,
  *		at most 4096)
  *   config[2]  a SYNC packet every this many packets (default 16)
