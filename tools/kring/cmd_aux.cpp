@@ -3,10 +3,16 @@
 // packets, the gaps and the TRUNCATED extents; --snapshot maps the AUX area
 // read-only, lets the tracer overwrite it, takes a snapshot and decodes the
 // newest packets (docs/AUX.md).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -24,6 +30,9 @@ namespace {
 
 struct options {
     int cpu = 0;
+    bool cpu_given = false;
+    int pid = -1;               // task mode
+    std::string control;        // snapshot control fifo
     unsigned order = 2;         // 2^order AUX pages
     unsigned ms = 200;          // how long the tracer runs
     unsigned sleep_ms = 1;      // consumer nap (normal mode)
@@ -75,14 +84,106 @@ int fail(const kring::error& e) {
     return 1;
 }
 
+// Signals and the control fifo that trigger snapshots, and the end.
+struct triggers {
+    kring::unique_fd sig, fifo;
+    std::string partial;  // fifo bytes after the last newline
+
+    kring::result<void> setup(const std::string& fifo_path) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGUSR2);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        if (::sigprocmask(SIG_BLOCK, &set, nullptr) < 0)
+            return kring::error::from_errno(errno, "block signals");
+        sig = kring::unique_fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+        if (sig.get() < 0)
+            return kring::error::from_errno(errno, "signalfd");
+        if (fifo_path.empty())
+            return {};
+        if (::mkfifo(fifo_path.c_str(), 0600) < 0 && errno != EEXIST)
+            return kring::error::from_errno(errno, "mkfifo " + fifo_path);
+        struct stat st;
+        if (::stat(fifo_path.c_str(), &st) < 0 || !S_ISFIFO(st.st_mode))
+            return kring::error(EINVAL, fifo_path + " exists and is not a fifo");
+        // O_RDWR: the fifo never reports end-of-file between writers.
+        fifo = kring::unique_fd(::open(fifo_path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+        if (fifo.get() < 0)
+            return kring::error::from_errno(errno, "open " + fifo_path);
+        return {};
+    }
+
+    // Waits up to @ms; counts snapshot requests, says whether to stop.
+    bool wait(int ms, unsigned& requests) {
+        pollfd p[2] = {{sig.get(), POLLIN, 0}, {fifo.get(), POLLIN, 0}};
+        if (::poll(p, fifo.get() >= 0 ? 2 : 1, ms) <= 0)
+            return false;
+        bool stop = false;
+        signalfd_siginfo si;
+        while (::read(sig.get(), &si, sizeof(si)) == sizeof(si)) {
+            if (si.ssi_signo == SIGUSR2)
+                requests++;
+            else
+                stop = true;
+        }
+        char b[256];
+        ssize_t n;
+        while (fifo.get() >= 0 && (n = ::read(fifo.get(), b, sizeof(b))) > 0) {
+            partial.append(b, static_cast<std::size_t>(n));
+            for (std::size_t nl; (nl = partial.find('\n')) != std::string::npos;
+                 partial.erase(0, nl + 1)) {
+                std::string cmd = partial.substr(0, nl);
+                if (cmd == "snapshot")
+                    requests++;
+                else if (cmd == "stop")
+                    stop = true;
+                else if (!cmd.empty())
+                    fmt::print(stderr, "kring: unknown control command '{}' "
+                                       "(snapshot, stop)\n", cmd);
+            }
+        }
+        return stop;
+    }
+};
+
+// One snapshot: stop the tracer, decode the newest window, restart.
+bool take_snapshot(kring::channel& ch, kring::aux_reader& ax, unsigned index, bool restart) {
+    if (::ioctl(ch.fd(), KRING_IOC_AUX_SNAPSHOT, 0) < 0) {
+        fail(kring::error::from_errno(errno, "take an AUX snapshot"));
+        return false;
+    }
+    auto e = ax.snapshot();
+    std::vector<std::byte> buf(e.size());
+    e.copy_to(buf.data());
+    if (restart && ::ioctl(ch.fd(), KRING_IOC_AUX_RESUME, 0) < 0) {
+        fail(kring::error::from_errno(errno, "resume the tracer"));
+        return false;
+    }
+    decoded d;
+    std::size_t sync = find_sync(buf);
+    decode(buf, sync, d);
+    bool intact = !d.bad && !d.gaps && d.packets;
+    fmt::print("snapshot {}  aux_head {}, newest {} bytes{}\n", index, ax.head(), e.size(),
+               e.wrapped ? " (wrapped: older data overwritten)" : "");
+    fmt::print("            first SYNC at +{}, packets {}..{} ({} packets, {} SYNC): {}\n", sync,
+               d.first, d.last, d.packets, d.syncs, intact ? "intact" : "NOT intact");
+    return intact;
+}
+
 int run(const context& ctx, const options& o) {
     kring::channel_options co;
     co.device = ctx.device.c_str();
     co.source = KRING_SOURCE_AUX_TRACER;
-    co.cpu = o.cpu;
+    co.cpu = o.pid != -1 && !o.cpu_given ? -1 : o.cpu;
+    co.pid = o.pid;
     co.config[0] = o.per_ms;
     co.aux_pages_order = static_cast<int>(o.order);
     co.aux_snapshot = o.snapshot;
+    triggers trig;
+    if (o.snapshot)
+        if (auto r = trig.setup(o.control); !r)
+            return fail(r.error());
     auto ch = kring::channel::open(co);
     if (!ch)
         return fail(ch.error());
@@ -90,13 +191,22 @@ int run(const context& ctx, const options& o) {
     kring::aux_reader ax(ch->aux());
     if (auto r = ch->enable(); !r)
         return fail(r.error());
-    fmt::print("tracer on cpu {}: {} packets/ms into {} AUX pages ({} mode) for {} ms\n", o.cpu,
-               o.per_ms, 1u << o.order, o.snapshot ? "snapshot" : "normal", o.ms);
+    std::string who = o.pid != -1 ? fmt::format("task {}", o.pid) : fmt::format("cpu {}", co.cpu);
+    std::string how = o.ms ? fmt::format("for {} ms", o.ms) : std::string("until SIGINT");
+    fmt::print("tracer on {}: {} packets/ms into {} AUX pages ({} mode) {}\n", who, o.per_ms,
+               1u << o.order, o.snapshot ? "snapshot" : "normal", how);
+    if (o.snapshot)
+        fmt::print("            snapshot on SIGUSR2 (kill -USR2 {}){}\n", ::getpid(),
+                   o.control.empty() ? ""
+                                     : fmt::format(" or 'snapshot' into {}", o.control));
+    std::fflush(stdout);
 
-    std::uint64_t records = 0, truncated = 0, bytes = 0;
+    std::uint64_t records = 0, truncated = 0, bytes = 0, itrace = 0;
     decoded d;
     std::vector<std::byte> buf;
     auto on_record = [&](const kring::record& r) {
+        if (r.header().type == KRING_RECORD_ITRACE_START)
+            itrace++;
         auto a = kring::parse_aux(r);
         if (!a)
             return;
@@ -112,36 +222,42 @@ int run(const context& ctx, const options& o) {
         ax.release(a->aux_offset + a->aux_size);
     };
     auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.ms);
-    while (std::chrono::steady_clock::now() < end) {
-        if (!o.snapshot && !rd.drain(on_record))
-            return fail(kring::error(EBADMSG, "corrupt record in the data ring"));
-        std::this_thread::sleep_for(std::chrono::milliseconds(o.snapshot ? 10 : o.sleep_ms));
+    unsigned requests = 0, taken = 0;
+    bool ok = true;
+    while (!o.ms || std::chrono::steady_clock::now() < end) {
+        if (!o.snapshot) {
+            if (!rd.drain(on_record))
+                return fail(kring::error(EBADMSG, "corrupt record in the data ring"));
+            std::this_thread::sleep_for(std::chrono::milliseconds(o.sleep_ms));
+            continue;
+        }
+        if (trig.wait(10, requests))
+            break;
+        for (; taken < requests; taken++) {
+            ok = take_snapshot(*ch, ax, taken + 1, true) && ok;
+            std::fflush(stdout);
+        }
     }
     if (o.snapshot) {
-        if (::ioctl(ch->fd(), KRING_IOC_AUX_SNAPSHOT, 0) < 0)
-            return fail(kring::error::from_errno(errno, "take an AUX snapshot"));
-        auto e = ax.snapshot();
-        buf.resize(e.size());
-        e.copy_to(buf.data());
-        std::size_t sync = find_sync(buf);
-        decode(buf, sync, d);
+        ok = take_snapshot(*ch, ax, taken + 1, false) && ok;
         if (!rd.drain(on_record))
             return fail(kring::error(EBADMSG, "corrupt record in the data ring"));
-        fmt::print("snapshot    aux_head {}, newest {} bytes{}\n", ax.head(), e.size(),
-                   e.wrapped ? " (the tracer wrapped: older data overwritten)" : "");
-        fmt::print("            first SYNC packet at +{}, packets {}..{} ({} packets, {} SYNC)\n",
-                   sync, d.first, d.last, d.packets, d.syncs);
-        fmt::print("            {} AUX records with OVERWRITE; {}\n", records,
-                   d.bad || d.gaps ? "the packet stream is NOT intact" : "packet stream intact");
-    } else {
-        if (auto r = ch->disable(); !r)
-            return fail(r.error());
-        if (!rd.drain(on_record))
-            return fail(kring::error(EBADMSG, "corrupt record in the data ring"));
-        fmt::print("normal      {} AUX records, {} bytes, {} TRUNCATED\n", records, bytes,
-                   truncated);
-        fmt::print("            packets {}..{}: {} delivered, {} lost in {} gaps{}\n", d.first,
-                   d.last, d.packets, d.missing, d.gaps, d.bad ? " (MALFORMED data)" : "");
+        fmt::print("            {} AUX records with OVERWRITE, {} ITRACE_START\n", records,
+                   itrace);
+        return ok ? 0 : 1;
+    }
+    if (auto r = ch->disable(); !r)
+        return fail(r.error());
+    if (!rd.drain(on_record))
+        return fail(kring::error(EBADMSG, "corrupt record in the data ring"));
+    fmt::print("normal      {} AUX records, {} bytes, {} TRUNCATED, {} ITRACE_START\n", records,
+               bytes, truncated, itrace);
+    fmt::print("            packets {}..{}: {} delivered, {} lost in {} gaps{}\n", d.first,
+               d.last, d.packets, d.missing, d.gaps, d.bad ? " (MALFORMED data)" : "");
+    // Nothing is lost silently: each gap follows a TRUNCATED extent.
+    if (d.gaps > truncated) {
+        fmt::print(stderr, "kring: {} gaps but only {} TRUNCATED extents\n", d.gaps, truncated);
+        return 1;
     }
     return d.bad ? 1 : 0;
 }
@@ -151,18 +267,29 @@ int run(const context& ctx, const options& o) {
 void add_aux(CLI::App& app, context& ctx) {
     static options o;
     auto* sub = app.add_subcommand("aux", "run the emulated hardware tracer into an AUX area");
-    sub->add_option("--cpu", o.cpu, "CPU the tracer runs on")->capture_default_str();
+    auto* cpu = sub->add_option("--cpu", o.cpu, "CPU mode: the CPU the tracer runs on")
+                    ->capture_default_str();
+    sub->add_option("-p,--pid", o.pid,
+                    "task mode: trace this task only while it runs (with --cpu: there only)");
     sub->add_option("--order", o.order, "AUX area of 2^ORDER pages")
         ->check(CLI::Range(0u, 10u))
         ->capture_default_str();
-    sub->add_option("--ms", o.ms, "milliseconds of tracing")->capture_default_str();
+    sub->add_option("--ms", o.ms, "milliseconds of tracing (0: until SIGINT or 'stop')")
+        ->capture_default_str();
     sub->add_option("--rate", o.per_ms, "packets per millisecond")
         ->check(CLI::Range(1, 4096))
         ->capture_default_str();
     sub->add_option("--sleep-ms", o.sleep_ms, "consumer nap between passes (normal mode)")
         ->capture_default_str();
-    sub->add_flag("--snapshot", o.snapshot, "snapshot mode: read-only AUX, newest data on request");
-    sub->callback([&ctx] { ctx.exit_code = run(ctx, o); });
+    auto* snap = sub->add_flag("--snapshot", o.snapshot,
+                               "snapshot mode: read-only AUX, newest data on SIGUSR2 and at the end");
+    sub->add_option("--control", o.control,
+                    "snapshot mode: a fifo taking 'snapshot' and 'stop' lines (created if absent)")
+        ->needs(snap);
+    sub->callback([&ctx, cpu] {
+        o.cpu_given = cpu->count() > 0;
+        ctx.exit_code = run(ctx, o);
+    });
 }
 
 }  // namespace kring_tool

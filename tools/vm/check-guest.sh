@@ -44,11 +44,42 @@ tool_rejects() { # tool_rejects PATTERN ARGS...: fails unless kring exits 1 sayi
 	cat /tmp/tool.out
 	[ $r != 0 ] && grep -q "$pat" /tmp/tool.out
 }
+# Snapshots on SIGUSR2 and through the control fifo: three intact windows.
+aux_triggers() {
+	/kring/kring aux --snapshot --order 2 --ms 0 --control /tmp/aux-ctl >/tmp/aux.out 2>&1 &
+	p=$!
+	sleep 1
+	kill -USR2 $p
+	sleep 1
+	echo snapshot >/tmp/aux-ctl
+	sleep 1
+	echo stop >/tmp/aux-ctl
+	wait $p
+	r=$?
+	cat /tmp/aux.out
+	[ $r = 0 ] && [ "$(grep -c ': intact' /tmp/aux.out)" = 3 ]
+}
+# Task mode on a busy shell loop.
+aux_task() {
+	sh -c 'while :; do :; done' &
+	p=$!
+	/kring/kring aux --pid $p --order 4 --ms 300 >/tmp/aux.out 2>&1
+	r=$?
+	kill $p
+	cat /tmp/aux.out
+	[ $r = 0 ] && grep -q ' 1 ITRACE_START' /tmp/aux.out && ! grep -q ': 0 delivered' /tmp/aux.out
+}
 if [ -x /kring/kring ] && [ -z "${GTEST_FILTER:-}" ]; then
 	step tool-synth /kring/kring synth --count 20000 --order 2 --sleep-us 500
 	step tool-synth-mirror /kring/kring synth --count 20000 --order 3 --mirror --sleep-us 0
 	step tool-bad-device tool_rejects "/nonexistent/kring" --device /nonexistent/kring info
 	step tool-bad-order tool_rejects "order" synth --order 99
+	step tool-aux /kring/kring aux --order 1 --ms 200 --sleep-ms 20
+	step tool-aux-snapshot /kring/kring aux --snapshot --order 2 --ms 200
+	step tool-aux-triggers aux_triggers
+	step tool-aux-task aux_task
+	step tool-aux-bad-cpu tool_rejects "kring:" aux --cpu 4096
+	step tool-sched /kring/kring sched --duration 1
 fi
 
 if [ -f /kring/kring_kunit.ko ]; then
