@@ -445,12 +445,10 @@ void kring_aux_output_end(struct kring_aux_handle *h, u64 size)
 	size = min(size, h->size);
 	aux->head = h->head + size;
 	if (!aux->overwrite) {
-		bool again = aux->truncated && (h->flags & KRING_AUX_FLAG_TRUNCATED);
-
 		/* (B): the AUX bytes before aux_head; pairs with the consumer's (C). */
 		smp_wmb();
 		WRITE_ONCE(buf->ctl->aux_head, aux->head);
-		if (size || (h->flags && !again)) {
+		if (kring_aux_announce(size, h->flags, aux->truncated)) {
 			kring_aux_record(buf, aux, h->head, size, h->flags);
 			aux->truncated = h->flags & KRING_AUX_FLAG_TRUNCATED;
 		}

@@ -91,6 +91,20 @@ static inline bool kring_aux_snapshot_window(u64 head, u64 size, u64 *start)
 }
 
 /*
+ * Whether a normal-mode extent of @size bytes ending with KRING_AUX_FLAG_*
+ * @flags gets an AUX record, when the previous record was TRUNCATED
+ * (@was_truncated): every extent with data does; an empty one only to carry
+ * a flag, and a producer that keeps finding no room reports it once, not
+ * at every attempt.
+ */
+static inline bool kring_aux_announce(u64 size, u64 flags, bool was_truncated)
+{
+	bool again = was_truncated && (flags & KRING_AUX_FLAG_TRUNCATED);
+
+	return size || (flags && !again);
+}
+
+/*
  * Check a mapping request against the control page's aux_offset/aux_size:
  * @pgoff/@len the vma's, @data_len the bytes of the data-ring mapping.
  * Returns 0 or -EINVAL.

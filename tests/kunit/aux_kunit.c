@@ -2,7 +2,8 @@
 /*
  * KUnit suite "kring_aux": the AUX area's position arithmetic - room for
  * the producer, page extents, snapshot windows and mapping requests - at
- * every offset of small areas.
+ * every offset of small areas, and which extents are announced with which
+ * flags.
  */
 #include <kunit/test.h>
 #include <linux/module.h>
@@ -67,6 +68,41 @@ static void aux_snapshot_window(struct kunit *test)
 	}
 }
 
+/*
+ * Flags: data is always announced; an empty extent only with a flag; a run
+ * of empty TRUNCATED extents once; a TRUNCATED extent after data again.
+ */
+static void aux_announce_flags(struct kunit *test)
+{
+	static const u64 flags[] = {
+		0, KRING_AUX_FLAG_TRUNCATED, KRING_AUX_FLAG_OVERWRITE, KRING_AUX_FLAG_PARTIAL,
+		KRING_AUX_FLAG_COLLISION, KRING_AUX_FLAG_TRUNCATED | KRING_AUX_FLAG_PARTIAL,
+	};
+	bool truncated = false;
+	unsigned int i, j, records = 0;
+
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		for (j = 0; j < 2; j++) {
+			bool trunc = flags[i] & KRING_AUX_FLAG_TRUNCATED;
+
+			KUNIT_EXPECT_TRUE(test, kring_aux_announce(4096, flags[i], j));
+			KUNIT_EXPECT_EQ(test, kring_aux_announce(0, flags[i], j),
+					flags[i] && !(j && trunc));
+		}
+	}
+	/* A producer that finds no room 100 times, writes, then none again. */
+	for (i = 0; i < 203; i++) {
+		u64 size = i == 100 ? 512 : 0;
+		u64 f = size ? 0 : KRING_AUX_FLAG_TRUNCATED;
+
+		if (kring_aux_announce(size, f, truncated)) {
+			records++;
+			truncated = f & KRING_AUX_FLAG_TRUNCATED;
+		}
+	}
+	KUNIT_EXPECT_EQ(test, records, 3U);
+}
+
 static void aux_check_request(struct kunit *test)
 {
 	const unsigned long ps = PAGE_SIZE, data = 5 * PAGE_SIZE;
@@ -92,6 +128,7 @@ static struct kunit_case aux_cases[] = {
 	KUNIT_CASE(aux_contig_every_offset),
 	KUNIT_CASE(aux_snapshot_window),
 	KUNIT_CASE(aux_check_request),
+	KUNIT_CASE(aux_announce_flags),
 	{}
 };
 

@@ -109,8 +109,16 @@ TEST(Aux, SnapshotBeforeAndAfterWrap) {
     EXPECT_EQ(e.position, 0u);
     EXPECT_EQ(e.size(), 1000u);
     EXPECT_TRUE(fake_aux::check(e));
+    // Exactly full: the whole area, nothing overwritten yet.
+    a.produce(1000, 3096);
+    a.ctl.aux_head = 4096;
+    e = rd.snapshot();
+    EXPECT_FALSE(e.wrapped);
+    EXPECT_EQ(e.position, 0u);
+    EXPECT_EQ(e.size(), 4096u);
+    EXPECT_TRUE(fake_aux::check(e));
     // The producer goes round 2.5 times: the newest 4096 bytes, in order.
-    a.produce(1000, 9500);
+    a.produce(4096, 6404);
     a.ctl.aux_head = 10500;
     e = rd.snapshot();
     EXPECT_TRUE(e.wrapped);

@@ -147,17 +147,23 @@ struct triggers {
     }
 };
 
-// One snapshot: stop the tracer, decode the newest window, restart.
+// One snapshot: stop the tracer, copy the newest window, restart it (unless
+// this is the last one), then decode.
 bool take_snapshot(kring::channel& ch, kring::aux_reader& ax, unsigned index, bool restart) {
-    if (::ioctl(ch.fd(), KRING_IOC_AUX_SNAPSHOT, 0) < 0) {
-        fail(kring::error::from_errno(errno, "take an AUX snapshot"));
-        return false;
-    }
-    auto e = ax.snapshot();
-    std::vector<std::byte> buf(e.size());
-    e.copy_to(buf.data());
-    if (restart && ::ioctl(ch.fd(), KRING_IOC_AUX_RESUME, 0) < 0) {
-        fail(kring::error::from_errno(errno, "resume the tracer"));
+    std::vector<std::byte> buf;
+    kring::aux_extent e;
+    auto copy = [&]() -> kring::result<void> {
+        e = ax.snapshot();
+        buf.resize(e.size());
+        e.copy_to(buf.data());
+        return {};
+    };
+    // The last snapshot leaves the tracer stopped; the channel closes next.
+    kring::result<void> r = restart ? ch.with_aux_snapshot(copy) : ch.aux_snapshot();
+    if (r && !restart)
+        r = copy();
+    if (!r) {
+        fail(r.error());
         return false;
     }
     decoded d;

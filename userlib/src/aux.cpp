@@ -61,7 +61,7 @@ aux_extent aux_reader::snapshot() noexcept {
     const std::uint64_t head = barrier::load_head(v_.ctl->aux_head);  // C, pairs with B
     if (head >= v_.size) {
         aux_extent e = range(head - v_.size, v_.size);
-        e.wrapped = true;
+        e.wrapped = head > v_.size;  // older data overwritten (exactly full: not)
         return e;
     }
     return range(0, head);

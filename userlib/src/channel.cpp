@@ -178,6 +178,15 @@ result<void> channel::pause_output() {
 result<void> channel::resume_output() {
     return ioctl_void(KRING_IOC_RESUME_OUTPUT, "KRING_IOC_RESUME_OUTPUT");
 }
+result<void> channel::aux_pause() {
+    return ioctl_void(KRING_IOC_AUX_PAUSE, "KRING_IOC_AUX_PAUSE");
+}
+result<void> channel::aux_resume() {
+    return ioctl_void(KRING_IOC_AUX_RESUME, "KRING_IOC_AUX_RESUME");
+}
+result<void> channel::aux_snapshot() {
+    return ioctl_void(KRING_IOC_AUX_SNAPSHOT, "KRING_IOC_AUX_SNAPSHOT");
+}
 result<void> channel::reset() { return ioctl_void(KRING_IOC_RESET, "KRING_IOC_RESET"); }
 
 result<void> channel::set_wakeup(std::uint32_t watermark, std::uint32_t events) {

@@ -15,9 +15,16 @@
 //	        }
 //
 // Snapshot mode (read-only mapping): the producer overwrites; take the
-// newest bytes with snapshot() while the producer is stopped (pause or
-// disable): if aux_head >= aux_size the area may have wrapped and all
-// aux_size bytes ending at aux_head are valid, else [0, aux_head).
+// newest bytes with snapshot() while the producer is stopped
+// (channel::with_aux_snapshot(), aux_pause() or disable): if aux_head >=
+// aux_size all aux_size bytes ending at aux_head are valid (and older data
+// was overwritten when aux_head > aux_size: wrapped), else [0, aux_head).
+//
+//	ch->with_aux_snapshot([&]() -> kring::result<void> {
+//	        auto w = ax.snapshot();          // newest bytes, w.wrapped
+//	        ...copy or decode w...
+//	        return {};
+//	});
 #pragma once
 
 #include <cstddef>
@@ -36,7 +43,7 @@ struct aux_extent {
     std::span<const std::byte> first, second;
     std::uint64_t position = 0;  // free-running AUX position of first[0]
     std::uint64_t flags = 0;     // KRING_AUX_FLAG_* of the AUX record, if any
-    bool wrapped = false;        // snapshot: the producer wrapped; older data was overwritten
+    bool wrapped = false;        // snapshot: aux_head > aux_size, older data was overwritten
     std::size_t size() const noexcept { return first.size() + second.size(); }
     // Copy the extent into @out (at least size() bytes); returns size().
     std::size_t copy_to(std::byte* out) const noexcept;

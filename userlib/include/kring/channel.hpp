@@ -27,13 +27,8 @@
 
 namespace kring {
 
-// The AUX area's feature bit (KRING_FEAT_* bits 10..14 belong to the AUX
-// area; the uapi name comes with it).
-#ifdef KRING_FEAT_AUX
+// The AUX area's feature bit.
 inline constexpr std::uint64_t feat_aux = KRING_FEAT_AUX;
-#else
-inline constexpr std::uint64_t feat_aux = 1ULL << 10;
-#endif
 
 // Move-only owner of one mmap'ed region.
 class unique_mapping {
@@ -145,6 +140,29 @@ public:
     // Map the AUX area after the data ring (perf's protocol: write
     // aux_offset and aux_size into the control page, then mmap there).
     result<void> map_aux(unsigned pages_order, bool snapshot);
+
+    // AUX producer control (the channel's own source, e.g. the emulated
+    // tracer; EOPNOTSUPP for producers another module drives).
+    // aux_pause(): stop it, ending its extent (in snapshot mode this
+    // publishes aux_head, as a snapshot does). aux_resume(): restart it.
+    // aux_snapshot(): snapshot mode only (EINVAL otherwise): stop it and
+    // publish the newest window; it stays stopped until aux_resume().
+    result<void> aux_pause();
+    result<void> aux_resume();
+    result<void> aux_snapshot();
+
+    // Snapshot mode: aux_snapshot(), f(), aux_resume(); f reads the window
+    // (aux_reader::snapshot()) while nothing overwrites it. f's result is
+    // returned; the tracer is resumed even when f fails.
+    template <class F>
+    auto with_aux_snapshot(F&& f) -> decltype(f()) {
+        if (auto p = aux_snapshot(); !p)
+            return p.error();
+        auto r = f();
+        if (auto q = aux_resume(); !q)
+            return q.error();
+        return r;
+    }
 
 private:
     channel(unique_fd fd, abi_info abi) : fd_(std::move(fd)), abi_(abi) {}
