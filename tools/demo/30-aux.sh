@@ -20,8 +20,8 @@ sleep 1
 echo stop >/tmp/aux-ctl
 wait $aux || exit 1
 echo
-echo "# task mode: the tracer follows one task on and off the CPUs; a task that"
-echo "# sleeps most of the time gets few packets"
+echo "# task mode: the tracer follows one task on and off the CPUs; packets only"
+echo "# for the time it ran (a shell loop: a burst of work, a 10 ms sleep, again)"
 echo "\$ kring aux --pid <a shell loop sleeping 10 ms between bursts> --ms 300"
 sh -c 'while :; do i=0; while [ $i -lt 200 ]; do i=$((i+1)); done; usleep 10000; done' &
 loop=$!

@@ -260,6 +260,10 @@ int run(const context& ctx, const options& o) {
                bytes, truncated, itrace);
     fmt::print("            packets {}..{}: {} delivered, {} lost in {} gaps{}\n", d.first,
                d.last, d.packets, d.missing, d.gaps, d.bad ? " (MALFORMED data)" : "");
+    if (o.pid != -1 && d.packets)
+        fmt::print("            task mode: {} packets generated at {}/ms of run time: the task "
+                   "ran about {:.1f} of the {} ms\n",
+                   d.last + 1, o.per_ms, double(d.last + 1) / double(o.per_ms), o.ms);
     // Nothing is lost silently: each gap follows a TRUNCATED extent.
     if (d.gaps > truncated) {
         fmt::print(stderr, "kring: {} gaps but only {} TRUNCATED extents\n", d.gaps, truncated);
