@@ -1,4 +1,6 @@
 // In the guest: libkring's channel and readers against the real module.
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "lib_util.hpp"
@@ -366,17 +368,31 @@ TEST(LibMerger, SparseSourceUsesFloorOrWindow) {
 
 // The AUX area, once the module offers it (kring::feat_aux).
 
-TEST(LibAux, NormalModeMapsAndReads) {
+// Why the AUX tests cannot run here, if they cannot.
+std::optional<std::string> aux_missing() {
     auto dev = kring::device::open();
     if (!dev)
-        GTEST_SKIP() << dev.error().message();
+        return dev.error().message();
     if (!(dev->abi().features & kring::feat_aux))
-        GTEST_SKIP() << "the module does not offer the AUX area (feature bit 10)";
+        return "the module does not offer the AUX area (feature bit 10)";
+    return std::nullopt;
+}
+
+// The emulated tracer on CPU 0 with 2^@order AUX pages.
+kring::channel_options tracer_options(int order, bool snapshot) {
     kring::channel_options o;
     o.source = KRING_SOURCE_AUX_TRACER;
     o.cpu = 0;
     o.sample_type = KRING_SAMPLE_TIME;
-    o.aux_pages_order = 2;
+    o.aux_pages_order = order;
+    o.aux_snapshot = snapshot;
+    return o;
+}
+
+TEST(LibAux, NormalModeMapsAndReads) {
+    if (auto why = aux_missing())
+        GTEST_SKIP() << *why;
+    auto o = tracer_options(2, false);
     LIB_OPEN(ch, o);
     ASSERT_TRUE(ch->aux().valid());
     EXPECT_EQ(ch->ctl()->aux_size, 4u * ch->abi().page_size);
@@ -402,17 +418,9 @@ TEST(LibAux, NormalModeMapsAndReads) {
 }
 
 TEST(LibAux, SnapshotModeNewestBytes) {
-    auto dev = kring::device::open();
-    if (!dev)
-        GTEST_SKIP() << dev.error().message();
-    if (!(dev->abi().features & kring::feat_aux))
-        GTEST_SKIP() << "the module does not offer the AUX area (feature bit 10)";
-    kring::channel_options o;
-    o.source = KRING_SOURCE_AUX_TRACER;
-    o.cpu = 0;
-    o.sample_type = KRING_SAMPLE_TIME;
-    o.aux_pages_order = 1;
-    o.aux_snapshot = true;
+    if (auto why = aux_missing())
+        GTEST_SKIP() << *why;
+    auto o = tracer_options(1, true);
     LIB_OPEN(ch, o);
     ASSERT_TRUE(ch->aux().snapshot);
     kring::aux_reader ax(ch->aux());
@@ -429,16 +437,9 @@ TEST(LibAux, SnapshotModeNewestBytes) {
 // stable while it is read (the tracer is stopped), decodes to whole packets
 // with consecutive sequence numbers, and the next snapshot is newer.
 TEST(LibAux, SnapshotsWhileTracing) {
-    auto dev = kring::device::open();
-    if (!dev)
-        GTEST_SKIP() << dev.error().message();
-    if (!(dev->abi().features & kring::feat_aux))
-        GTEST_SKIP() << "the module does not offer the AUX area (feature bit 10)";
-    kring::channel_options o;
-    o.source = KRING_SOURCE_AUX_TRACER;
-    o.cpu = 0;
-    o.aux_pages_order = 2;
-    o.aux_snapshot = true;
+    if (auto why = aux_missing())
+        GTEST_SKIP() << *why;
+    auto o = tracer_options(2, true);
     LIB_OPEN(ch, o);
     kring::aux_reader ax(ch->aux());
     ASSERT_TRUE(ch->enable());
