@@ -20,7 +20,8 @@
  * followed task switched in starts the unit on that CPU; every tick that
  * interrupts it and the switch that takes it off the CPU write the packets
  * of the time it ran since (config[0] per millisecond of run time, at most
- * four ticks' worth per extent) as one extent. The first start writes an
+ * four ticks' worth per extent) as one extent, their times spread over
+ * that run time. The first start writes an
  * ITRACE_START record with the task's pid/tid. Writers on different CPUs
  * (ticks, context switches) are serialised by tr->lock, which nests inside
  * the scheduler's rq lock and is taken with irqs off.
@@ -113,14 +114,17 @@ static u32 kring_aux_tracer_build(struct kring_aux_tracer *tr, bool sync, unsign
 
 /*
  * One extent of @n packets written on @cpu, for task @t (task mode) or the
- * CPU (NULL). False once the packet limit is reached.
+ * CPU (NULL). @span: the run time in ns the packets stand for, ending now;
+ * their times are spread evenly over it (when the traced code ran), or,
+ * with 0, read as each packet is written. False once the packet limit is
+ * reached.
  */
 static bool kring_aux_tracer_emit(struct kring_aux_tracer *tr, u64 n, unsigned int cpu,
-				  struct task_struct *t)
+				  struct task_struct *t, u64 span)
 {
 	struct kring_aux_handle h;
 	u64 (*clock)(void);
-	u64 off = 0, i;
+	u64 off = 0, i, end = 0;
 	u32 len;
 
 	if (tr->limit && tr->seq >= tr->limit)
@@ -132,6 +136,8 @@ static bool kring_aux_tracer_emit(struct kring_aux_tracer *tr, u64 n, unsigned i
 		return true;
 	/* Packets carry the channel's record clock, as AUX records do. */
 	clock = h.buf->ring.clock ?: kring_clock_ns;
+	if (span)
+		end = clock();
 	if (tr->limit)
 		n = min(n, tr->limit - tr->seq);
 	for (i = 0; i < n; i++) {
@@ -144,7 +150,8 @@ static bool kring_aux_tracer_emit(struct kring_aux_tracer *tr, u64 n, unsigned i
 			tr->seq += n - i;
 			break;
 		}
-		kring_aux_tracer_build(tr, sync, cpu, clock());
+		kring_aux_tracer_build(tr, sync, cpu,
+				       span ? end - span + div64_u64(span * (i + 1), n) : clock());
 		kring_aux_output_copy(&h, off, tr->pkt, len);
 		off += len;
 		tr->seq++;
@@ -161,14 +168,13 @@ static void kring_aux_tracer_flush(struct kring_aux_tracer_cpu *tc, u64 now,
 				   struct task_struct *t)
 {
 	struct kring_aux_tracer *tr = tc->tr;
-	u64 ran, n;
+	u64 span, n;
 
 	if (!tc->since)
 		return;
-	ran = min(now - tc->since, (u64)KRING_AUX_MAX_TICKS * KRING_AUX_TICK_NS);
-	ran = ran * tr->per_tick + tc->rem;
-	n = div64_u64_rem(ran, KRING_AUX_TICK_NS, &tc->rem);
-	kring_aux_tracer_emit(tr, n, tc->cpu, t);
+	span = min(now - tc->since, (u64)KRING_AUX_MAX_TICKS * KRING_AUX_TICK_NS);
+	n = div64_u64_rem(span * tr->per_tick + tc->rem, KRING_AUX_TICK_NS, &tc->rem);
+	kring_aux_tracer_emit(tr, n, tc->cpu, t, span);
 	tc->since = now;
 }
 
@@ -181,7 +187,7 @@ static enum hrtimer_restart kring_aux_tracer_timer(struct hrtimer *t)
 	if (smp_processor_id() != tc->cpu)
 		return HRTIMER_NORESTART;
 	if (!tr->task_mode) {
-		if (!kring_aux_tracer_emit(tr, tr->per_tick, tc->cpu, NULL))
+		if (!kring_aux_tracer_emit(tr, tr->per_tick, tc->cpu, NULL, 0))
 			return HRTIMER_NORESTART;
 	} else {
 		raw_spin_lock_irqsave(&tr->lock, flags);
