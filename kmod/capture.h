@@ -104,6 +104,7 @@ void kring_cap_enable(struct kring_cap *cap);
 void kring_cap_disable(struct kring_cap *cap);
 void kring_cap_release(struct kring_cap *cap);
 long kring_ioctl_set_output(struct kring_channel *ch, int fd);
+bool kring_channel_redirected(struct kring_channel *ch);
 bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t);
 
 /* perm.c */

@@ -35,6 +35,7 @@
 #include "compat.h"
 #include "kring_internal.h"
 #include "aux.h"
+#include "capture.h"
 
 /* Per-user allowance of locked pages, in KiB per online CPU (perf: 516). */
 static unsigned int mlock_kb = 516;
@@ -325,7 +326,8 @@ void kring_vma_setup(struct vm_area_struct *vma)
  * @vma: 1 + 2^n pages, or 1 + 2 * 2^n pages with KRING_ATTR_F_MIRROR
  *
  * Return: 0, -EINVAL for a wrong length, offset or flags, for an
- * unconfigured channel or one whose buffer has another size, -EPERM beyond
+ * unconfigured or redirected (KRING_IOC_SET_OUTPUT) channel or one whose
+ * buffer has another size, -EPERM beyond
  * the locked-memory limits, -ENOMEM.
  */
 int kring_mmap(struct file *file, struct vm_area_struct *vma)
@@ -345,7 +347,8 @@ int kring_mmap(struct file *file, struct vm_area_struct *vma)
 
 	mutex_lock(&ch->lock);
 	ret = -EINVAL;
-	if (!ch->configured)
+	/* A redirected channel writes into its target's buffer, not one here. */
+	if (!ch->configured || kring_channel_redirected(ch))
 		goto out;
 	mirror = ch->attr.flags & KRING_ATTR_F_MIRROR;
 	if (pages < 2)

@@ -462,6 +462,23 @@ static struct kring_cap *kring_channel_cap(struct kring_channel *ch)
 	return ch->source_priv;		/* struct kring_cap comes first */
 }
 
+/**
+ * kring_channel_redirected() - whether set-output sends @ch's records away
+ * @ch:	a channel, its lock held
+ *
+ * A redirected channel has no buffer of its own: kring_mmap() refuses it.
+ *
+ * Return: true while @ch writes into another channel's buffer.
+ */
+bool kring_channel_redirected(struct kring_channel *ch)
+{
+	struct kring_cap *cap;
+
+	lockdep_assert_held(&ch->lock);
+	cap = kring_channel_cap(ch);
+	return cap && cap->out;
+}
+
 /* What set-output needs to know of its target, read under its lock. */
 struct kring_output_target {
 	bool configured;

@@ -101,7 +101,10 @@ TEST(CaptureOutput, Constraints) {
     t.config[0] = 100;
     ASSERT_EQ(mine2.configure(t), 0);
     EXPECT_EQ(set_output(mine2, mine.fd), 0);
+    // Redirected: no buffer of its own to map.
+    EXPECT_EQ(mine2.map_ring(1, true, false), EINVAL);
     EXPECT_EQ(set_output(mine2, -1), 0);  // undone
+    EXPECT_EQ(mine2.map_ring(1, true, false), 0);
     // A channel mapped itself cannot be redirected; a synthetic one neither.
     ASSERT_EQ(mapped.open_dev(), 0);
     ASSERT_EQ(mapped.configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);

@@ -229,7 +229,8 @@ struct kring_stats {
  * CPU, or both follow the same task per-thread without inherit, and both
  * use the same clockid; the target must not itself be redirected (else
  * -EINVAL). Only the sched and timer sources can be redirected. -1 undoes
- * it. Records still carry this channel's id (SAMPLE_IDENTIFIER / ID).
+ * it. A redirected channel has no buffer of its own: mmap of it is
+ * -EINVAL (map the target). Records still carry this channel's id (SAMPLE_IDENTIFIER / ID).
  */
 #define KRING_IOC_SET_OUTPUT		_IO(KRING_IOC_MAGIC, 0x0a)
 
