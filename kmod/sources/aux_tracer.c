@@ -12,7 +12,10 @@
  * stop): the rest of the millisecond's packets are dropped, their sequence
  * numbers skipped, and the extent's AUX record carries TRUNCATED; the next
  * tick starts it again (pmu start) with a SYNC packet. So the discontinuity
- * is real and a consumer sees it in the packet sequence.
+ * is real and a consumer sees it in the packet sequence. When CPU N goes
+ * offline the unit stops there and the channel's control page says
+ * KRING_CTL_F_CPU_OFFLINE (kmod/modes.c's hotplug walk); it starts again
+ * when the CPU returns.
  *
  * Task mode (pid = P, cpu = -1 or N; kmod/modes.c follows P and, with
  * inherit, its children): the unit traces only while a followed task runs,
@@ -60,9 +63,10 @@ struct kring_aux_tracer_cpu {
 };
 
 struct kring_aux_tracer {
-	struct kring_cap cap;	/* task mode; first: source_priv points at both */
+	struct kring_cap cap;	/* first: source_priv points at both */
 	struct kring_channel *ch;
 	bool task_mode;
+	bool follow;		/* @cap is used: task mode, or CPU mode's hotplug */
 	int cpu;		/* CPU mode: the unit's CPU */
 	raw_spinlock_t lock;	/* task mode writers; see the comment on top */
 	bool halted;		/* under @lock: stopped, paused or snapshotting */
@@ -266,19 +270,29 @@ static const struct kring_cap_ops kring_aux_tracer_cap_ops = {
 	.cpu_offline = kring_aux_tracer_cpu_offline,
 };
 
+/* CPU mode: hotplug only, no hook on every context switch. */
+static const struct kring_cap_ops kring_aux_tracer_cpu_ops = {
+	.cpu_online = kring_aux_tracer_cpu_online,
+	.cpu_offline = kring_aux_tracer_cpu_offline,
+};
+
 /* Start the unit (ch->lock held). */
 static int kring_aux_tracer_run(struct kring_aux_tracer *tr)
 {
 	unsigned int cpu;
+	int ret;
 
 	raw_spin_lock_irq(&tr->lock);
 	tr->halted = false;
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
 		tr->cpus[cpu].since = 0;
 	raw_spin_unlock_irq(&tr->lock);
-	if (!tr->task_mode)
-		return smp_call_function_single(tr->cpu, kring_aux_tracer_arm,
-						&tr->cpus[tr->cpu], 1);
+	if (!tr->task_mode) {
+		ret = smp_call_function_single(tr->cpu, kring_aux_tracer_arm,
+					       &tr->cpus[tr->cpu], 1);
+		/* Offline: its cpu_online callback arms it when it returns. */
+		return tr->follow && ret == -ENXIO ? 0 : ret;
+	}
 	/*
 	 * No cpus_read_lock() here: the hotplug callbacks take ch->lock. A CPU
 	 * that comes online from now on is armed by its cpu_online callback
@@ -337,12 +351,19 @@ static int kring_aux_tracer_configure(struct kring_channel *ch)
 	tr->cpus = kcalloc(nr_cpu_ids, sizeof(*tr->cpus), GFP_KERNEL_ACCOUNT);
 	if (!tr->pkt || !tr->cpus)
 		goto err_free;
-	if (a->pid != -1) {
-		/* Task mode: modes.c finds the task and checks permissions. */
-		ret = kring_cap_init(&tr->cap, ch, &kring_aux_tracer_cap_ops);
+	/*
+	 * Task mode: modes.c finds the task, checks permissions and hands us
+	 * its context switches. CPU mode uses it for hotplug only, where the
+	 * kernel offers the tracepoints modes.c needs; elsewhere the unit
+	 * simply stops for good if its CPU goes offline.
+	 */
+	tr->task_mode = a->pid != -1;
+	if (tr->task_mode || kring_modes_available()) {
+		ret = kring_cap_init(&tr->cap, ch, tr->task_mode ? &kring_aux_tracer_cap_ops :
+						      &kring_aux_tracer_cpu_ops);
 		if (ret)
 			goto err_free;
-		tr->task_mode = true;
+		tr->follow = true;
 	}
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		tr->cpus[cpu].tr = tr;
@@ -365,7 +386,7 @@ static int kring_aux_tracer_start(struct kring_channel *ch)
 	struct kring_aux_tracer *tr = ch->source_priv;
 
 	tr->itrace_done = false;
-	if (tr->task_mode)
+	if (tr->follow)
 		kring_cap_enable(&tr->cap);
 	return tr->paused ? 0 : kring_aux_tracer_run(tr);
 }
@@ -374,8 +395,8 @@ static void kring_aux_tracer_stop(struct kring_channel *ch)
 {
 	struct kring_aux_tracer *tr = ch->source_priv;
 
-	if (tr->task_mode)
-		kring_cap_disable(&tr->cap);	/* no context-switch hook after this */
+	if (tr->follow)
+		kring_cap_disable(&tr->cap);	/* no hook or hotplug call after this */
 	kring_aux_tracer_halt(tr);	/* -EINVAL: not snapshot mode, fine */
 }
 
@@ -386,7 +407,7 @@ static void kring_aux_tracer_release(struct kring_channel *ch)
 
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
 		hrtimer_cancel(&tr->cpus[cpu].timer);
-	if (tr->task_mode)
+	if (tr->follow)
 		kring_cap_release(&tr->cap);
 	kfree(tr->cpus);
 	kfree(tr->pkt);

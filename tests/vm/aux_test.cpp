@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "hotplug.hpp"
 #include "raw_ring.hpp"
 
 namespace {
@@ -108,6 +109,7 @@ struct packet_parser {
     std::vector<std::uint64_t> seqs;
     std::vector<std::uint64_t> times;
     std::vector<bool> sync;
+    std::vector<std::uint32_t> cpus;
     std::string why;
 
     bool parse(const std::vector<std::uint8_t>& b, std::size_t from = 0) {
@@ -130,6 +132,7 @@ struct packet_parser {
             seqs.push_back(p.seq);
             times.push_back(p.time);
             sync.push_back(is_sync);
+            cpus.push_back(p.cpu);
             off += p.len;
         }
         return true;
@@ -399,7 +402,8 @@ TEST(Aux, PauseResumeBrackets) {
     EXPECT_EQ(bad, 0);
 }
 
-// Task mode rides on the capture modes (KRING_FEAT_CAPTURE).
+// Task mode, and CPU mode's hotplug, ride on the capture modes
+// (KRING_FEAT_CAPTURE).
 bool capture_available() {
     kt::raw_channel c;
     kring_abi_info info{};
@@ -407,6 +411,66 @@ bool capture_available() {
     return c.open_dev() == 0 && c.ioctl_arg(KRING_IOC_QUERY_ABI, &info) == 0 &&
            (info.features & KRING_FEAT_CAPTURE);
 }
+
+// CPU mode on a CPU that goes offline: the unit stops there, the control
+// page says so, and it starts again (with a SYNC packet, no sequence gap)
+// when the CPU returns. Every packet comes from that CPU.
+TEST(Aux, CpuModeFollowsHotplug) {
+    if (!kt::cpu1_hotpluggable())
+        GTEST_SKIP() << "CPU 1 cannot be taken offline here (" << kt::cpu1_online << ")";
+    if (!capture_available())
+        GTEST_SKIP() << "the module has no capture modes (KRING_FEAT_CAPTURE clear)";
+    tracer_cfg c;
+    c.cpu = 1;
+    c.per_tick = 8;
+    c.aux_pages = 64;
+    aux_channel a;
+    ASSERT_EQ(a.setup(c), 0);
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
+    std::vector<kring_aux_record> recs;
+    int itrace = 0, bad = 0;
+    packet_parser pp(c.payload);
+    std::size_t done = 0;
+    auto read_all = [&] {
+        drain(a, recs, itrace, bad);
+        for (; done < recs.size(); done++) {
+            ASSERT_FALSE(recs[done].flags & KRING_AUX_FLAG_TRUNCATED);
+            ASSERT_TRUE(pp.parse(a.bytes(recs[done].aux_offset, recs[done].aux_size))) << pp.why;
+            a.release_aux(recs[done].aux_offset + recs[done].aux_size);
+        }
+    };
+    std::this_thread::sleep_for(100ms);
+    ASSERT_NO_FATAL_FAILURE(read_all());
+    ASSERT_GT(pp.seqs.size(), 0u);
+    EXPECT_EQ(a.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
+
+    kt::cpu1_online_guard guard;
+    if (int err = kt::set_cpu1_online(false))
+        GTEST_SKIP() << "cannot offline CPU 1: " << std::strerror(err);
+    EXPECT_TRUE(a.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE);
+    ASSERT_NO_FATAL_FAILURE(read_all());
+    std::size_t at_offline = pp.seqs.size();
+    std::uint64_t head = a.aux_head();
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(a.aux_head(), head) << "the unit ran while its CPU was offline";
+
+    ASSERT_EQ(kt::set_cpu1_online(true), 0);
+    EXPECT_EQ(a.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
+    std::this_thread::sleep_for(200ms);
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_DISABLE), 0);
+    ASSERT_NO_FATAL_FAILURE(read_all());
+    std::printf("aux hotplug: %zu packets before offline, %zu after the CPU returned\n",
+                at_offline, pp.seqs.size() - at_offline);
+    ASSERT_GT(pp.seqs.size(), at_offline + 8) << "the unit did not restart";
+    EXPECT_TRUE(pp.sync[at_offline]) << "tracing restarts with a SYNC packet";
+    for (std::size_t i = 0; i < pp.seqs.size(); i++) {
+        ASSERT_EQ(pp.seqs[i], i) << "packet sequence broken";
+        ASSERT_EQ(pp.cpus[i], 1u);
+    }
+    EXPECT_EQ(itrace, 1);
+    EXPECT_EQ(bad, 0);
+}
+
 
 // Task mode: the unit follows one thread on and off the CPUs. The thread
 // busy-loops, sleeps 300 ms, busy-loops again, while another thread stays

@@ -1,32 +1,15 @@
 // In the guest: a channel bound to a CPU that goes offline stops and says
 // so in its control page, and resumes when the CPU returns.
-#include <fcntl.h>
-
 #include <gtest/gtest.h>
 
 #include "capture.hpp"
+#include "hotplug.hpp"
 
 namespace {
 
-const char* const cpu1_online = "/sys/devices/system/cpu/cpu1/online";
-
-int set_online(bool on) {
-    int fd = ::open(cpu1_online, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno;
-    int err = ::write(fd, on ? "1" : "0", 1) == 1 ? 0 : errno;
-    ::close(fd);
-    return err;
-}
-
-// Brings CPU 1 back whatever happens to the test.
-struct online_guard {
-    ~online_guard() { set_online(true); }
-};
-
 TEST(CaptureHotplug, OfflineCpuStopsAndResumes) {
-    if (cap::online_cpus() < 2 || ::access(cpu1_online, W_OK) != 0)
-        GTEST_SKIP() << "CPU 1 cannot be taken offline here (" << cpu1_online << ")";
+    if (!kt::cpu1_hotpluggable())
+        GTEST_SKIP() << "CPU 1 cannot be taken offline here (" << kt::cpu1_online << ")";
     cap::channel timer, sched;
     kring_attr t = cap::attr(KRING_SOURCE_TIMER, 1, -1);
     t.config[1] = 5000000;  // 5 ms
@@ -41,8 +24,8 @@ TEST(CaptureHotplug, OfflineCpuStopsAndResumes) {
     EXPECT_GT(before, 0u);
     EXPECT_EQ(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
 
-    online_guard guard;
-    int err = set_online(false);
+    kt::cpu1_online_guard guard;
+    int err = kt::set_cpu1_online(false);
     if (err)
         GTEST_SKIP() << "cannot offline CPU 1: " << std::strerror(err);
     EXPECT_TRUE(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE);
@@ -60,7 +43,7 @@ TEST(CaptureHotplug, OfflineCpuStopsAndResumes) {
     ASSERT_EQ(late.open_dev(), 0);
     EXPECT_EQ(late.configure(cap::attr(KRING_SOURCE_SCHED, 1, -1)), EINVAL);
 
-    ASSERT_EQ(set_online(true), 0);
+    ASSERT_EQ(kt::set_cpu1_online(true), 0);
     EXPECT_EQ(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
     EXPECT_EQ(sched.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
     ::usleep(200000);
