@@ -24,8 +24,8 @@
  * interrupts it and the switch that takes it off the CPU write the packets
  * of the time it ran since (config[0] per millisecond of run time, at most
  * four ticks' worth per extent) as one extent, their times spread over
- * that run time. The first start writes an
- * ITRACE_START record with the task's pid/tid. Writers on different CPUs
+ * that run time. The first start of each followed task after an enable
+ * writes an ITRACE_START record with its pid/tid. Writers on different CPUs
  * (ticks, context switches) are serialised by tr->lock, which nests inside
  * the scheduler's rq lock and is taken with irqs off.
  *
@@ -75,7 +75,9 @@ struct kring_aux_tracer {
 	u32 per_tick;
 	u32 payload;
 	u32 sync_every;
-	bool itrace_done;	/* ITRACE_START written */
+	/* ITRACE_START written for these tids (-1: CPU mode); see _started() */
+	pid_t started[KRING_FOLLOW_MAX];
+	unsigned int nr_started;
 	bool paused;		/* KRING_IOC_AUX_PAUSE */
 	u8 *pkt;		/* one packet being built */
 	struct kring_aux_tracer_cpu *cpus;	/* nr_cpu_ids of them */
@@ -97,6 +99,24 @@ static bool kring_aux_tracer_itrace(struct kring_aux_tracer *tr, struct task_str
 	kring_output_copy(&h, &rec.pid, sizeof(rec) - sizeof(rec.header));
 	kring_channel_output_end(&h);
 	return true;
+}
+
+/*
+ * Tracing starts for @t (NULL: the CPU): the first time since the enable,
+ * say so with an ITRACE_START, once per task as perf does once per
+ * (inherited) event. Task mode holds tr->lock; CPU mode's only writer is
+ * its CPU's tick. Past KRING_FOLLOW_MAX tasks, later ones are not named.
+ */
+static void kring_aux_tracer_started(struct kring_aux_tracer *tr, struct task_struct *t)
+{
+	pid_t tid = t ? task_pid_nr(t) : -1;
+	unsigned int i;
+
+	for (i = 0; i < tr->nr_started; i++)
+		if (tr->started[i] == tid)
+			return;
+	if (tr->nr_started < ARRAY_SIZE(tr->started) && kring_aux_tracer_itrace(tr, t))
+		tr->started[tr->nr_started++] = tid;
 }
 
 static u32 kring_aux_tracer_build(struct kring_aux_tracer *tr, bool sync, unsigned int cpu,
@@ -133,8 +153,7 @@ static bool kring_aux_tracer_emit(struct kring_aux_tracer *tr, u64 n, unsigned i
 
 	if (tr->limit && tr->seq >= tr->limit)
 		return false;
-	if (!tr->itrace_done)
-		tr->itrace_done = kring_aux_tracer_itrace(tr, t);
+	kring_aux_tracer_started(tr, t);
 	/* Not enabled yet, or no AUX area mapped: the unit does not run. */
 	if (!n || kring_aux_output_begin(&h, tr->ch))
 		return true;
@@ -234,8 +253,8 @@ static void kring_aux_tracer_switch(struct kring_cap *cap, bool preempt,
 		if (out)
 			kring_aux_tracer_flush(tc, now, prev);	/* pmu stop */
 		tc->since = in ? now : 0;			/* pmu start */
-		if (in && !tr->itrace_done)
-			tr->itrace_done = kring_aux_tracer_itrace(tr, next);
+		if (in)
+			kring_aux_tracer_started(tr, next);
 	}
 	raw_spin_unlock(&tr->lock);
 }
@@ -385,7 +404,7 @@ static int kring_aux_tracer_start(struct kring_channel *ch)
 {
 	struct kring_aux_tracer *tr = ch->source_priv;
 
-	tr->itrace_done = false;
+	tr->nr_started = 0;	/* no writer yet: timers and hooks start below */
 	if (tr->follow)
 		kring_cap_enable(&tr->cap);
 	return tr->paused ? 0 : kring_aux_tracer_run(tr);

@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <thread>
 #include <vector>
@@ -57,7 +59,7 @@ struct aux_channel {
             ::munmap(aux, aux_len);
     }
     // 0 or the errno of the first step that failed.
-    int setup(const tracer_cfg& c) {
+    int setup(const tracer_cfg& c, std::uint64_t flags = 0) {
         if (int e = ch.open_dev())
             return e;
         kring_attr a = kt::make_attr(KRING_SOURCE_AUX_TRACER, c.cpu);
@@ -66,6 +68,7 @@ struct aux_channel {
         a.config[2] = c.sync_every;
         a.config[3] = c.limit;
         a.pid = c.pid;
+        a.flags |= flags;
         a.clockid = KRING_CLOCK_MONOTONIC;  // packet times compare with mono_ns()
         if (int e = ch.configure(a))
             return e;
@@ -471,7 +474,6 @@ TEST(Aux, CpuModeFollowsHotplug) {
     EXPECT_EQ(bad, 0);
 }
 
-
 // Task mode: the unit follows one thread on and off the CPUs. The thread
 // busy-loops, sleeps 300 ms, busy-loops again, while another thread stays
 // busy the whole time: packets come from both busy phases and, during the
@@ -599,6 +601,89 @@ TEST(Aux, TaskModeTracesOnlyWhileTheTaskRuns) {
                 static_cast<unsigned long>(during),
                 static_cast<unsigned long>(cpu_in_sleep / 1000),
                 static_cast<unsigned long>(after), static_cast<unsigned long>(truncated));
+}
+
+// Task mode with inherit: this thread and the three children it forks
+// after the enable are traced, each named by one ITRACE_START; a process
+// forked before the enable is not followed and never named.
+TEST(Aux, TaskModeInheritNamesEachChild) {
+    if (!capture_available())
+        GTEST_SKIP() << "the module has no capture modes (KRING_FEAT_CAPTURE clear)";
+    auto spin = [](std::chrono::milliseconds d) {
+        auto end = clk::now() + d;
+        volatile std::uint64_t x = 0;
+        while (clk::now() < end)
+            x = x + 1;
+    };
+    int go[2];
+    ASSERT_EQ(::pipe(go), 0);
+    pid_t unrelated = ::fork();
+    if (unrelated == 0) {
+        char b;
+        (void)!::read(go[0], &b, 1);
+        spin(100ms);
+        ::_exit(0);
+    }
+    ASSERT_GT(unrelated, 0);
+    ::close(go[0]);
+
+    tracer_cfg c;
+    c.cpu = -1;
+    c.pid = 0;  // this thread
+    c.per_tick = 16;
+    c.aux_pages = 128;
+    aux_channel a;
+    int err = a.setup(c, KRING_ATTR_F_INHERIT);
+    if (!err)
+        err = a.ch.ioctl0(KRING_IOC_ENABLE);
+    (void)!::write(go[1], "x", 1);
+    ::close(go[1]);
+    std::vector<pid_t> children;
+    for (int i = 0; !err && i < 3; i++) {
+        pid_t p = ::fork();
+        if (p == 0) {
+            spin(50ms);
+            ::_exit(0);
+        }
+        if (p > 0)
+            children.push_back(p);
+    }
+    for (pid_t p : children)
+        ::waitpid(p, nullptr, 0);
+    ::waitpid(unrelated, nullptr, 0);
+    ASSERT_EQ(err, 0) << "task-mode tracer with inherit refused";
+    ASSERT_EQ(children.size(), 3u);
+    ASSERT_EQ(a.ch.ioctl0(KRING_IOC_DISABLE), 0);
+
+    std::map<std::uint32_t, int> named;
+    std::uint64_t bytes = 0;
+    int bad = 0;
+    long n = a.ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
+        if (h.type == KRING_RECORD_AUX && h.size == sizeof(kring_aux_record)) {
+            kring_aux_record r;
+            std::memcpy(&r, rec, sizeof(r));
+            bytes += r.aux_size;
+        } else if (h.type == KRING_RECORD_ITRACE_START &&
+                   h.size == sizeof(kring_itrace_start_record)) {
+            kring_itrace_start_record r;
+            std::memcpy(&r, rec, sizeof(r));
+            if (r.pid != r.tid && r.pid != static_cast<std::uint32_t>(::getpid()))
+                bad++;
+            named[r.tid]++;
+        } else {
+            bad++;
+        }
+    });
+    EXPECT_GE(n, 0);
+    EXPECT_EQ(bad, 0);
+    EXPECT_GT(bytes, 0u) << "nothing traced";
+    for (pid_t p : children)
+        EXPECT_EQ(named[static_cast<std::uint32_t>(p)], 1) << "child " << p;
+    EXPECT_EQ(named.count(static_cast<std::uint32_t>(unrelated)), 0u) << "unrelated task named";
+    for (const auto& [tid, times] : named)
+        EXPECT_EQ(times, 1) << "tid " << tid << " named " << times << " times";
+    std::printf("task mode inherit: ITRACE_START for %zu tasks, %llu AUX bytes\n", named.size(),
+                static_cast<unsigned long long>(bytes));
 }
 
 // Task mode needs a task that exists; CPU mode a CPU.

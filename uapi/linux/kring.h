@@ -197,6 +197,7 @@ struct kring_stats {
 #define KRING_FEAT_TIMER	(1ULL << 6)	/* KRING_SOURCE_TIMER */
 #define KRING_FEAT_CAPTURE	(1ULL << 7)	/* pid/cpu modes, inherit, perms */
 #define KRING_FEAT_CLOCKS	(1ULL << 8)	/* clockid, time_*, timestamp_floor */
+/* Bit 9 is reserved: never set. */
 
 /* kring_attr.flags of the capture modes. */
 #define KRING_ATTR_F_INHERIT		(1ULL << 8)	/* follow children (pid != -1) */
