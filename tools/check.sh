@@ -46,6 +46,11 @@ else
 fi
 ubuild=$build/user
 
+if [ "$host" = 1 ] && [ -n "$filter" ] &&
+	! (cd "$ubuild" && ctest -N "${ctest_filter[@]}") 2>/dev/null | grep -q 'Test *#'; then
+	say "host tests: none selected by GTEST_FILTER"
+	host=0
+fi
 if [ "$host" = 1 ] && [ -x "$ubuild/tests/userlib/kring_userlib_tests" ]; then
 	say "host tests ($(elapsed))"
 	(cd "$ubuild" && ctest --output-junit "$out/host-junit.xml" \
@@ -107,5 +112,9 @@ for k in $kernels; do
 	fi
 done
 
+# A filter that selects nothing anywhere is a mistake, not a pass.
+if [ -n "$filter" ] && ! grep -qvE '^(PASS|FAIL) (build/|lint/|vm/[^/ ]+/guest)' "$results"; then
+	record FAIL "GTEST_FILTER=$filter selected no test"
+fi
 say "done in $(elapsed); logs in $out"
 python3 "$top/tools/vm/results.py" summary "$results"
