@@ -158,23 +158,57 @@ std::size_t find_sync(const std::vector<std::uint8_t>& b) {
     return std::string::npos;
 }
 
-// Drain the data ring: AUX records into @out; other types checked.
-void drain(aux_channel& a, std::vector<kring_aux_record>& out, int& itrace, int& bad) {
-    long n = a.ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
-        if (h.type == KRING_RECORD_AUX && h.size == sizeof(kring_aux_record)) {
-            kring_aux_record r;
-            std::memcpy(&r, rec, sizeof(r));
-            out.push_back(r);
-        } else if (h.type == KRING_RECORD_ITRACE_START &&
-                   h.size == sizeof(kring_itrace_start_record)) {
-            itrace++;
-        } else {
+// What a tracer wrote: its AUX records, their packets (parsed by read())
+// and its ITRACE_STARTs. Any other record, a read error, an extent that
+// does not follow the previous one or a malformed packet counts as bad.
+struct tracer_output {
+    explicit tracer_output(std::uint64_t payload) : pp(payload) {}
+    packet_parser pp;
+    std::vector<kring_aux_record> recs;
+    std::vector<kring_itrace_start_record> itraces;
+    int bad = 0;
+    std::uint64_t next_pos = 0, bytes = 0, truncated = 0;
+    std::size_t parsed = 0;  // recs before this one are parsed and released
+
+    // Drain the data ring into recs and itraces.
+    void drain(aux_channel& a) {
+        long n = a.ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
+            if (h.type == KRING_RECORD_AUX && h.size == sizeof(kring_aux_record)) {
+                kring_aux_record r;
+                std::memcpy(&r, rec, sizeof(r));
+                recs.push_back(r);
+            } else if (h.type == KRING_RECORD_ITRACE_START &&
+                       h.size == sizeof(kring_itrace_start_record)) {
+                kring_itrace_start_record r;
+                std::memcpy(&r, rec, sizeof(r));
+                itraces.push_back(r);
+            } else {
+                bad++;
+            }
+        });
+        if (n < 0)
             bad++;
+    }
+
+    // Drain, then parse and release every new extent.
+    void read(aux_channel& a) {
+        drain(a);
+        for (; parsed < recs.size(); parsed++) {
+            const auto& r = recs[parsed];
+            if (r.aux_offset != next_pos) {
+                pp.why = "extent at " + std::to_string(r.aux_offset) + ", expected " +
+                         std::to_string(next_pos);
+                bad++;
+            }
+            truncated += (r.flags & KRING_AUX_FLAG_TRUNCATED) != 0;
+            if (!pp.parse(a.bytes(r.aux_offset, r.aux_size)))
+                bad++;
+            next_pos = r.aux_offset + r.aux_size;
+            bytes += r.aux_size;
+            a.release_aux(next_pos);
         }
-    });
-    if (n < 0)
-        bad++;
-}
+    }
+};
 
 TEST(Aux, AbiOffersTheAuxArea) {
     kt::raw_channel c;
@@ -197,37 +231,24 @@ TEST(Aux, NormalModeFastConsumerLosesNothing) {
     ASSERT_EQ(a.setup(c), 0);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
 
-    packet_parser pp(c.payload);
-    std::vector<kring_aux_record> recs;
-    int itrace = 0, bad = 0;
-    std::uint64_t next_pos = 0, truncated = 0, bytes = 0;
-    std::size_t done = 0;
+    tracer_output o(c.payload);
     auto deadline = clk::now() + 60s;
-    while (pp.seqs.size() < c.limit && clk::now() < deadline) {
-        drain(a, recs, itrace, bad);
-        for (; done < recs.size(); done++) {
-            const auto& r = recs[done];
-            ASSERT_EQ(r.aux_offset, next_pos) << "extents are not contiguous";
-            truncated += (r.flags & KRING_AUX_FLAG_TRUNCATED) != 0;
-            ASSERT_TRUE(pp.parse(a.bytes(r.aux_offset, r.aux_size))) << pp.why;
-            next_pos = r.aux_offset + r.aux_size;
-            bytes += r.aux_size;
-            a.release_aux(next_pos);
-        }
+    while (o.pp.seqs.size() < c.limit && clk::now() < deadline && !o.bad) {
+        o.read(a);
         std::this_thread::sleep_for(1ms);
     }
-    ASSERT_EQ(pp.seqs.size(), c.limit);
-    for (std::size_t i = 0; i < pp.seqs.size(); i++)
-        ASSERT_EQ(pp.seqs[i], i) << "packet sequence broken";
-    EXPECT_EQ(truncated, 0u);
-    EXPECT_EQ(bad, 0);
-    EXPECT_EQ(itrace, 1);
-    EXPECT_EQ(a.aux_head(), bytes);
+    ASSERT_EQ(o.bad, 0) << o.pp.why;
+    ASSERT_EQ(o.pp.seqs.size(), c.limit);
+    for (std::size_t i = 0; i < o.pp.seqs.size(); i++)
+        ASSERT_EQ(o.pp.seqs[i], i) << "packet sequence broken";
+    EXPECT_EQ(o.truncated, 0u);
+    EXPECT_EQ(o.itraces.size(), 1u);
+    EXPECT_EQ(a.aux_head(), o.bytes);
     kring_stats st = a.ch.stats();
-    EXPECT_EQ(st.reserved[KRING_STATS_AUX_BYTES], bytes);
-    EXPECT_EQ(st.reserved[KRING_STATS_AUX_RECORDS], recs.size());
+    EXPECT_EQ(st.reserved[KRING_STATS_AUX_BYTES], o.bytes);
+    EXPECT_EQ(st.reserved[KRING_STATS_AUX_RECORDS], o.recs.size());
     std::printf("aux normal: %zu packets, %zu AUX records, %llu bytes, chunk order %llu\n",
-                pp.seqs.size(), recs.size(), (unsigned long long)bytes,
+                o.pp.seqs.size(), o.recs.size(), (unsigned long long)o.bytes,
                 (unsigned long long)st.reserved[KRING_STATS_AUX_CHUNK_ORDER]);
 }
 
@@ -241,9 +262,9 @@ TEST(Aux, SlowConsumerGapsAreTruncated) {
     ASSERT_EQ(a.setup(c), 0);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
 
-    packet_parser pp(c.payload);
-    std::vector<kring_aux_record> recs;
-    int itrace = 0, bad = 0;
+    tracer_output o(c.payload);
+    packet_parser& pp = o.pp;
+    const auto& recs = o.recs;
     std::uint64_t next_pos = 0, next_seq = 0, bytes = 0, gaps = 0, lost = 0, truncated = 0;
     bool pending = false;  // a TRUNCATED record since the last packet
     std::size_t done = 0;
@@ -251,7 +272,7 @@ TEST(Aux, SlowConsumerGapsAreTruncated) {
     auto deadline = clk::now() + 60s;
     while (clk::now() < deadline && clk::now() - last_new < 1500ms) {
         std::size_t before = recs.size();
-        drain(a, recs, itrace, bad);
+        o.drain(a);
         if (recs.size() != before)
             last_new = clk::now();
         for (; done < recs.size(); done++) {
@@ -287,7 +308,7 @@ TEST(Aux, SlowConsumerGapsAreTruncated) {
     lost += c.limit - next_seq;
     EXPECT_GT(gaps, 0u) << "the consumer was not slow enough to lose anything";
     EXPECT_EQ(pp.seqs.size() + lost, c.limit);
-    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(o.bad, 0);
     EXPECT_EQ(a.aux_head(), bytes);
     kring_stats st = a.ch.stats();
     EXPECT_EQ(st.reserved[KRING_STATS_AUX_BYTES], bytes);
@@ -310,8 +331,6 @@ void snapshot_case(std::uint64_t limit, unsigned aux_pages, bool expect_wrap) {
     ASSERT_EQ(a.setup(c), 0);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
 
-    std::vector<kring_aux_record> recs;
-    int itrace = 0, bad = 0;
     packet_parser pp(c.payload);
     std::uint64_t head = 0, start = 0;
     auto deadline = clk::now() + 30s;
@@ -341,13 +360,14 @@ void snapshot_case(std::uint64_t limit, unsigned aux_pages, bool expect_wrap) {
     if (!expect_wrap) {
         EXPECT_EQ(pp.seqs.front(), 0u);
     }
-    drain(a, recs, itrace, bad);
-    ASSERT_FALSE(recs.empty());
-    const auto& r = recs.back();
+    tracer_output o(c.payload);
+    o.drain(a);
+    ASSERT_FALSE(o.recs.empty());
+    const auto& r = o.recs.back();
     EXPECT_TRUE(r.flags & KRING_AUX_FLAG_OVERWRITE);
     EXPECT_EQ(r.aux_offset, start);
     EXPECT_EQ(r.aux_offset + r.aux_size, head);
-    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(o.bad, 0);
     std::printf("aux snapshot: head %llu, window %llu bytes, packets %llu..%llu%s\n",
                 (unsigned long long)head, (unsigned long long)(head - start),
                 (unsigned long long)pp.seqs.front(), (unsigned long long)pp.seqs.back(),
@@ -365,22 +385,18 @@ TEST(Aux, PauseResumeBrackets) {
     aux_channel a;
     ASSERT_EQ(a.setup(c), 0);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
-    std::vector<kring_aux_record> recs;
-    int itrace = 0, bad = 0;
-    packet_parser pp(c.payload);
-    std::size_t done = 0;
+    tracer_output o(c.payload);
+    const packet_parser& pp = o.pp;
+    // Room for every packet: no TRUNCATED gap, nothing malformed.
     auto read_all = [&] {
-        drain(a, recs, itrace, bad);
-        for (; done < recs.size(); done++) {
-            ASSERT_FALSE(recs[done].flags & KRING_AUX_FLAG_TRUNCATED);
-            ASSERT_TRUE(pp.parse(a.bytes(recs[done].aux_offset, recs[done].aux_size))) << pp.why;
-            a.release_aux(recs[done].aux_offset + recs[done].aux_size);
-        }
+        o.read(a);
+        ASSERT_EQ(o.bad, 0) << o.pp.why;
+        ASSERT_EQ(o.truncated, 0u);
     };
     std::this_thread::sleep_for(30ms);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_AUX_PAUSE), 0);
     std::uint64_t t_paused = mono_ns();
-    read_all();
+    ASSERT_NO_FATAL_FAILURE(read_all());
     std::size_t n1 = pp.seqs.size();
     ASSERT_GT(n1, 0u);
     for (auto t : pp.times)
@@ -394,7 +410,7 @@ TEST(Aux, PauseResumeBrackets) {
     std::this_thread::sleep_for(30ms);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_AUX_PAUSE), 0);
     std::uint64_t t1 = mono_ns();
-    read_all();
+    ASSERT_NO_FATAL_FAILURE(read_all());
     ASSERT_GT(pp.seqs.size(), n1) << "nothing traced after resume";
     EXPECT_EQ(pp.seqs[n1], pp.seqs[n1 - 1] + 1) << "packets generated while paused";
     EXPECT_TRUE(pp.sync[n1]) << "tracing resumes with a SYNC packet";
@@ -402,7 +418,6 @@ TEST(Aux, PauseResumeBrackets) {
         EXPECT_GE(pp.times[i], t0);
         EXPECT_LE(pp.times[i], t1);
     }
-    EXPECT_EQ(bad, 0);
 }
 
 // Task mode, and CPU mode's hotplug, ride on the capture modes
@@ -430,17 +445,13 @@ TEST(Aux, CpuModeFollowsHotplug) {
     aux_channel a;
     ASSERT_EQ(a.setup(c), 0);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
-    std::vector<kring_aux_record> recs;
-    int itrace = 0, bad = 0;
-    packet_parser pp(c.payload);
-    std::size_t done = 0;
+    tracer_output o(c.payload);
+    const packet_parser& pp = o.pp;
+    // Room for every packet: no TRUNCATED gap, nothing malformed.
     auto read_all = [&] {
-        drain(a, recs, itrace, bad);
-        for (; done < recs.size(); done++) {
-            ASSERT_FALSE(recs[done].flags & KRING_AUX_FLAG_TRUNCATED);
-            ASSERT_TRUE(pp.parse(a.bytes(recs[done].aux_offset, recs[done].aux_size))) << pp.why;
-            a.release_aux(recs[done].aux_offset + recs[done].aux_size);
-        }
+        o.read(a);
+        ASSERT_EQ(o.bad, 0) << o.pp.why;
+        ASSERT_EQ(o.truncated, 0u);
     };
     std::this_thread::sleep_for(100ms);
     ASSERT_NO_FATAL_FAILURE(read_all());
@@ -470,8 +481,7 @@ TEST(Aux, CpuModeFollowsHotplug) {
         ASSERT_EQ(pp.seqs[i], i) << "packet sequence broken";
         ASSERT_EQ(pp.cpus[i], 1u);
     }
-    EXPECT_EQ(itrace, 1);
-    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(o.itraces.size(), 1u);
 }
 
 // Task mode: the unit follows one thread on and off the CPUs. The thread
@@ -529,45 +539,21 @@ TEST(Aux, TaskModeTracesOnlyWhileTheTaskRuns) {
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
     go = true;
 
-    packet_parser pp(c.payload);
-    std::vector<kring_itrace_start_record> itraces;
-    std::uint64_t truncated = 0, next_pos = 0;
-    int bad = 0;
-    auto read_all = [&] {
-        long n = a.ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
-            if (h.type == KRING_RECORD_AUX && h.size == sizeof(kring_aux_record)) {
-                kring_aux_record r;
-                std::memcpy(&r, rec, sizeof(r));
-                if (r.aux_offset != next_pos)
-                    bad++;
-                truncated += (r.flags & KRING_AUX_FLAG_TRUNCATED) != 0;
-                if (!pp.parse(a.bytes(r.aux_offset, r.aux_size)))
-                    bad++;
-                next_pos = r.aux_offset + r.aux_size;
-                a.release_aux(next_pos);
-            } else if (h.type == KRING_RECORD_ITRACE_START &&
-                       h.size == sizeof(kring_itrace_start_record)) {
-                kring_itrace_start_record r;
-                std::memcpy(&r, rec, sizeof(r));
-                itraces.push_back(r);
-            } else {
-                bad++;
-            }
-        });
-        if (n < 0)
-            bad++;
-    };
+    tracer_output o(c.payload);
+    const packet_parser& pp = o.pp;
+    const auto& itraces = o.itraces;
+    const std::uint64_t& truncated = o.truncated;
     while (!done) {
-        read_all();
+        o.read(a);
         std::this_thread::sleep_for(2ms);
     }
     target.join();
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_DISABLE), 0);
-    read_all();
+    o.read(a);
     stop_noise = true;
     noise.join();
 
-    EXPECT_EQ(bad, 0) << pp.why;
+    EXPECT_EQ(o.bad, 0) << pp.why;
     ASSERT_EQ(itraces.size(), 1u);
     EXPECT_EQ(itraces[0].pid, static_cast<std::uint32_t>(::getpid()));
     EXPECT_EQ(itraces[0].tid, static_cast<std::uint32_t>(tid.load()));
@@ -655,35 +641,23 @@ TEST(Aux, TaskModeInheritNamesEachChild) {
     ASSERT_EQ(children.size(), 3u);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_DISABLE), 0);
 
+    tracer_output o(c.payload);
+    o.read(a);
+    EXPECT_EQ(o.bad, 0) << o.pp.why;
+    EXPECT_GT(o.bytes, 0u) << "nothing traced";
     std::map<std::uint32_t, int> named;
-    std::uint64_t bytes = 0;
-    int bad = 0;
-    long n = a.ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
-        if (h.type == KRING_RECORD_AUX && h.size == sizeof(kring_aux_record)) {
-            kring_aux_record r;
-            std::memcpy(&r, rec, sizeof(r));
-            bytes += r.aux_size;
-        } else if (h.type == KRING_RECORD_ITRACE_START &&
-                   h.size == sizeof(kring_itrace_start_record)) {
-            kring_itrace_start_record r;
-            std::memcpy(&r, rec, sizeof(r));
-            if (r.pid != r.tid && r.pid != static_cast<std::uint32_t>(::getpid()))
-                bad++;
-            named[r.tid]++;
-        } else {
-            bad++;
-        }
-    });
-    EXPECT_GE(n, 0);
-    EXPECT_EQ(bad, 0);
-    EXPECT_GT(bytes, 0u) << "nothing traced";
+    for (const auto& r : o.itraces) {
+        EXPECT_TRUE(r.pid == r.tid || r.pid == static_cast<std::uint32_t>(::getpid()))
+            << "ITRACE_START pid " << r.pid << " tid " << r.tid;
+        named[r.tid]++;
+    }
     for (pid_t p : children)
         EXPECT_EQ(named[static_cast<std::uint32_t>(p)], 1) << "child " << p;
     EXPECT_EQ(named.count(static_cast<std::uint32_t>(unrelated)), 0u) << "unrelated task named";
     for (const auto& [tid, times] : named)
         EXPECT_EQ(times, 1) << "tid " << tid << " named " << times << " times";
     std::printf("task mode inherit: ITRACE_START for %zu tasks, %llu AUX bytes\n", named.size(),
-                static_cast<unsigned long long>(bytes));
+                static_cast<unsigned long long>(o.bytes));
 }
 
 // Task mode needs a task that exists; CPU mode a CPU.
