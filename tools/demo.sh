@@ -5,8 +5,13 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 k=${1:-stock-6.12}
 echo "kring demo: building the module, the tool and fetching the $k kernel..."
-"$top/tools/build-user.sh" >/dev/null
 ubuild=${KRING_BUILD:-$top/build}/user
+mkdir -p "$ubuild"
+if ! "$top/tools/build-user.sh" kring_tool >"$ubuild/demo-build.log" 2>&1; then
+	tail -40 "$ubuild/demo-build.log" >&2
+	echo "kring demo: building the kring tool failed (see $ubuild/demo-build.log)" >&2
+	exit 1
+fi
 mdir=$("$top/tools/build-modules.sh" "$k")
 image=$("$top/tools/vm/kernel.sh" image "$k")
 log=${KRING_BUILD:-$top/build}/demo-console.log
