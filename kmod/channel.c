@@ -15,6 +15,7 @@
 #include <linux/minmax.h>
 #include <linux/poll.h>
 #include <linux/cpumask.h>
+#include <linux/cpu.h>
 #include <linux/xarray.h>
 #include <linux/workqueue.h>
 
@@ -339,6 +340,12 @@ static long kring_ioctl_enable(struct kring_channel *ch, bool enable)
 {
 	int ret = 0;
 
+	/*
+	 * CPU hotplug is held off while a source starts or stops, taken
+	 * before ch->lock as the hotplug callbacks (kring_cpu_event()) take
+	 * it: a CPU-bound source sees its CPU's state settled.
+	 */
+	cpus_read_lock();
 	mutex_lock(&ch->lock);
 	if (!ch->configured) {
 		ret = -EINVAL;
@@ -356,6 +363,7 @@ static long kring_ioctl_enable(struct kring_channel *ch, bool enable)
 		WRITE_ONCE(ch->enabled, enable);	/* producers READ_ONCE() it */
 out:
 	mutex_unlock(&ch->lock);
+	cpus_read_unlock();
 	return ret;
 }
 

@@ -24,6 +24,7 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/file.h>
+#include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -146,7 +147,7 @@ static u64 kring_hp_gen;	/* serialised by the hotplug core */
  * channel's own control page (under ch->lock, like the pause flag) and
  * let the source stop or restart what runs on that CPU.
  */
-static void kring_cap_hotplug(struct kring_cap *cap, unsigned int cpu, bool online)
+static void kring_cap_flag_offline(struct kring_cap *cap, bool offline)
 {
 	struct kring_channel *ch = cap->ch;
 	struct kring_buffer *buf;
@@ -154,19 +155,26 @@ static void kring_cap_hotplug(struct kring_cap *cap, unsigned int cpu, bool onli
 
 	lockdep_assert_held(&ch->lock);
 	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
+	if (!buf)
+		return;
+	flags = READ_ONCE(buf->ctl->flags);
+	if (offline)
+		flags |= KRING_CTL_F_CPU_OFFLINE;
+	else
+		flags &= ~KRING_CTL_F_CPU_OFFLINE;
+	WRITE_ONCE(buf->ctl->flags, flags);
+}
+
+static void kring_cap_hotplug(struct kring_cap *cap, unsigned int cpu, bool online)
+{
+	lockdep_assert_held(&cap->ch->lock);
 	if (cap->cpu == cpu && online && kring_floor_tick_us && !READ_ONCE(cap->floor_stop))
 		hrtimer_start(&cap->floor_timer, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC),
 			      HRTIMER_MODE_REL_PINNED_HARD);
 	else if (cap->cpu == cpu && !online)
 		hrtimer_cancel(&cap->floor_timer);
-	if (buf && cap->cpu == cpu) {
-		flags = READ_ONCE(buf->ctl->flags);
-		if (online)
-			flags &= ~KRING_CTL_F_CPU_OFFLINE;
-		else
-			flags |= KRING_CTL_F_CPU_OFFLINE;
-		WRITE_ONCE(buf->ctl->flags, flags);
-	}
+	if (cap->cpu == cpu)
+		kring_cap_flag_offline(cap, !online);
 	if (online && cap->ops->cpu_online)
 		cap->ops->cpu_online(cap, cpu);
 	else if (!online && cap->ops->cpu_offline)
@@ -383,14 +391,25 @@ out:
 	return ret;
 }
 
-/* Start handing events to @cap (ch->lock held). */
+/*
+ * Start handing events to @cap. The caller holds cpus_read_lock() and then
+ * ch->lock (kring_ioctl_enable()), the order of the hotplug callbacks,
+ * which take ch->lock inside the hotplug lock: no CPU comes or goes until
+ * the source has started, and one that does afterwards finds @cap listed.
+ * A CPU the channel is bound to may have gone offline since configure:
+ * the control page says so at once, and its cpu_online callback starts
+ * what runs there (the floor tick below only arms on an online CPU).
+ */
 void kring_cap_enable(struct kring_cap *cap)
 {
+	lockdep_assert_held(&cap->ch->lock);
 	mutex_lock(&kring_cap_mutex);
 	list_add_tail_rcu(&cap->node, &kring_cap_list);
 	mutex_unlock(&kring_cap_mutex);
 	WRITE_ONCE(cap->floor_stop, false);
-	if (cap->cpu >= 0 && kring_floor_tick_us)
+	if (cap->cpu >= 0)
+		kring_cap_flag_offline(cap, !cpu_online(cap->cpu));
+	if (cap->cpu >= 0 && kring_floor_tick_us && cpu_online(cap->cpu))
 		smp_call_function_single(cap->cpu, kring_floor_tick_arm, cap, 1);
 }
 

@@ -39,6 +39,7 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/cpumask.h>
+#include <linux/cpu.h>
 #include <linux/sched.h>
 
 #include "../compat.h"
@@ -295,7 +296,7 @@ static const struct kring_cap_ops kring_aux_tracer_cpu_ops = {
 	.cpu_offline = kring_aux_tracer_cpu_offline,
 };
 
-/* Start the unit (ch->lock held). */
+/* Start the unit (cpus_read_lock() and ch->lock held). */
 static int kring_aux_tracer_run(struct kring_aux_tracer *tr)
 {
 	unsigned int cpu;
@@ -313,10 +314,11 @@ static int kring_aux_tracer_run(struct kring_aux_tracer *tr)
 		return tr->follow && ret == -ENXIO ? 0 : ret;
 	}
 	/*
-	 * No cpus_read_lock() here: the hotplug callbacks take ch->lock. A CPU
-	 * that comes online from now on is armed by its cpu_online callback
-	 * (the cap is on the list and the unit no longer halted); one going
-	 * offline refuses the IPI, and its cpu_offline callback cancels.
+	 * The caller holds cpus_read_lock() (taken before ch->lock, as the
+	 * hotplug callbacks do): the online mask is settled. A CPU that comes
+	 * online later is armed by its cpu_online callback (the cap is on the
+	 * list and the unit no longer halted); one going offline later is
+	 * cancelled by its cpu_offline callback.
 	 */
 	for_each_online_cpu(cpu)
 		if (tr->cap.cpu < 0 || tr->cap.cpu == cpu)
@@ -457,6 +459,7 @@ long kring_aux_ioctl(struct kring_channel *ch, unsigned int cmd)
 	struct kring_aux_tracer *tr;
 	long ret = 0;
 
+	cpus_read_lock();	/* RESUME starts the unit: as kring_ioctl_enable() */
 	mutex_lock(&ch->lock);
 	if (!ch->configured) {
 		ret = -EINVAL;
@@ -495,5 +498,6 @@ long kring_aux_ioctl(struct kring_channel *ch, unsigned int cmd)
 	}
 out:
 	mutex_unlock(&ch->lock);
+	cpus_read_unlock();
 	return ret;
 }

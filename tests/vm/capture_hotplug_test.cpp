@@ -61,4 +61,51 @@ TEST(CaptureHotplug, OfflineCpuStopsAndResumes) {
     EXPECT_EQ(timer.bad + sched.bad, 0u);
 }
 
+// A channel configured while its CPU was online and enabled after the CPU
+// went offline: the control page says so from the enable on, nothing is
+// recorded, and recording starts when the CPU returns. A channel disabled
+// while the CPU is offline and enabled again after it returned does not
+// keep a stale flag.
+TEST(CaptureHotplug, EnableWhileCpuOffline) {
+    if (!kt::cpu1_hotpluggable())
+        GTEST_SKIP() << "CPU 1 cannot be taken offline here (" << kt::cpu1_online << ")";
+    cap::channel timer, again;
+    kring_attr t = cap::attr(KRING_SOURCE_TIMER, 1, -1);
+    t.config[1] = 5000000;  // 5 ms
+    ASSERT_EQ(timer.open(t, 4), 0);
+    ASSERT_EQ(again.open(t, 4), 0);
+    ASSERT_EQ(again.enable(), 0);
+
+    kt::cpu1_online_guard guard;
+    if (int err = kt::set_cpu1_online(false))
+        GTEST_SKIP() << "cannot offline CPU 1: " << std::strerror(err);
+    EXPECT_TRUE(again.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE);
+    ASSERT_EQ(again.disable(), 0);
+    ASSERT_EQ(timer.enable(), 0);
+    EXPECT_TRUE(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE)
+        << "enabled on an offline CPU without saying so";
+    ::usleep(200000);
+    timer.drain();
+    EXPECT_EQ(timer.recs.size(), 0u) << "samples from an offline CPU";
+
+    ASSERT_EQ(kt::set_cpu1_online(true), 0);
+    EXPECT_EQ(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
+    ASSERT_EQ(again.enable(), 0);
+    EXPECT_EQ(again.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u) << "stale offline flag";
+    ::usleep(200000);
+    ASSERT_EQ(timer.disable(), 0);
+    ASSERT_EQ(again.disable(), 0);
+    timer.drain();
+    again.drain();
+    long wrong_cpu = 0;
+    for (const auto& r : timer.recs)
+        wrong_cpu += r.s.cpu != 1;
+    std::printf("hotplug, enabled while offline: %zu samples after the CPU returned\n",
+                timer.recs.size());
+    EXPECT_GT(timer.recs.size(), 5u) << "the source did not start when the CPU returned";
+    EXPECT_GT(again.recs.size(), 5u);
+    EXPECT_EQ(wrong_cpu, 0);
+    EXPECT_EQ(timer.bad + again.bad, 0u);
+}
+
 }  // namespace

@@ -217,8 +217,9 @@ struct kring_stats {
 #define KRING_CLOCK_LOCAL		0x100	/* perf's local clock */
 
 /*
- * kring_ctl_page.flags of bound channels: the channel's CPU is offline; no
- * record is written until it comes back (the flag is then cleared).
+ * kring_ctl_page.flags of bound channels: the channel's CPU is offline
+ * (set when it goes offline, or at enable if it already is); no record is
+ * written until it comes back (the flag is then cleared).
  */
 #define KRING_CTL_F_CPU_OFFLINE		(1ULL << 8)
 
