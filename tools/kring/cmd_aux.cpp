@@ -195,6 +195,7 @@ int run(const context& ctx, const options& o) {
         return fail(ch.error());
     kring::reader rd(ch->ring());
     kring::aux_reader ax(ch->aux());
+    const auto enabled = std::chrono::steady_clock::now();
     if (auto r = ch->enable(); !r)
         return fail(r.error());
     std::string who = o.pid != -1 ? fmt::format("task {}", o.pid) : fmt::format("cpu {}", co.cpu);
@@ -254,6 +255,8 @@ int run(const context& ctx, const options& o) {
     }
     if (auto r = ch->disable(); !r)
         return fail(r.error());
+    const std::chrono::duration<double, std::milli> traced =
+        std::chrono::steady_clock::now() - enabled;
     if (!rd.drain(on_record))
         return fail(kring::error(EBADMSG, "corrupt record in the data ring"));
     fmt::print("normal      {} AUX records, {} bytes, {} TRUNCATED, {} ITRACE_START\n", records,
@@ -262,8 +265,8 @@ int run(const context& ctx, const options& o) {
                d.last, d.packets, d.missing, d.gaps, d.bad ? " (MALFORMED data)" : "");
     if (o.pid != -1 && d.packets)
         fmt::print("            task mode: {} packets generated at {}/ms of run time: the task "
-                   "ran about {:.1f} of the {} ms\n",
-                   d.last + 1, o.per_ms, double(d.last + 1) / double(o.per_ms), o.ms);
+                   "ran about {:.1f} of the {:.1f} ms traced\n",
+                   d.last + 1, o.per_ms, double(d.last + 1) / double(o.per_ms), traced.count());
     // Nothing is lost silently: each gap follows a TRUNCATED extent.
     if (d.gaps > truncated) {
         fmt::print(stderr, "kring: {} gaps but only {} TRUNCATED extents\n", d.gaps, truncated);
