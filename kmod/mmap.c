@@ -327,8 +327,7 @@ void kring_vma_setup(struct vm_area_struct *vma)
  *
  * Return: 0, -EINVAL for a wrong length, offset or flags, for an
  * unconfigured or redirected (KRING_IOC_SET_OUTPUT) channel or one whose
- * buffer has another size, -EPERM beyond
- * the locked-memory limits, -ENOMEM.
+ * buffer has another size, -EPERM beyond the locked-memory limits, -ENOMEM.
  */
 int kring_mmap(struct file *file, struct vm_area_struct *vma)
 {

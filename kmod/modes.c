@@ -142,11 +142,7 @@ static void kring_tp_find(struct tracepoint *tp, void *priv)
 static int kring_hp_state;
 static u64 kring_hp_gen;	/* serialised by the hotplug core */
 
-/*
- * A bound channel's CPU goes offline or comes back: flag it in the
- * channel's own control page (under ch->lock, like the pause flag) and
- * let the source stop or restart what runs on that CPU.
- */
+/* Set or clear KRING_CTL_F_CPU_OFFLINE (under ch->lock, like the pause flag). */
 static void kring_cap_flag_offline(struct kring_cap *cap, bool offline)
 {
 	struct kring_channel *ch = cap->ch;
@@ -165,6 +161,11 @@ static void kring_cap_flag_offline(struct kring_cap *cap, bool offline)
 	WRITE_ONCE(buf->ctl->flags, flags);
 }
 
+/*
+ * A bound channel's CPU goes offline or comes back: flag it in the
+ * channel's own control page and let the source stop or restart what runs
+ * on that CPU.
+ */
 static void kring_cap_hotplug(struct kring_cap *cap, unsigned int cpu, bool online)
 {
 	lockdep_assert_held(&cap->ch->lock);
@@ -407,10 +408,13 @@ void kring_cap_enable(struct kring_cap *cap)
 	list_add_tail_rcu(&cap->node, &kring_cap_list);
 	mutex_unlock(&kring_cap_mutex);
 	WRITE_ONCE(cap->floor_stop, false);
-	if (cap->cpu >= 0)
-		kring_cap_flag_offline(cap, !cpu_online(cap->cpu));
-	if (cap->cpu >= 0 && kring_floor_tick_us && cpu_online(cap->cpu))
-		smp_call_function_single(cap->cpu, kring_floor_tick_arm, cap, 1);
+	if (cap->cpu >= 0) {
+		bool online = cpu_online(cap->cpu);
+
+		kring_cap_flag_offline(cap, !online);
+		if (online && kring_floor_tick_us)
+			smp_call_function_single(cap->cpu, kring_floor_tick_arm, cap, 1);
+	}
 }
 
 /* Stop, and wait until no probe still uses @cap (ch->lock held). */

@@ -300,7 +300,6 @@ static const struct kring_cap_ops kring_aux_tracer_cpu_ops = {
 static int kring_aux_tracer_run(struct kring_aux_tracer *tr)
 {
 	unsigned int cpu;
-	int ret;
 
 	raw_spin_lock_irq(&tr->lock);
 	tr->halted = false;
@@ -308,10 +307,11 @@ static int kring_aux_tracer_run(struct kring_aux_tracer *tr)
 		tr->cpus[cpu].since = 0;
 	raw_spin_unlock_irq(&tr->lock);
 	if (!tr->task_mode) {
-		ret = smp_call_function_single(tr->cpu, kring_aux_tracer_arm,
-					       &tr->cpus[tr->cpu], 1);
 		/* Offline: its cpu_online callback arms it when it returns. */
-		return tr->follow && ret == -ENXIO ? 0 : ret;
+		if (tr->follow && !cpu_online(tr->cpu))
+			return 0;
+		return smp_call_function_single(tr->cpu, kring_aux_tracer_arm,
+						&tr->cpus[tr->cpu], 1);
 	}
 	/*
 	 * The caller holds cpus_read_lock() (taken before ch->lock, as the

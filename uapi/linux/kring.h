@@ -232,7 +232,8 @@ struct kring_stats {
  * use the same clockid; the target must not itself be redirected (else
  * -EINVAL). Only the sched and timer sources can be redirected. -1 undoes
  * it. A redirected channel has no buffer of its own: mmap of it is
- * -EINVAL (map the target). Records still carry this channel's id (SAMPLE_IDENTIFIER / ID).
+ * -EINVAL (map the target). Records still carry this channel's id
+ * (SAMPLE_IDENTIFIER / ID).
  */
 #define KRING_IOC_SET_OUTPUT		_IO(KRING_IOC_MAGIC, 0x0a)
 
