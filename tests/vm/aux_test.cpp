@@ -208,6 +208,14 @@ struct tracer_output {
             a.release_aux(next_pos);
         }
     }
+
+    // read(), for an area with room for every packet: no TRUNCATED gap,
+    // nothing malformed.
+    void read_whole(aux_channel& a) {
+        read(a);
+        ASSERT_EQ(bad, 0) << pp.why;
+        ASSERT_EQ(truncated, 0u);
+    }
 };
 
 TEST(Aux, AbiOffersTheAuxArea) {
@@ -387,16 +395,10 @@ TEST(Aux, PauseResumeBrackets) {
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
     tracer_output o(c.payload);
     const packet_parser& pp = o.pp;
-    // Room for every packet: no TRUNCATED gap, nothing malformed.
-    auto read_all = [&] {
-        o.read(a);
-        ASSERT_EQ(o.bad, 0) << o.pp.why;
-        ASSERT_EQ(o.truncated, 0u);
-    };
     std::this_thread::sleep_for(30ms);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_AUX_PAUSE), 0);
     std::uint64_t t_paused = mono_ns();
-    ASSERT_NO_FATAL_FAILURE(read_all());
+    ASSERT_NO_FATAL_FAILURE(o.read_whole(a));
     std::size_t n1 = pp.seqs.size();
     ASSERT_GT(n1, 0u);
     for (auto t : pp.times)
@@ -410,7 +412,7 @@ TEST(Aux, PauseResumeBrackets) {
     std::this_thread::sleep_for(30ms);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_AUX_PAUSE), 0);
     std::uint64_t t1 = mono_ns();
-    ASSERT_NO_FATAL_FAILURE(read_all());
+    ASSERT_NO_FATAL_FAILURE(o.read_whole(a));
     ASSERT_GT(pp.seqs.size(), n1) << "nothing traced after resume";
     EXPECT_EQ(pp.seqs[n1], pp.seqs[n1 - 1] + 1) << "packets generated while paused";
     EXPECT_TRUE(pp.sync[n1]) << "tracing resumes with a SYNC packet";
@@ -447,14 +449,8 @@ TEST(Aux, CpuModeFollowsHotplug) {
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
     tracer_output o(c.payload);
     const packet_parser& pp = o.pp;
-    // Room for every packet: no TRUNCATED gap, nothing malformed.
-    auto read_all = [&] {
-        o.read(a);
-        ASSERT_EQ(o.bad, 0) << o.pp.why;
-        ASSERT_EQ(o.truncated, 0u);
-    };
     std::this_thread::sleep_for(100ms);
-    ASSERT_NO_FATAL_FAILURE(read_all());
+    ASSERT_NO_FATAL_FAILURE(o.read_whole(a));
     ASSERT_GT(pp.seqs.size(), 0u);
     EXPECT_EQ(a.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
 
@@ -462,7 +458,7 @@ TEST(Aux, CpuModeFollowsHotplug) {
     if (int err = kt::set_cpu1_online(false))
         GTEST_SKIP() << "cannot offline CPU 1: " << std::strerror(err);
     EXPECT_TRUE(a.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE);
-    ASSERT_NO_FATAL_FAILURE(read_all());
+    ASSERT_NO_FATAL_FAILURE(o.read_whole(a));
     std::size_t at_offline = pp.seqs.size();
     std::uint64_t head = a.aux_head();
     std::this_thread::sleep_for(200ms);
@@ -472,7 +468,7 @@ TEST(Aux, CpuModeFollowsHotplug) {
     EXPECT_EQ(a.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
     std::this_thread::sleep_for(200ms);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_DISABLE), 0);
-    ASSERT_NO_FATAL_FAILURE(read_all());
+    ASSERT_NO_FATAL_FAILURE(o.read_whole(a));
     std::printf("aux hotplug: %zu packets before offline, %zu after the CPU returned\n",
                 at_offline, pp.seqs.size() - at_offline);
     ASSERT_GT(pp.seqs.size(), at_offline + 8) << "the unit did not restart";
