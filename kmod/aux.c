@@ -136,11 +136,17 @@ nomem:
 
 /* ---- vm_operations of the AUX mapping ---------------------------------- */
 
+/*
+ * The AUX area of an AUX vma. aux->mmap_count counts the vmas mapping it;
+ * it rises from 0 only in kring_aux_mmap() under ch->lock and falls to 0
+ * only under ch->lock (atomic_dec_and_mutex_lock(), as perf_mmap_close()
+ * does for its aux_mmap_count), where the area is detached: while a vma
+ * exists, buf->aux is its area.
+ */
 static struct kring_aux *kring_vma_aux(struct vm_area_struct *vma)
 {
 	struct kring_buffer *buf = vma->vm_private_data;
 
-	/* The area lives while a vma maps it (aux->mmap_count). */
 	return rcu_dereference_protected(buf->aux, true);
 }
 
@@ -149,6 +155,7 @@ static void kring_aux_vm_open(struct vm_area_struct *vma)
 	struct kring_channel *ch = vma->vm_file->private_data;
 	struct kring_buffer *buf = vma->vm_private_data;
 
+	/* A copy of a live vma: both counts are above 0 and stay so. */
 	refcount_inc(&buf->refs);
 	atomic_inc(&kring_vma_aux(vma)->mmap_count);
 	atomic_inc(&ch->mmap_count);
@@ -160,16 +167,14 @@ static void kring_aux_vm_close(struct vm_area_struct *vma)
 	struct kring_buffer *buf = vma->vm_private_data;
 	struct kring_aux *aux = kring_vma_aux(vma);
 
-	if (atomic_dec_and_test(&aux->mmap_count)) {
-		mutex_lock(&ch->lock);
+	if (atomic_dec_and_mutex_lock(&aux->mmap_count, &ch->lock)) {
 		RCU_INIT_POINTER(buf->aux, NULL);
 		mutex_unlock(&ch->lock);
 		kring_uncharge_pages(&aux->charge);
 		/* A producer may still be between begin and end. */
 		call_rcu(&aux->rcu, kring_aux_free_rcu);
 	}
-	if (atomic_dec_and_test(&ch->mmap_count))
-		kring_channel_unmapped(ch);
+	kring_channel_vma_gone(ch);
 	kring_buffer_put(buf);
 }
 
@@ -285,15 +290,24 @@ out:
 
 /* ---- producer API (kring_producer.h) ----------------------------------- */
 
-/* Write a KRING_RECORD_AUX into the data ring; a ring without room counts it lost. */
+/*
+ * Write a KRING_RECORD_AUX into the data ring; a ring without room counts it
+ * lost. The buffer's write lock: the AUX producer, an ioctl publishing a
+ * snapshot and the sideband channels redirected into this buffer may run
+ * on different CPUs.
+ */
 static void kring_aux_record(struct kring_buffer *buf, struct kring_aux *aux,
 			     u64 offset, u64 size, u64 flags)
 {
 	struct kring_output_handle h;
 	struct kring_aux_record rec;
+	unsigned long irqflags;
 
-	if (kring_output_begin(&h, &buf->ring, sizeof(rec), 0))
+	raw_spin_lock_irqsave(&buf->write_lock, irqflags);
+	if (kring_output_begin(&h, &buf->ring, sizeof(rec), 0)) {
+		raw_spin_unlock_irqrestore(&buf->write_lock, irqflags);
 		return;
+	}
 	kring_output_header(&h, KRING_RECORD_AUX, 0);
 	rec.aux_offset = offset;
 	rec.aux_size = size;
@@ -302,6 +316,7 @@ static void kring_aux_record(struct kring_buffer *buf, struct kring_aux *aux,
 	rec.seq = h.seq;
 	kring_output_copy(&h, &rec.aux_offset, sizeof(rec) - sizeof(rec.header));
 	kring_output_end(&h);
+	raw_spin_unlock_irqrestore(&buf->write_lock, irqflags);
 	WRITE_ONCE(aux->records, aux->records + 1);
 	WRITE_ONCE(aux->bytes, aux->bytes + size);
 	if (flags & KRING_AUX_FLAG_TRUNCATED)
@@ -322,7 +337,8 @@ static void kring_aux_record(struct kring_buffer *buf, struct kring_aux *aux,
  * begin is closed by kring_aux_output_end(), even with nothing written.
  *
  * Context: preemption disabled from here to kring_aux_output_end() (an
- * RCU read-side section: the area is freed after a grace period).
+ * RCU read-side section: the area is freed after a grace period); not NMI
+ * (the AUX record is written under the buffer's write lock).
  * Return: 0; -EAGAIN while the channel is disabled, -ENODEV when it has no
  * AUX area mapped, -EBUSY when a producer is already writing.
  */
@@ -487,9 +503,7 @@ int kring_aux_snapshot(struct kring_channel *ch)
 	/* (B): pairs with the consumer's load-acquire of aux_head (C). */
 	smp_wmb();
 	WRITE_ONCE(buf->ctl->aux_head, aux->head);
-	preempt_disable();
 	kring_aux_record(buf, aux, start, aux->head - start, KRING_AUX_FLAG_OVERWRITE);
-	preempt_enable();
 	return 0;
 }
 

@@ -49,20 +49,21 @@ struct kring_cap_ops {
  * @root:	the followed task's struct pid (a reference): compared instead
  *		of @tid, so a recycled task id never matches another task
  * @inherit:	follow the tasks @tid forks, and theirs
- * @lock:	serialises the source's writers (the ring core wants one
- *		writing CPU at a time, and an unbound channel is written
- *		wherever the followed task runs); taken with irqs off, may
- *		nest inside the scheduler's rq lock, never the reverse
  * @node:	in the list of enabled channels (kring_cap_list), RCU
  * @follow:	followed task ids, 0 = free slot; @follow[0] is @tid
  * @follow_dropped: children that did not fit in @follow
- * @out:	KRING_IOC_SET_OUTPUT target (a reference), NULL: own buffer;
- *		changed only while the channel is disabled
  * @hp_gen:	CPU hotplug pass that last visited @cap (hotplug callbacks
  *		are serialised by the hotplug core)
  * @floor_timer: bound channels: raises the timestamp floor on the channel's
  *		CPU every kring.floor_tick_us, so a quiet buffer's floor moves
  * @floor_stop:	tells @floor_timer not to restart
+ * @owner:	the credentials of the task that configured the channel, for
+ *		the check at every exec of a followed task (kring_perm_exec())
+ * @owner_ptrace: the owner had CAP_SYS_PTRACE: it may follow any task
+ * @see_all:	the owner may see the other tasks in its records (the other
+ *		side of a switch, a waker); see kring_perm_see_all()
+ * @revoked:	a followed task exec'ed an image the owner may not observe:
+ *		nothing is followed any more (KRING_STATS_F_REVOKED)
  */
 struct kring_cap {
 	struct kring_channel *ch;
@@ -71,27 +72,17 @@ struct kring_cap {
 	pid_t tid;
 	struct pid *root;
 	bool inherit;
-	raw_spinlock_t lock;
 	struct list_head node;
 	pid_t follow[KRING_FOLLOW_MAX];
 	atomic_t follow_dropped;
-	struct kring_channel *out;
 	u64 hp_gen;
 	struct hrtimer floor_timer;
 	bool floor_stop;
+	const struct cred *owner;
+	bool owner_ptrace;
+	bool see_all;
+	bool revoked;
 };
-
-/*
- * The buffer @cap writes into: its own or its set-output target's.
- * Context: preemption disabled (the buffer is freed after an RCU grace
- * period once detached).
- */
-static inline struct kring_buffer *kring_cap_buf(struct kring_cap *cap)
-{
-	struct kring_channel *dst = READ_ONCE(cap->out);
-
-	return rcu_dereference_sched((dst ? dst : cap->ch)->buf);
-}
 
 /* modes.c */
 int kring_modes_init(void);
@@ -105,10 +96,25 @@ void kring_cap_disable(struct kring_cap *cap);
 void kring_cap_release(struct kring_cap *cap);
 long kring_ioctl_set_output(struct kring_channel *ch, int fd);
 bool kring_channel_redirected(struct kring_channel *ch);
+void kring_output_release(struct kring_channel *ch);
 bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t);
 
 /* perm.c */
 int kring_perm_check(const struct kring_attr *attr, struct task_struct *target);
+bool kring_perm_see_all(void);
+bool kring_perm_exec(const struct kring_cap *cap, struct task_struct *p);
+
+/*
+ * kring_cap_may_see() - whether @cap's records may name @t
+ * @cap: a channel's mode
+ * @t: a task on the other side of an event (a switch, a wakeup)
+ *
+ * Context: any.
+ */
+static inline bool kring_cap_may_see(const struct kring_cap *cap, const struct task_struct *t)
+{
+	return cap->see_all || kring_cap_follows(cap, t);
+}
 
 /* clock.c */
 typedef u64 (*kring_clock_t)(void);

@@ -18,6 +18,11 @@
 #include <linux/cpu.h>
 #include <linux/xarray.h>
 #include <linux/workqueue.h>
+#include <linux/delay.h>
+#include <linux/compat.h>
+#include <linux/hardirq.h>
+#include <linux/rculist.h>
+#include <linux/rwsem.h>
 
 #include "compat.h"
 #include "kring_internal.h"
@@ -25,6 +30,8 @@
 #include "aux.h"
 
 static atomic64_t kring_next_id = ATOMIC64_INIT(0);
+
+DECLARE_RWSEM(kring_output_rwsem);
 
 /* Open channels by id, for kring_channel_get(); entries are RCU-freed. */
 static DEFINE_XARRAY(kring_channels);
@@ -126,12 +133,24 @@ static void kring_ring_wakeup(struct kring_ring *rb)
 	irq_work_queue(&buf->owner->wakeup_work);
 }
 
+/*
+ * Wake the buffer owner's pollers and those of every channel redirected
+ * into it (perf wakes every event attached to a ring buffer): they poll
+ * the same buffer. The list is RCU; its channels are RCU-freed.
+ */
 static void kring_wakeup_work(struct irq_work *work)
 {
 	struct kring_channel *ch = container_of(work, struct kring_channel, wakeup_work);
+	struct kring_channel *r;
 
 	atomic_set(&ch->poll_pending, 1);
 	wake_up_all(&ch->wait);
+	rcu_read_lock();
+	list_for_each_entry_rcu(r, &ch->redirected, out_node) {
+		atomic_set(&r->poll_pending, 1);
+		wake_up_all(&r->wait);
+	}
+	rcu_read_unlock();
 }
 
 /* ---- buffer attach/detach (ch->lock held) ------------------------------ */
@@ -148,12 +167,16 @@ void kring_channel_attach(struct kring_channel *ch, struct kring_buffer *buf)
 	rcu_assign_pointer(ch->buf, buf);
 }
 
-/* The last mapping is gone: detach and drop the buffer, as perf does. */
+/*
+ * The last mapping is gone (ch->lock held, released here): detach and drop
+ * the buffer, as perf does.
+ */
 void kring_channel_unmapped(struct kring_channel *ch)
+	__releases(&ch->lock)
 {
 	struct kring_buffer *buf;
 
-	mutex_lock(&ch->lock);
+	lockdep_assert_held(&ch->lock);
 	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
 	RCU_INIT_POINTER(ch->buf, NULL);
 	mutex_unlock(&ch->lock);
@@ -193,18 +216,67 @@ struct kring_channel *kring_channel_get(u64 id)
 }
 EXPORT_SYMBOL_GPL(kring_channel_get);
 
+/*
+ * Channels not yet freed: kring_exit() waits for them, since the last
+ * reference may be dropped in NMI context and freed later through an
+ * irq_work and an RCU callback, both in this module's text.
+ */
+static atomic_t kring_nr_channels = ATOMIC_INIT(0);
+
+static void kring_channel_free_rcu(struct rcu_head *head)
+{
+	kfree(container_of(head, struct kring_channel, rcu));
+	atomic_dec(&kring_nr_channels);
+}
+
+/* The last reference went in NMI context: free from here (hard irq). */
+static void kring_channel_free_work(struct irq_work *work)
+{
+	struct kring_channel *ch = container_of(work, struct kring_channel, free_work);
+
+	call_rcu(&ch->rcu, kring_channel_free_rcu);
+}
+
 /**
  * kring_channel_put() - drop a reference taken by kring_channel_get()
  * @ch: the channel, may be NULL
  *
- * Context: any; the memory is freed after an RCU grace period.
+ * Context: any, NMI included; the memory is freed after an RCU grace
+ * period (call_rcu() is not NMI-safe: from NMI it is queued through an
+ * irq_work first).
  */
 void kring_channel_put(struct kring_channel *ch)
 {
-	if (ch && refcount_dec_and_test(&ch->refs))
-		kfree_rcu(ch, rcu);
+	if (!ch || !refcount_dec_and_test(&ch->refs))
+		return;
+	if (in_nmi())
+		irq_work_queue(&ch->free_work);
+	else
+		call_rcu(&ch->rcu, kring_channel_free_rcu);
 }
 EXPORT_SYMBOL_GPL(kring_channel_put);
+
+/**
+ * kring_channels_exit() - wait until every channel is freed (module exit)
+ *
+ * Every file is closed and every module that could hold a reference
+ * (through kring_channel_get()) is gone by now; what remains are frees in
+ * flight. A channel that never goes is a leak: warn and keep waiting
+ * rather than free the module text under its callbacks.
+ */
+void kring_channels_exit(void)
+{
+	unsigned int tries = 0;
+
+	for (;;) {
+		rcu_barrier();
+		if (!atomic_read(&kring_nr_channels))
+			return;
+		WARN_ONCE(++tries == 1000, "kring: %d channels still referenced at exit\n",
+			  atomic_read(&kring_nr_channels));
+		msleep(10);
+	}
+}
 
 /**
  * kring_channel_output_begin() - reserve @size bytes in a channel's ring
@@ -304,6 +376,9 @@ static long kring_ioctl_configure(struct kring_channel *ch, void __user *arg)
 		return -EFAULT;
 	if (usize < KRING_ATTR_SIZE_VER0)
 		return -EINVAL;
+	/* perf's bound: a caller's struct is never larger than a page. */
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
 	/* -E2BIG when bytes we do not know are not zero. */
 	ret = copy_struct_from_user(&attr, sizeof(attr), arg, usize);
 	if (ret)
@@ -313,6 +388,9 @@ static long kring_ioctl_configure(struct kring_channel *ch, void __user *arg)
 		return ret;
 	attr.size = sizeof(attr);
 	src = kring_sources[attr.source];
+	ret = kring_perm_source(src);
+	if (ret)
+		return ret;
 
 	mutex_lock(&ch->lock);
 	if (ch->configured) {
@@ -346,6 +424,7 @@ static long kring_ioctl_enable(struct kring_channel *ch, bool enable)
 	 * it: a CPU-bound source sees its CPU's state settled.
 	 */
 	cpus_read_lock();
+	down_read(&kring_output_rwsem);		/* against RESET of a target */
 	mutex_lock(&ch->lock);
 	if (!ch->configured) {
 		ret = -EINVAL;
@@ -363,6 +442,7 @@ static long kring_ioctl_enable(struct kring_channel *ch, bool enable)
 		WRITE_ONCE(ch->enabled, enable);	/* producers READ_ONCE() it */
 out:
 	mutex_unlock(&ch->lock);
+	up_read(&kring_output_rwsem);
 	cpus_read_unlock();
 	return ret;
 }
@@ -380,18 +460,29 @@ static long kring_ioctl_pause(struct kring_channel *ch, bool pause)
 	return 0;
 }
 
+/*
+ * Zero the counters: only while no writer of the buffer is enabled, the
+ * channel's own source and every channel redirected into it (their enable
+ * state cannot change while we hold kring_output_rwsem for writing).
+ */
 static long kring_ioctl_reset(struct kring_channel *ch)
 {
+	struct kring_channel *r;
 	struct kring_buffer *buf;
 	int ret = 0;
 
+	down_write(&kring_output_rwsem);
+	list_for_each_entry(r, &ch->redirected, out_node)
+		if (READ_ONCE(r->enabled))
+			ret = -EBUSY;
 	mutex_lock(&ch->lock);
 	buf = kring_channel_buf(ch);
 	if (ch->enabled)
 		ret = -EBUSY;	/* counters of a running source would race */
-	else if (buf)
+	else if (buf && !ret)
 		kring_ring_reset_counters(&buf->ring);
 	mutex_unlock(&ch->lock);
+	up_write(&kring_output_rwsem);
 	return ret;
 }
 
@@ -434,6 +525,9 @@ static long kring_ioctl_stats(struct kring_channel *ch, void __user *arg)
 		st.flags |= KRING_STATS_F_ENABLED;
 	if (ch->paused)
 		st.flags |= KRING_STATS_F_PAUSED;
+	if (READ_ONCE(ch->revoked))
+		st.flags |= KRING_STATS_F_REVOKED;
+	st.throttled = atomic64_read(&ch->throttled);
 	mutex_unlock(&ch->lock);
 	st.size = min_t(__u32, usize, sizeof(st));
 	if (copy_to_user(arg, &st, st.size))
@@ -478,6 +572,20 @@ static long kring_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
+#ifdef CONFIG_COMPAT
+/*
+ * 32-bit callers: every argument is a pointer to a struct with the same
+ * layout on both ABIs, but SET_OUTPUT's, which is an int (a descriptor or
+ * -1) and must not go through compat_ptr().
+ */
+static long kring_compat_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	if (cmd == KRING_IOC_SET_OUTPUT)
+		return kring_ioctl(file, cmd, (unsigned long)(int)arg);
+	return kring_ioctl(file, cmd, (unsigned long)compat_ptr(arg));
+}
+#endif
+
 /* ---- poll -------------------------------------------------------------- */
 
 static __poll_t kring_poll(struct file *file, poll_table *wait)
@@ -490,11 +598,12 @@ static __poll_t kring_poll(struct file *file, poll_table *wait)
 	/* A wakeup since the last poll: perf's rb->poll. */
 	if (atomic_xchg(&ch->poll_pending, 0))
 		events = EPOLLIN | EPOLLRDNORM;
-	rcu_read_lock();
-	buf = rcu_dereference(ch->buf);
+	/* A redirected channel polls its target's buffer, as perf's events do. */
+	preempt_disable();
+	buf = kring_channel_out_buf(ch);
 	if (buf && kring_ring_readable(&buf->ring))
 		events = EPOLLIN | EPOLLRDNORM;
-	rcu_read_unlock();
+	preempt_enable();
 	return events;
 }
 
@@ -511,6 +620,8 @@ static int kring_open(struct inode *inode, struct file *file)
 	mutex_init(&ch->lock);
 	init_waitqueue_head(&ch->wait);
 	init_irq_work(&ch->wakeup_work, kring_wakeup_work);
+	init_irq_work(&ch->free_work, kring_channel_free_work);
+	INIT_LIST_HEAD(&ch->redirected);
 	refcount_set(&ch->refs, 1);
 	ch->id = atomic64_inc_return(&kring_next_id);
 	ret = xa_insert(&kring_channels, ch->id, ch, GFP_KERNEL_ACCOUNT);
@@ -518,6 +629,7 @@ static int kring_open(struct inode *inode, struct file *file)
 		kfree(ch);
 		return ret;
 	}
+	atomic_inc(&kring_nr_channels);
 	file->private_data = ch;
 	return nonseekable_open(inode, file);
 }
@@ -536,6 +648,7 @@ static int kring_release(struct inode *inode, struct file *file)
 	if (ch->source && ch->source->release)
 		ch->source->release(ch);
 	mutex_unlock(&ch->lock);
+	kring_output_release(ch);
 	/*
 	 * A producer that found the buffer before the last munmap detached it
 	 * may still be writing and about to queue a wakeup: wait for those
@@ -552,7 +665,9 @@ const struct file_operations kring_fops = {
 	.open = kring_open,
 	.release = kring_release,
 	.unlocked_ioctl = kring_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
+#ifdef CONFIG_COMPAT
+	.compat_ioctl = kring_compat_ioctl,
+#endif
 	.mmap = kring_mmap,
 	.poll = kring_poll,
 };

@@ -10,10 +10,15 @@
 #include "kring_internal.h"
 #include "capture.h"
 
-/* Device node mode: an administrator may use 0660 and chgrp a group. */
-static ushort kring_dev_mode = 0666;
+/*
+ * Device node mode. The default lets root alone in, no looser than a
+ * system whose perf_event_paranoid denies unprivileged perf (Debian's 3);
+ * an administrator opens kring up with 0660 and a group (a udev rule),
+ * or 0666 (docs/SECURITY.md says what an unprivileged user may then do).
+ */
+static ushort kring_dev_mode = 0600;
 module_param_named(dev_mode, kring_dev_mode, ushort, 0444);
-MODULE_PARM_DESC(dev_mode, "mode of /dev/kring (default 0666; e.g. 0660 plus a group)");
+MODULE_PARM_DESC(dev_mode, "mode of /dev/kring (default 0600; 0660 with a udev GROUP rule, or 0666)");
 
 static struct miscdevice kring_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
@@ -45,6 +50,12 @@ static void __exit kring_exit(void)
 {
 	misc_deregister(&kring_misc);
 	kring_modes_exit();
+	kring_channels_exit();
+	/*
+	 * Buffers, AUX areas and channels are freed by RCU callbacks in this
+	 * module's text: wait for every one queued before the text goes.
+	 */
+	rcu_barrier();
 }
 
 module_init(kring_init);

@@ -201,6 +201,7 @@ struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
 	refcount_set(&buf->refs, 1);
+	raw_spin_lock_init(&buf->write_lock);
 	buf->nr_pages = nr;
 	buf->overwrite = overwrite;
 
@@ -238,22 +239,40 @@ EXPORT_SYMBOL_IF_KUNIT(kring_buffer_alloc);
 /*
  * Each vma holds a reference on the buffer it maps (vm_private_data), so
  * the fault handler needs no lock: the vma cannot go away under a fault.
+ *
+ * ch->mmap_count counts the vmas of the channel (data ring and AUX area).
+ * It rises from 0 only in kring_mmap()/kring_aux_mmap() under ch->lock,
+ * and falls to 0 only under ch->lock (atomic_dec_and_mutex_lock(), as
+ * perf_mmap_close() does): a new mapping either finds the count above 0
+ * and the buffer attached, or finds the buffer already detached by the
+ * last unmap and attaches a new one. It never joins a buffer that a
+ * pending unmap is about to detach.
  */
 static void kring_vm_open(struct vm_area_struct *vma)
 {
 	struct kring_channel *ch = vma->vm_file->private_data;
 	struct kring_buffer *buf = vma->vm_private_data;
 
+	/* A copy of a live vma: the count is above 0 and stays so. */
 	refcount_inc(&buf->refs);
 	atomic_inc(&ch->mmap_count);
 }
 
+/**
+ * kring_channel_vma_gone() - a vma of @ch (data ring or AUX area) is closed
+ * @ch: the channel
+ *
+ * The last one detaches the buffer (see above).
+ */
+void kring_channel_vma_gone(struct kring_channel *ch)
+{
+	if (atomic_dec_and_mutex_lock(&ch->mmap_count, &ch->lock))
+		kring_channel_unmapped(ch);	/* unlocks ch->lock */
+}
+
 static void kring_vm_close(struct vm_area_struct *vma)
 {
-	struct kring_channel *ch = vma->vm_file->private_data;
-
-	if (atomic_dec_and_test(&ch->mmap_count))
-		kring_channel_unmapped(ch);
+	kring_channel_vma_gone(vma->vm_file->private_data);
 	kring_buffer_put(vma->vm_private_data);
 }
 

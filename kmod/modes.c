@@ -29,6 +29,9 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/fs.h>
+#include <linux/cred.h>
+#include <linux/capability.h>
+#include <linux/binfmts.h>
 
 #include "capture.h"
 
@@ -90,6 +93,23 @@ static void kring_probe_exit(void *data, struct task_struct *p)
 	}
 }
 
+/*
+ * A task execs (after the new credentials and mm are in place): a channel
+ * whose owner may not observe the new image stops following, for good.
+ */
+static void kring_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
+			     struct linux_binprm *bprm)
+{
+	struct kring_cap *cap;
+
+	list_for_each_entry_rcu(cap, &kring_cap_list, node) {
+		if (!cap->tid || !kring_cap_follows(cap, p) || kring_perm_exec(cap, p))
+			continue;
+		WRITE_ONCE(cap->revoked, true);
+		WRITE_ONCE(cap->ch->revoked, true);
+	}
+}
+
 static void kring_probe_wakeup(void *data, struct task_struct *p)
 {
 	struct kring_cap *cap;
@@ -115,6 +135,7 @@ static struct kring_tp kring_tps[] = {
 	{ .name = "sched_switch", .probe = kring_probe_switch },
 	{ .name = "sched_process_fork", .probe = kring_probe_fork },
 	{ .name = "sched_process_exit", .probe = kring_probe_exit },
+	{ .name = "sched_process_exec", .probe = kring_probe_exec },
 	/* waking, not wakeup: it runs in the waker's context */
 	{ .name = "sched_waking", .probe = kring_probe_wakeup, .optional = true },
 	{ .name = "sched_wakeup_new", .probe = kring_probe_wakeup, .optional = true },
@@ -127,7 +148,7 @@ static struct kring_tp kring_tps[] = {
  */
 bool kring_modes_wakeups_available(void)
 {
-	return kring_tps_ok && kring_tps[3].registered && kring_tps[4].registered;
+	return kring_tps_ok && kring_tps[4].registered && kring_tps[5].registered;
 }
 
 static void kring_tp_find(struct tracepoint *tp, void *priv)
@@ -315,14 +336,15 @@ static enum hrtimer_restart kring_floor_tick(struct hrtimer *t)
 {
 	struct kring_cap *cap = container_of(t, struct kring_cap, floor_timer);
 	struct kring_buffer *buf;
+	unsigned long flags;
 
 	if (READ_ONCE(cap->floor_stop) || smp_processor_id() != cap->cpu)
 		return HRTIMER_NORESTART;
-	raw_spin_lock(&cap->lock);
-	buf = kring_cap_buf(cap);
-	if (buf && (cap->cpu >= 0 || cap->ch->attr.clockid != KRING_CLOCK_LOCAL))
+	buf = kring_out_lock(cap->ch, &flags);
+	if (buf) {
 		kring_floor_advance(&buf->ring);
-	raw_spin_unlock(&cap->lock);
+		kring_out_unlock(buf, flags);
+	}
 	hrtimer_forward_now(t, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC));
 	return HRTIMER_RESTART;
 }
@@ -382,7 +404,9 @@ int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
 	cap->root = task ? get_pid(task_pid(task)) : NULL;
 	cap->follow[0] = cap->tid;
 	cap->inherit = attr->flags & KRING_ATTR_F_INHERIT;
-	raw_spin_lock_init(&cap->lock);
+	cap->owner = get_current_cred();
+	cap->owner_ptrace = has_capability_noaudit(current, CAP_SYS_PTRACE);
+	cap->see_all = kring_perm_see_all();
 	INIT_LIST_HEAD(&cap->node);
 	hrtimer_init(&cap->floor_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	cap->floor_timer.function = kring_floor_tick;
@@ -445,7 +469,8 @@ void kring_cap_disable(struct kring_cap *cap)
  *
  * Context: any.
  * Return: true for every task when @cap follows none, else whether @t is
- * the followed task or (inherit) one of its descendants.
+ * the followed task or (inherit) one of its descendants, and the channel
+ * was not revoked by an exec (kring_probe_exec()).
  */
 bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t)
 {
@@ -454,6 +479,8 @@ bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t)
 
 	if (!cap->tid)
 		return true;
+	if (READ_ONCE(cap->revoked))
+		return false;
 	if (!pid)
 		return false;	/* idle */
 	if (READ_ONCE(t->thread_pid) == cap->root)
@@ -471,8 +498,9 @@ void kring_cap_release(struct kring_cap *cap)
 {
 	put_pid(cap->root);
 	cap->root = NULL;
-	kring_channel_put(cap->out);
-	cap->out = NULL;
+	if (cap->owner)
+		put_cred(cap->owner);
+	cap->owner = NULL;
 }
 
 /* ---- set-output -------------------------------------------------------- */
@@ -487,7 +515,7 @@ static struct kring_cap *kring_channel_cap(struct kring_channel *ch)
 
 /**
  * kring_channel_redirected() - whether set-output sends @ch's records away
- * @ch:	a channel, its lock held
+ * @ch:	a channel, its lock or kring_output_rwsem held
  *
  * A redirected channel has no buffer of its own: kring_mmap() refuses it.
  *
@@ -495,17 +523,12 @@ static struct kring_cap *kring_channel_cap(struct kring_channel *ch)
  */
 bool kring_channel_redirected(struct kring_channel *ch)
 {
-	struct kring_cap *cap;
-
-	lockdep_assert_held(&ch->lock);
-	cap = kring_channel_cap(ch);
-	return cap && cap->out;
+	return rcu_access_pointer(ch->out);
 }
 
 /* What set-output needs to know of its target, read under its lock. */
 struct kring_output_target {
 	bool configured;
-	bool redirected;
 	bool capture;
 	pid_t tid;
 	bool inherit;
@@ -522,7 +545,6 @@ static void kring_output_target_read(struct kring_channel *t,
 	tcap = kring_channel_cap(t);
 	o->configured = t->configured;
 	o->capture = tcap;
-	o->redirected = tcap && tcap->out;
 	o->tid = tcap ? tcap->tid : 0;
 	o->inherit = tcap && tcap->inherit;
 	o->cpu = t->attr.cpu;
@@ -531,14 +553,15 @@ static void kring_output_target_read(struct kring_channel *t,
 }
 
 /*
- * perf's constraints: one buffer is written by one CPU at a time, so the
- * channels sharing it are bound to the same CPU, or follow the same single
- * task (which runs on one CPU at a time) without inherit.
+ * perf's constraints: the channels sharing a buffer are bound to the same
+ * CPU, or follow the same single task without inherit (the buffer's
+ * write_lock serialises what still runs on two CPUs: wakeups written on
+ * the waker's CPU, AUX records from an ioctl).
  */
 static int kring_output_compatible(struct kring_channel *ch, struct kring_cap *cap,
 				   const struct kring_output_target *t)
 {
-	if (!t->configured || t->redirected || t->clockid != ch->attr.clockid)
+	if (!t->configured || t->clockid != ch->attr.clockid)
 		return -EINVAL;
 	if (cap->cpu >= 0)
 		return t->cpu == cap->cpu ? 0 : -EINVAL;
@@ -547,15 +570,54 @@ static int kring_output_compatible(struct kring_channel *ch, struct kring_cap *c
 	return 0;
 }
 
+/*
+ * Take @ch out of its target's list and drop the target (kring_output_rwsem
+ * held for writing, @ch disabled). Returns the old target for the caller to
+ * put once the lock is dropped; a pointer that readers of the old list may
+ * still follow stays valid for a grace period (channels are RCU-freed).
+ */
+static struct kring_channel *kring_output_unlink(struct kring_channel *ch)
+{
+	struct kring_channel *old;
+
+	lockdep_assert_held_write(&kring_output_rwsem);
+	old = rcu_dereference_protected(ch->out, lockdep_is_held(&kring_output_rwsem));
+	if (old) {
+		list_del_rcu(&ch->out_node);
+		RCU_INIT_POINTER(ch->out, NULL);
+	}
+	return old;
+}
+
+/**
+ * kring_output_release() - a channel goes: undo its set-output
+ * @ch:	the channel, disabled
+ */
+void kring_output_release(struct kring_channel *ch)
+{
+	struct kring_channel *old;
+
+	down_write(&kring_output_rwsem);
+	old = kring_output_unlink(ch);
+	up_write(&kring_output_rwsem);
+	kring_channel_put(old);
+}
+
 /**
  * kring_ioctl_set_output() - KRING_IOC_SET_OUTPUT
  * @ch:	the channel whose records are redirected
  * @fd:	a kring file descriptor (the target), or -1 to undo
  *
+ * The whole graph changes under kring_output_rwsem, so two calls cannot
+ * both pass their checks and build a cycle or a chain (A to B while B to
+ * A, or A to B while B to C): a target is never redirected itself, and a
+ * channel that is a target is never redirected.
+ *
  * Return: 0; -EBADF for a bad descriptor; -EINVAL for a target that is not
  * a configured kring channel, is @ch, is itself redirected or breaks the
- * constraints above, or for a channel whose source cannot be redirected;
- * -EBUSY while @ch is enabled or mapped.
+ * constraints above, for a channel that is the target of another, or for
+ * a channel whose source cannot be redirected; -EBUSY while @ch is enabled
+ * or mapped.
  */
 long kring_ioctl_set_output(struct kring_channel *ch, int fd)
 {
@@ -574,12 +636,18 @@ long kring_ioctl_set_output(struct kring_channel *ch, int fd)
 			goto out_fput;
 		}
 		target = file->private_data;
-		/* Not under ch->lock: two channels may point at each other. */
+	}
+	down_write(&kring_output_rwsem);
+	if (target) {
+		/* Not under ch->lock: no two channel locks are ever nested. */
 		kring_output_target_read(target, &t);
+		ret = -EINVAL;
+		if (rcu_access_pointer(target->out) || !list_empty(&ch->redirected))
+			goto out_unlock_graph;
 	}
 	mutex_lock(&ch->lock);
 	cap = kring_channel_cap(ch);
-	if (!cap) {
+	if (!cap || !ch->source->redirectable) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}
@@ -591,14 +659,25 @@ long kring_ioctl_set_output(struct kring_channel *ch, int fd)
 		ret = kring_output_compatible(ch, cap, &t);
 		if (ret)
 			goto out_unlock;
-		refcount_inc(&target->refs);	/* the file holds one */
 	}
-	old = cap->out;
-	/* Disabled: no writer reads it until the channel is enabled again. */
-	WRITE_ONCE(cap->out, target);
+	old = kring_output_unlink(ch);
+	if (target) {
+		/*
+		 * A wakeup walking @old's list may still be on @ch's node:
+		 * wait before the node joins another list.
+		 */
+		if (old)
+			synchronize_rcu();
+		refcount_inc(&target->refs);	/* the file holds one */
+		list_add_tail_rcu(&ch->out_node, &target->redirected);
+		/* Disabled: no writer reads it until the channel is enabled again. */
+		rcu_assign_pointer(ch->out, target);
+	}
 	ret = 0;
 out_unlock:
 	mutex_unlock(&ch->lock);
+out_unlock_graph:
+	up_write(&kring_output_rwsem);
 	kring_channel_put(old);
 out_fput:
 	if (file)

@@ -14,6 +14,10 @@
  * which is not exported to modules): the same thread group, or the
  * caller's real uid and gid match the target's uids and gids and the
  * target is dumpable, or CAP_SYS_PTRACE. Refusals are -EACCES.
+ *
+ * The generators built for tests and benchmarks (synthetic, the emulated
+ * AUX tracer) spend CPU time outside the caller's accounting: they need
+ * CAP_PERFMON or CAP_SYS_ADMIN unless kring.test_sources=1.
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
@@ -31,28 +35,54 @@ module_param_named(paranoid, kring_paranoid, int, 0644);
 MODULE_PARM_DESC(paranoid,
 		 "like perf_event_paranoid: -1 open, 1 per-CPU capture needs CAP_PERFMON, 2 also kernel samples (default)");
 
+static bool kring_test_sources;
+module_param_named(test_sources, kring_test_sources, bool, 0644);
+MODULE_PARM_DESC(test_sources,
+		 "let every user configure the test generators (synthetic, aux-tracer); default: CAP_PERFMON only");
+
 static bool kring_privileged(void)
 {
 	return capable(CAP_PERFMON) || capable(CAP_SYS_ADMIN);
 }
 
+/**
+ * kring_perm_source() - may the caller configure a channel of @src?
+ * @src: the source, NULL for KRING_SOURCE_NONE
+ *
+ * Return: 0 or -EACCES (a test generator without privilege).
+ */
+int kring_perm_source(const struct kring_source_ops *src)
+{
+	if (src && src->test_only && !READ_ONCE(kring_test_sources) && !kring_privileged())
+		return -EACCES;
+	return 0;
+}
+
+/* Whether @cred's real ids match every uid and gid of @task's credentials. */
+static bool kring_same_ids(const struct cred *cred, struct task_struct *task)
+{
+	const struct cred *tcred;
+	bool ok;
+
+	rcu_read_lock();
+	tcred = __task_cred(task);
+	ok = uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
+	     uid_eq(cred->uid, tcred->uid) && gid_eq(cred->gid, tcred->egid) &&
+	     gid_eq(cred->gid, tcred->sgid) && gid_eq(cred->gid, tcred->gid);
+	rcu_read_unlock();
+	return ok;
+}
+
 /* Whether the caller may observe @task (see the comment at the top). */
 static bool kring_may_follow(struct task_struct *task)
 {
-	const struct cred *cred = current_cred(), *tcred;
-	bool ok = false;
+	bool ok;
 	int dumpable = 0;
 	struct mm_struct *mm;
 
 	if (same_thread_group(task, current))
 		return true;
-	rcu_read_lock();
-	tcred = __task_cred(task);
-	if (uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
-	    uid_eq(cred->uid, tcred->uid) && gid_eq(cred->gid, tcred->egid) &&
-	    gid_eq(cred->gid, tcred->sgid) && gid_eq(cred->gid, tcred->gid))
-		ok = true;
-	rcu_read_unlock();
+	ok = kring_same_ids(current_cred(), task);
 	mm = get_task_mm(task);
 	if (mm) {
 		dumpable = get_dumpable(mm);
@@ -61,6 +91,46 @@ static bool kring_may_follow(struct task_struct *task)
 	if (ok && (!mm || dumpable == SUID_DUMP_USER))
 		return true;
 	return capable(CAP_SYS_PTRACE);
+}
+
+/**
+ * kring_perm_see_all() - may the caller's records name tasks it does not follow?
+ *
+ * A followed-mode channel records its tasks' switches and wakeups; the
+ * task on the other side (the one switched to or from, the waker) belongs
+ * to someone else. perf shows other tasks only in CPU-wide switch
+ * records, which need privilege; kring shows them to CAP_PERFMON or
+ * CAP_SYS_ADMIN (or with paranoid = -1), and to anyone else as pid, tid,
+ * prio 0 and an empty comm.
+ *
+ * Return: true when the caller may see every task.
+ */
+bool kring_perm_see_all(void)
+{
+	return READ_ONCE(kring_paranoid) < 0 || kring_privileged();
+}
+
+/**
+ * kring_perm_exec() - may @cap's owner still observe @p, which just exec'ed?
+ * @cap: a followed-mode channel's mode, @p one of its followed tasks
+ * @p: current, after the exec committed its credentials and mm
+ *
+ * perf stops a task's events when it execs an image its owner may not
+ * trace (perf_event_exit_task() on a non-dumpable exec). The same rule as
+ * at configure time, with the owner's credentials kept from then: its real
+ * ids match every id of @p and @p is dumpable, or the owner had
+ * CAP_SYS_PTRACE. A setuid or setgid image fails both.
+ *
+ * Context: the exec tracepoint (preemption disabled).
+ * Return: true when the channel may go on following @p.
+ */
+bool kring_perm_exec(const struct kring_cap *cap, struct task_struct *p)
+{
+	if (cap->owner_ptrace)
+		return true;
+	if (!p->mm || get_dumpable(p->mm) != SUID_DUMP_USER)
+		return false;
+	return kring_same_ids(cap->owner, p);
 }
 
 /**

@@ -308,10 +308,45 @@ static void ring_wakeup_check(struct kring_output_handle *h)
 		rb->wakeup(rb);
 }
 
+#ifdef KRING_RING_CHECK_CPU
+/*
+ * The outermost writer claims the ring for its CPU, nested ones (same CPU)
+ * find it claimed by their own CPU; a writer on another CPU finds it
+ * claimed by a foreign one and warns: two CPUs write the ring at once.
+ * An atomic compare-and-exchange, so that the check itself is exact.
+ */
+static void ring_cpu_enter(struct kring_ring *rb)
+{
+	int cpu = kring_ring_cpu(), old = -1;
+
+#ifdef __KERNEL__
+	old = cmpxchg(&rb->writer_cpu, -1, cpu);
+#else
+	__atomic_compare_exchange_n(&rb->writer_cpu, &old, cpu, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+#endif
+	WARN_ON_ONCE(old != -1 && old != cpu);
+}
+
+/*
+ * The outermost writer is done (after ->nest dropped to 0: a writer that
+ * interrupts in between is outermost itself and leaves the same way).
+ */
+static void ring_cpu_leave(struct kring_ring *rb)
+{
+	WRITE_ONCE(rb->writer_cpu, -1);
+}
+#else
+static inline void ring_cpu_enter(struct kring_ring *rb) { }
+static inline void ring_cpu_leave(struct kring_ring *rb) { }
+#endif
+
 static unsigned int ring_get_handle(struct kring_output_handle *h)
 {
 	struct kring_ring *rb = h->rb;
 	unsigned int nest;
+
+	ring_cpu_enter(rb);
 
 	/*
 	 * Not atomic, and need not be: an interrupt between the load and the
@@ -371,6 +406,7 @@ again:
 	 */
 	barrier();
 	WRITE_ONCE(rb->nest, 0);
+	ring_cpu_leave(rb);
 
 	/*
 	 * Drop the nest count before re-reading ->head and ->seq, or we
@@ -383,6 +419,7 @@ again:
 	kring_irq_point(rb);
 	if (unlikely(head != (unsigned long)local_read(&rb->head) ||
 		     seq != local64_read(&rb->seq))) {
+		ring_cpu_enter(rb);
 		WRITE_ONCE(rb->nest, 1);
 		goto again;
 	}
@@ -799,6 +836,9 @@ static void ring_clear(struct kring_ring *rb)
 
 	local_set(&rb->head, 0);
 	rb->nest = 0;
+#ifdef KRING_RING_CHECK_CPU
+	rb->writer_cpu = -1;
+#endif
 	local64_set(&rb->seq, 0);
 	local_set(&rb->wakeup_pos, 0);
 	local_set(&rb->wakeup_gen, 0);

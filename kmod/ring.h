@@ -44,6 +44,20 @@
 #include <linux/kring.h>
 #endif
 
+/*
+ * One writer CPU at a time (see above) is the caller's duty. Debug kernels
+ * (and the host build) check it: a ring entered on one CPU while a writer
+ * on another is in flight warns. kring_ring_cpu() names the CPU.
+ */
+#ifdef __KERNEL__
+#if defined(CONFIG_PROVE_LOCKING) || defined(CONFIG_DEBUG_PREEMPT) || defined(CONFIG_KCSAN)
+#define KRING_RING_CHECK_CPU	1
+#endif
+#define kring_ring_cpu()	raw_smp_processor_id()
+#else
+#define KRING_RING_CHECK_CPU	1
+#endif
+
 /* kring_ring_init() flags */
 #define KRING_RING_OVERWRITE	0x1	/* backward, overwritable writing */
 
@@ -113,6 +127,8 @@ struct kring_lost_slot {
  * @wakeups:		wake-ups issued
  * @nested:		kring_output_begin() calls while another writer of the
  *			ring was in flight (nested writers)
+ * @writer_cpu:		KRING_RING_CHECK_CPU: the CPU of the writers in
+ *			flight, -1 for none
  * @ovw_records:	backward mode: records reserved
  * @ovw_est:		backward mode: lost_overwritten estimate
  * @ovw_ckpt:		backward mode: @ovw_records at each slice boundary
@@ -162,6 +178,9 @@ struct kring_ring {
 	local64_t lost_paused;
 	local64_t wakeups;
 	local64_t nested;
+#ifdef KRING_RING_CHECK_CPU
+	int writer_cpu;
+#endif
 
 	local64_t ovw_records;
 	u64 ovw_est;

@@ -50,6 +50,12 @@
 #define KRING_AUX_MAX_PER_TICK	4096
 #define KRING_AUX_MAX_PAYLOAD	4096
 #define KRING_AUX_MAX_TICKS	4	/* task mode: run time one extent covers */
+/*
+ * Bytes of packets one tick builds (in hard irq context) and so, times
+ * KRING_AUX_MAX_TICKS, the most one context switch writes with the
+ * runqueue lock held: configurations beyond it are refused.
+ */
+#define KRING_AUX_MAX_TICK_BYTES	16384
 #define KRING_AUX_PKT_HDR	((u32)sizeof(struct kring_aux_packet))
 
 struct kring_aux_tracer;
@@ -89,16 +95,25 @@ static bool kring_aux_tracer_itrace(struct kring_aux_tracer *tr, struct task_str
 {
 	struct kring_itrace_start_record rec;
 	struct kring_output_handle h;
+	struct kring_buffer *buf;
+	unsigned long flags;
 
-	if (kring_channel_output_begin(&h, tr->ch, sizeof(rec)))
+	/* Sidebands redirected into this buffer write on other CPUs. */
+	buf = kring_out_lock(tr->ch, &flags);
+	if (!buf)
 		return false;
+	if (kring_output_begin(&h, &buf->ring, sizeof(rec), 0)) {
+		kring_out_unlock(buf, flags);
+		return false;
+	}
 	kring_output_header(&h, KRING_RECORD_ITRACE_START, 0);
 	rec.pid = t ? (u32)task_tgid_nr(t) : (u32)-1;
 	rec.tid = t ? (u32)task_pid_nr(t) : (u32)-1;
 	rec.time = h.time;
 	rec.seq = h.seq;
 	kring_output_copy(&h, &rec.pid, sizeof(rec) - sizeof(rec.header));
-	kring_channel_output_end(&h);
+	kring_output_end(&h);
+	kring_out_unlock(buf, flags);
 	return true;
 }
 
@@ -207,12 +222,20 @@ static enum hrtimer_restart kring_aux_tracer_timer(struct hrtimer *t)
 	struct kring_aux_tracer_cpu *tc = container_of(t, struct kring_aux_tracer_cpu, timer);
 	struct kring_aux_tracer *tr = tc->tr;
 	unsigned long flags;
+	u64 t0;
 
 	if (smp_processor_id() != tc->cpu)
 		return HRTIMER_NORESTART;
+	/* A throttled tick writes nothing: the next extent starts with SYNC. */
+	if (!kring_throttle_enter(&t0)) {
+		atomic64_inc(&tr->ch->throttled);
+		goto out;
+	}
 	if (!tr->task_mode) {
-		if (!kring_aux_tracer_emit(tr, tr->per_tick, tc->cpu, NULL, 0))
+		if (!kring_aux_tracer_emit(tr, tr->per_tick, tc->cpu, NULL, 0)) {
+			kring_throttle_exit(t0);
 			return HRTIMER_NORESTART;
+		}
 	} else {
 		raw_spin_lock_irqsave(&tr->lock, flags);
 		if (!tr->halted && kring_cap_follows(&tr->cap, current)) {
@@ -227,6 +250,8 @@ static enum hrtimer_restart kring_aux_tracer_timer(struct hrtimer *t)
 		}
 		raw_spin_unlock_irqrestore(&tr->lock, flags);
 	}
+	kring_throttle_exit(t0);
+out:
 	hrtimer_forward_now(t, ns_to_ktime(KRING_AUX_TICK_NS));
 	return HRTIMER_RESTART;
 }
@@ -356,6 +381,9 @@ static int kring_aux_tracer_configure(struct kring_channel *ch)
 	if (a->config[0] > KRING_AUX_MAX_PER_TICK || a->config[1] > KRING_AUX_MAX_PAYLOAD ||
 	    a->config[1] % 8 || a->config[2] > U32_MAX)
 		return -EINVAL;
+	if ((a->config[0] ?: 64) * (KRING_AUX_PKT_HDR + (a->config[1] ?: 32)) >
+	    KRING_AUX_MAX_TICK_BYTES)
+		return -EINVAL;
 	tr = kzalloc(sizeof(*tr), GFP_KERNEL_ACCOUNT);
 	if (!tr)
 		return -ENOMEM;
@@ -438,6 +466,7 @@ static void kring_aux_tracer_release(struct kring_channel *ch)
 
 const struct kring_source_ops kring_aux_tracer_source = {
 	.name = "aux-tracer",
+	.test_only = true,
 	.configure = kring_aux_tracer_configure,
 	.start = kring_aux_tracer_start,
 	.stop = kring_aux_tracer_stop,

@@ -6,7 +6,9 @@
  *
  * Per-CPU channels record every switch of their CPU; followed modes record
  * the switches in and out of the followed tasks (on the channel's CPU, or
- * anywhere for per-thread channels) and their forks and exits. Every switch
+ * anywhere for per-thread channels) and their forks and exits. The task
+ * on the other side of a switch or a wakeup is named only to an owner who
+ * may see every task (kring_perm_see_all()); others get zeros there. Every switch
  * on a bound channel's CPU also raises its timestamp floor, so an idle
  * channel's floor keeps moving while its CPU schedules.
  */
@@ -17,12 +19,27 @@
 #include "../compat.h"
 #include "../capture.h"
 
-static void kring_sched_fill_task(const struct task_struct *t, u32 *pid, u32 *tid,
-				  s32 *prio, char *comm)
+/*
+ * Name @t on one side of a record (@next: the next_* fields, else prev_*):
+ * pid, tid, prio and comm, or (!@show) zeros and an empty comm for a task
+ * the channel's owner may not see (the caller zeroed @raw).
+ */
+static void kring_sched_name(struct kring_sched_raw *raw, bool next,
+			     const struct task_struct *t, bool show)
 {
-	*pid = t->tgid;
-	*tid = t->pid;
-	*prio = t->prio;
+	char *comm = next ? raw->next_comm : raw->prev_comm;
+
+	if (!show)
+		return;
+	if (next) {
+		raw->next_pid = t->tgid;
+		raw->next_tid = t->pid;
+		raw->next_prio = t->prio;
+	} else {
+		raw->prev_pid = t->tgid;
+		raw->prev_tid = t->pid;
+		raw->prev_prio = t->prio;
+	}
 	memcpy(comm, t->comm, sizeof(t->comm) < 16 ? sizeof(t->comm) : 16);
 	comm[15] = '\0';
 }
@@ -38,11 +55,13 @@ static void kring_sched_emit(struct kring_cap *cap, const struct task_struct *wh
 	struct kring_buffer *buf;
 	unsigned long flags;
 
-	/* Preemption is off: the buffer lives until we return (RCU). */
-	raw_spin_lock_irqsave(&cap->lock, flags);
-	buf = kring_cap_buf(cap);
+	/*
+	 * Preemption is off: the buffer lives until we return (RCU). Its
+	 * write lock makes this CPU its only writer.
+	 */
+	buf = kring_out_lock(ch, &flags);
 	if (!buf)
-		goto out;
+		return;
 	raw->cpu = smp_processor_id();
 	if (!kring_output_begin(&h, &buf->ring, kring_sample_size(type, sizeof(*raw)), 0)) {
 		d.id = ch->id;
@@ -59,8 +78,7 @@ static void kring_sched_emit(struct kring_cap *cap, const struct task_struct *wh
 	}
 	if (cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
 		kring_floor_advance(&buf->ring);
-out:
-	raw_spin_unlock_irqrestore(&cap->lock, flags);
+	kring_out_unlock(buf, flags);
 }
 
 static bool kring_sched_here(const struct kring_cap *cap)
@@ -75,6 +93,7 @@ static void kring_sched_switch(struct kring_cap *cap, bool preempt,
 	struct kring_sched_raw raw;
 	const struct task_struct *who;
 	struct kring_buffer *buf;
+	unsigned long flags;
 
 	if (!kring_sched_here(cap))
 		return;
@@ -85,11 +104,11 @@ static void kring_sched_switch(struct kring_cap *cap, bool preempt,
 	} else {
 		/* Not ours, but time moves on for this CPU's buffer. */
 		if (cap->cpu >= 0) {
-			raw_spin_lock(&cap->lock);
-			buf = kring_cap_buf(cap);
-			if (buf)
+			buf = kring_out_lock(cap->ch, &flags);
+			if (buf) {
 				kring_floor_advance(&buf->ring);
-			raw_spin_unlock(&cap->lock);
+				kring_out_unlock(buf, flags);
+			}
 		}
 		return;
 	}
@@ -97,8 +116,8 @@ static void kring_sched_switch(struct kring_cap *cap, bool preempt,
 	raw.kind = KRING_SCHED_SWITCH;
 	raw.flags = preempt ? KRING_SCHED_F_PREEMPT : 0;
 	raw.prev_state = prev_state;
-	kring_sched_fill_task(prev, &raw.prev_pid, &raw.prev_tid, &raw.prev_prio, raw.prev_comm);
-	kring_sched_fill_task(next, &raw.next_pid, &raw.next_tid, &raw.next_prio, raw.next_comm);
+	kring_sched_name(&raw, false, prev, kring_cap_may_see(cap, prev));
+	kring_sched_name(&raw, true, next, kring_cap_may_see(cap, next));
 	kring_sched_emit(cap, who, &raw);
 }
 
@@ -112,8 +131,9 @@ static void kring_sched_fork(struct kring_cap *cap, struct task_struct *parent,
 		return;
 	memset(&raw, 0, sizeof(raw));
 	raw.kind = KRING_SCHED_FORK;
-	kring_sched_fill_task(parent, &raw.prev_pid, &raw.prev_tid, &raw.prev_prio, raw.prev_comm);
-	kring_sched_fill_task(child, &raw.next_pid, &raw.next_tid, &raw.next_prio, raw.next_comm);
+	kring_sched_name(&raw, false, parent, kring_cap_may_see(cap, parent));
+	/* A child of a followed task has its parent's credentials. */
+	kring_sched_name(&raw, true, child, true);
 	kring_sched_emit(cap, parent, &raw);
 }
 
@@ -126,7 +146,7 @@ static void kring_sched_exit(struct kring_cap *cap, struct task_struct *p)
 	memset(&raw, 0, sizeof(raw));
 	raw.kind = KRING_SCHED_EXIT;
 	raw.prev_state = p->exit_code;
-	kring_sched_fill_task(p, &raw.prev_pid, &raw.prev_tid, &raw.prev_prio, raw.prev_comm);
+	kring_sched_name(&raw, false, p, kring_cap_may_see(cap, p));
 	kring_sched_emit(cap, p, &raw);
 }
 
@@ -140,8 +160,8 @@ static void kring_sched_wakeup(struct kring_cap *cap, struct task_struct *p)
 	memset(&raw, 0, sizeof(raw));
 	raw.kind = KRING_SCHED_WAKEUP;
 	raw.prev_state = task_cpu(p);
-	kring_sched_fill_task(current, &raw.prev_pid, &raw.prev_tid, &raw.prev_prio, raw.prev_comm);
-	kring_sched_fill_task(p, &raw.next_pid, &raw.next_tid, &raw.next_prio, raw.next_comm);
+	kring_sched_name(&raw, false, current, kring_cap_may_see(cap, current));
+	kring_sched_name(&raw, true, p, kring_cap_may_see(cap, p));
 	kring_sched_emit(cap, p, &raw);
 }
 
@@ -197,6 +217,7 @@ static void kring_sched_release(struct kring_channel *ch)
 
 const struct kring_source_ops kring_sched_source = {
 	.name = "sched",
+	.redirectable = true,
 	.configure = kring_sched_configure,
 	.start = kring_sched_start,
 	.stop = kring_sched_stop,

@@ -10,6 +10,14 @@
  * reservation open for a while (interrupts enabled) so that timer writes
  * land between its begin and its end: the nesting the ring core must get
  * right, exercised for real.
+ *
+ * The ring wants one writer CPU at a time: both writers write only while
+ * they run on the channel's CPU (checked with preemption off). A CPU that
+ * goes offline moves the thread and the timer elsewhere; they then write
+ * nothing, and the thread binds itself back once the CPU returns.
+ *
+ * A test and benchmark source: it needs CAP_PERFMON or CAP_SYS_ADMIN
+ * unless kring.test_sources=1 (channel.c).
  */
 #include <linux/kthread.h>
 #include <linux/hrtimer.h>
@@ -71,6 +79,9 @@ static int kring_synth_emit(struct kring_synth *sy, u8 *buf, bool window)
 	struct kring_buffer *b;
 	int ret;
 
+	/* Moved off its CPU by hotplug: another CPU's writer may be in flight. */
+	if (smp_processor_id() != ch->attr.cpu)
+		return -EXDEV;
 	rcu_read_lock();
 	b = rcu_dereference(ch->buf);
 	if (!b) {
@@ -84,7 +95,7 @@ static int kring_synth_emit(struct kring_synth *sy, u8 *buf, bool window)
 	if (window)	/* the ring counts the records nested in here */
 		udelay(KRING_SYNTH_NEST_WINDOW_US);
 	d.id = ch->id;
-	d.ip = _RET_IP_;
+	d.ip = 0;	/* no code address: nothing of the kernel's layout leaks */
 	d.pid = task_tgid_nr(current);
 	d.tid = task_pid_nr(current);
 	d.time = h.time;
@@ -120,7 +131,9 @@ static enum hrtimer_restart kring_synth_timer(struct hrtimer *t)
 {
 	struct kring_synth *sy = container_of(t, struct kring_synth, timer);
 
-	kring_synth_emit(sy, sy->timer_buf, false);
+	/* Migrated by hotplug: stop; the thread re-arms it on its CPU. */
+	if (kring_synth_emit(sy, sy->timer_buf, false) == -EXDEV)
+		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, ns_to_ktime(KRING_SYNTH_NEST_PERIOD_NS));
 	return HRTIMER_RESTART;
 }
@@ -133,11 +146,18 @@ static int kring_synth_thread(void *arg)
 	u64 n = 0;
 	int ret;
 
-	if (nest)
-		hrtimer_start(&sy->timer, ns_to_ktime(KRING_SYNTH_NEST_PERIOD_NS),
-			      HRTIMER_MODE_REL_PINNED);
-
 	while (!kthread_should_stop()) {
+		if (raw_smp_processor_id() != sy->ch->attr.cpu) {
+			/* Its CPU went away and came back (or not yet). */
+			if (cpu_online(sy->ch->attr.cpu))
+				set_cpus_allowed_ptr(current, cpumask_of(sy->ch->attr.cpu));
+			usleep_range(1000, 2000);
+			continue;
+		}
+		if (nest && !hrtimer_active(&sy->timer))
+			hrtimer_start(&sy->timer, ns_to_ktime(KRING_SYNTH_NEST_PERIOD_NS),
+				      HRTIMER_MODE_REL_PINNED_HARD);
+
 		if (sy->limit && n >= sy->limit) {
 			if (nest) {
 				hrtimer_cancel(&sy->timer);
@@ -157,7 +177,7 @@ static int kring_synth_thread(void *arg)
 		preempt_disable();
 		ret = kring_synth_emit(sy, sy->task_buf, nest && !(n & 7));
 		preempt_enable();
-		if (ret == -ENODEV) {	/* not mapped (yet): nothing produced */
+		if (ret == -ENODEV || ret == -EXDEV) {	/* not mapped, or off its CPU */
 			usleep_range(1000, 2000);
 			continue;
 		}
@@ -191,11 +211,11 @@ static int kring_synth_configure(struct kring_channel *ch)
 		return -EINVAL;
 	if (attr->config[2] & ~KRING_SYNTH_F_NEST)
 		return -EINVAL;
-	sy = kzalloc(sizeof(*sy), GFP_KERNEL);
+	sy = kzalloc(sizeof(*sy), GFP_KERNEL_ACCOUNT);
 	if (!sy)
 		return -ENOMEM;
-	sy->task_buf = kmalloc(payload, GFP_KERNEL);
-	sy->timer_buf = kmalloc(payload, GFP_KERNEL);
+	sy->task_buf = kmalloc(payload, GFP_KERNEL_ACCOUNT);
+	sy->timer_buf = kmalloc(payload, GFP_KERNEL_ACCOUNT);
 	if (!sy->task_buf || !sy->timer_buf) {
 		kfree(sy->task_buf);
 		kfree(sy->timer_buf);
@@ -207,7 +227,8 @@ static int kring_synth_configure(struct kring_channel *ch)
 	sy->payload = payload;
 	sy->flags = attr->config[2];
 	sy->limit = attr->config[3];
-	hrtimer_init(&sy->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
+	/* A hard timer on PREEMPT_RT too: it must interrupt the thread's writes. */
+	hrtimer_init(&sy->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	sy->timer.function = kring_synth_timer;
 	ch->source_priv = sy;
 	return 0;
@@ -250,6 +271,7 @@ static void kring_synth_release(struct kring_channel *ch)
 
 const struct kring_source_ops kring_synthetic_source = {
 	.name = "synthetic",
+	.test_only = true,
 	.configure = kring_synth_configure,
 	.start = kring_synth_start,
 	.stop = kring_synth_stop,

@@ -4,8 +4,11 @@
  * channel covers fires every period (hard interrupt context) and samples
  * the interrupted context: instruction pointer, task, CPU, time and
  * user/kernel mode. Per-CPU channels have one timer on their CPU and sample
- * whatever runs there (the idle task too); per-thread channels have one on
- * every online CPU and sample only when a followed task was interrupted.
+ * whatever runs there (the idle task too). Channels that follow tasks have
+ * one per CPU, armed only where a followed task runs: a followed task
+ * switched in arms its CPU's timer, and a timer that finds no followed task
+ * running stops (so enable arms every CPU once, and each stops at its first
+ * expiry unless a followed task is there).
  *
  * When a CPU goes offline its timers are cancelled there (kmod/modes.c's
  * hotplug callback) and restarted when it comes back; a timer that finds
@@ -55,10 +58,9 @@ static void kring_timer_sample(struct kring_timer *tm, struct pt_regs *regs, u64
 	if (!user && (ch->attr.flags & KRING_ATTR_F_EXCLUDE_KERNEL))
 		return;
 	/* Hard irq context: the buffer lives until we return (RCU). */
-	raw_spin_lock_irqsave(&cap->lock, flags);
-	buf = kring_cap_buf(cap);
+	buf = kring_out_lock(ch, &flags);
 	if (!buf)
-		goto out;
+		return;
 	raw.flags = user ? KRING_TIMER_F_USER : 0;
 	raw.cpu = smp_processor_id();
 	raw.overruns = overruns;
@@ -78,8 +80,7 @@ static void kring_timer_sample(struct kring_timer *tm, struct pt_regs *regs, u64
 	}
 	if (cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
 		kring_floor_advance(&buf->ring);
-out:
-	raw_spin_unlock_irqrestore(&cap->lock, flags);
+	kring_out_unlock(buf, flags);
 }
 
 static enum hrtimer_restart kring_timer_fire(struct hrtimer *t)
@@ -87,13 +88,22 @@ static enum hrtimer_restart kring_timer_fire(struct hrtimer *t)
 	struct kring_timer_cpu *tc = container_of(t, struct kring_timer_cpu, hrtimer);
 	struct kring_timer *tm = tc->tm;
 	struct pt_regs *regs = get_irq_regs();
-	u64 overruns;
+	u64 overruns, t0;
 
 	if (READ_ONCE(tm->stopping) || smp_processor_id() != tc->cpu)
 		return HRTIMER_NORESTART;
+	/* No followed task here: stop until one is switched in. */
+	if (!kring_cap_follows(&tm->cap, current))
+		return tm->cap.tid ? HRTIMER_NORESTART : HRTIMER_RESTART;
 	overruns = hrtimer_forward_now(t, ns_to_ktime(tm->period));
-	if (regs && kring_cap_follows(&tm->cap, current))
+	if (regs) {
+		if (!kring_throttle_enter(&t0)) {
+			atomic64_inc(&tm->cap.ch->throttled);
+			return HRTIMER_RESTART;
+		}
 		kring_timer_sample(tm, regs, overruns ? overruns : 1);
+		kring_throttle_exit(t0);
+	}
 	return HRTIMER_RESTART;
 }
 
@@ -106,12 +116,31 @@ static void kring_timer_arm(void *arg)
 		      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
+/*
+ * A followed task is switched in on this CPU (rq lock held, irqs off): arm
+ * the CPU's timer unless it runs. Its callback cannot be running here now.
+ */
+static void kring_timer_switch(struct kring_cap *cap, bool preempt,
+			       struct task_struct *prev, struct task_struct *next,
+			       unsigned int prev_state)
+{
+	struct kring_timer *tm = container_of(cap, struct kring_timer, cap);
+	unsigned int cpu = smp_processor_id();
+	struct hrtimer *t = &tm->cpus[cpu].hrtimer;
+
+	if ((cap->cpu >= 0 && cap->cpu != cpu) || READ_ONCE(tm->stopping))
+		return;
+	if (kring_cap_follows(cap, next) && !hrtimer_is_queued(t))
+		hrtimer_start(t, ns_to_ktime(tm->period), HRTIMER_MODE_REL_PINNED_HARD);
+}
+
 /* On @cpu itself (cpuhp thread), ch->lock held: see kmod/capture.h. */
 static void kring_timer_cpu_online(struct kring_cap *cap, unsigned int cpu)
 {
 	struct kring_timer *tm = container_of(cap, struct kring_timer, cap);
 
-	if (!READ_ONCE(tm->stopping))
+	/* Followed tasks arm it when they are switched in there. */
+	if (!READ_ONCE(tm->stopping) && !cap->tid)
 		hrtimer_start(&tm->cpus[cpu].hrtimer, ns_to_ktime(tm->period),
 			      HRTIMER_MODE_REL_PINNED_HARD);
 }
@@ -123,8 +152,15 @@ static void kring_timer_cpu_offline(struct kring_cap *cap, unsigned int cpu)
 	hrtimer_cancel(&tm->cpus[cpu].hrtimer);
 }
 
-/* The timer needs no scheduler events, only the mode's task filter. */
-static const struct kring_cap_ops kring_timer_cap_ops = {
+/* Per-CPU channels: no scheduler events, only hotplug. */
+static const struct kring_cap_ops kring_timer_cpu_ops = {
+	.cpu_online = kring_timer_cpu_online,
+	.cpu_offline = kring_timer_cpu_offline,
+};
+
+/* Channels that follow tasks: timers armed where the tasks run. */
+static const struct kring_cap_ops kring_timer_task_ops = {
+	.sched_switch = kring_timer_switch,
 	.cpu_online = kring_timer_cpu_online,
 	.cpu_offline = kring_timer_cpu_offline,
 };
@@ -157,7 +193,8 @@ static int kring_timer_configure(struct kring_channel *ch)
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	ret = kring_cap_init(&tm->cap, ch, &kring_timer_cap_ops);
+	ret = kring_cap_init(&tm->cap, ch, attr->pid == -1 ? &kring_timer_cpu_ops :
+							     &kring_timer_task_ops);
 	if (ret)
 		goto err_free;
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
@@ -214,6 +251,7 @@ static void kring_timer_release(struct kring_channel *ch)
 
 const struct kring_source_ops kring_timer_source = {
 	.name = "timer",
+	.redirectable = true,
 	.configure = kring_timer_configure,
 	.start = kring_timer_start,
 	.stop = kring_timer_stop,

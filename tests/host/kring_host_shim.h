@@ -83,6 +83,10 @@ extern unsigned long kring_host_warnings;
 
 #define lockdep_assert_preemption_disabled()	do { } while (0)
 
+/* The "CPU" a host writer runs on: a test switches it to play two CPUs. */
+extern __thread int kring_host_cpu;
+#define kring_ring_cpu()	kring_host_cpu
+
 /* local_t / local64_t: relaxed atomics, see above. */
 typedef struct {
 	long counter;

@@ -390,3 +390,38 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, RingInterleave, ::testing::ValuesIn(kScenari
 			 [](const auto &info) { return std::string(info.param.name); });
 
 } // namespace
+
+/*
+ * One writer CPU at a time: a writer that enters the ring on another CPU
+ * while one is in flight is caught (a warning); nested writers on the
+ * writer's own CPU, and a second CPU after the first is done, are not.
+ */
+TEST(RingNest, SecondCpuWhileInFlightWarns)
+{
+	TestRing r(4);
+	kring_output_handle outer, inner;
+	unsigned long w = kring_host_warnings;
+	uint64_t seq, tm;
+
+	ASSERT_EQ(r.init_rc, 0);
+	kring_host_cpu = 0;
+	ASSERT_EQ(kring_output_begin(&outer, &r.rb, 16, 0), 0);
+	kring_output_header(&outer, kTestType, 0);
+	kring_output_copy(&outer, &outer.seq, 8);
+	/* An interrupt on the same CPU nests: no warning. */
+	ASSERT_EQ(write_record(&r.rb, 16, &seq, 0, End::Commit, &tm), 0);
+	EXPECT_EQ(kring_host_warnings, w);
+	/* Another CPU enters while the outer writer is in flight. */
+	kring_host_cpu = 1;
+	ASSERT_EQ(kring_output_begin(&inner, &r.rb, 16, 0), 0);
+	EXPECT_EQ(kring_host_warnings, w + 1);
+	kring_output_discard(&inner);
+	kring_host_cpu = 0;
+	kring_output_end(&outer);
+	/* Done: the next writer may be anywhere. */
+	kring_host_cpu = 1;
+	ASSERT_EQ(write_record(&r.rb, 16, &seq, 0, End::Commit, &tm), 0);
+	EXPECT_EQ(kring_host_warnings, w + 1);
+	kring_host_cpu = 0;
+	kring_host_warnings = w;
+}

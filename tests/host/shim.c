@@ -3,4 +3,5 @@
 #include "kring_host_shim.h"
 
 unsigned long kring_host_warnings;
+__thread int kring_host_cpu;
 void (*kring_host_irq_hook)(struct kring_ring *rb);

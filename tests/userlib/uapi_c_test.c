@@ -18,7 +18,7 @@ _Static_assert(sizeof(struct kring_attr) == KRING_ATTR_SIZE_VER0, "kring_attr si
 _Static_assert(offsetof(struct kring_attr, config) == 40, "config offset");
 _Static_assert(offsetof(struct kring_attr, clockid) == 72, "clockid offset");
 _Static_assert(offsetof(struct kring_attr, reserved) == 80, "reserved offset");
-_Static_assert(sizeof(struct kring_stats) == KRING_STATS_SIZE_VER0, "kring_stats size");
+_Static_assert(sizeof(struct kring_stats) == KRING_STATS_SIZE_VER1, "kring_stats size");
 
 /* AUX records: perf's PERF_RECORD_AUX and ITRACE_START bodies first. */
 _Static_assert(offsetof(struct kring_aux_record, aux_offset) == 8, "aux_offset offset");

@@ -14,7 +14,17 @@ step() { # step NAME CMD...: run CMD, report it as one result
 	return $r
 }
 
-if ! step insmod-kring insmod /kring/kring.ko; then
+# The default policy: only root may open /dev/kring.
+default_policy() {
+	insmod /kring/kring.ko || return 1
+	m=$(ls -l /dev/kring | cut -c1-10)
+	rmmod kring
+	echo "default /dev/kring mode: $m"
+	[ "$m" = "crw-------" ]
+}
+step default-policy default_policy
+# The tests open it as an unprivileged user too.
+if ! step insmod-kring insmod /kring/kring.ko dev_mode=0666; then
 	dmesg | tail -20
 	exit 1
 fi

@@ -88,7 +88,9 @@ enum kring_source {
 
 /*
  * Synthetic source parameters (kring_attr.config[]), one generator on
- * kring_attr.cpu (which must name an online CPU):
+ * kring_attr.cpu (which must name an online CPU). A test generator: it
+ * needs CAP_PERFMON or CAP_SYS_ADMIN unless kring.test_sources=1 (else
+ * KRING_IOC_CONFIGURE fails with EACCES). Its SAMPLE ip is always 0.
  *   config[0]  records per second, 0 = as fast as possible
  *   config[1]  payload bytes per record (>= sizeof(struct kring_synth_payload))
  *   config[2]  KRING_SYNTH_F_* flags
@@ -147,6 +149,11 @@ struct kring_wakeup {
  * @lost_overwritten:	records overwritten before they were read (overwrite mode)
  * @wakeups:		consumer wakeups issued
  * @nested:		records written while another writer of this ring was interrupted
+ * @reserved:		the AUX figures (KRING_STATS_AUX_*), else zero
+ * @throttled:		samples this channel's source did not write because its
+ *			CPU had spent its sample rate or CPU-time budget
+ *			(kring.max_sample_rate, kring.cpu_time_max_percent;
+ *			docs/SECURITY.md); since KRING_STATS_SIZE_VER1
  */
 struct kring_stats {
 	__u32 size;
@@ -160,12 +167,20 @@ struct kring_stats {
 	__u64 wakeups;
 	__u64 nested;
 	__u64 reserved[4];
+	__u64 throttled;
 };
 
 #define KRING_STATS_SIZE_VER0	104
+#define KRING_STATS_SIZE_VER1	112	/* + throttled */
 #define KRING_STATS_F_ENABLED	(1U << 0)
 #define KRING_STATS_F_PAUSED	(1U << 1)
 #define KRING_STATS_F_MAPPED	(1U << 2)
+/*
+ * A followed task exec'ed an image the channel's owner may not observe (a
+ * setuid or setgid program, or one made non-dumpable): the channel stopped
+ * following, for good, as perf does (docs/SECURITY.md).
+ */
+#define KRING_STATS_F_REVOKED	(1U << 3)
 
 #define KRING_IOC_CONFIGURE	_IOW(KRING_IOC_MAGIC, 0x01, struct kring_attr)
 #define KRING_IOC_ENABLE	_IO(KRING_IOC_MAGIC, 0x02)
@@ -732,7 +747,8 @@ struct kring_lost_record {
 #define KRING_STATS_AUX_CHUNK_ORDER	3
 
 /*
- * The emulated tracer (KRING_SOURCE_AUX_TRACER), a PT/ETM-like unit
+ * The emulated tracer (KRING_SOURCE_AUX_TRACER, a test generator: needs
+ * CAP_PERFMON or CAP_SYS_ADMIN unless kring.test_sources=1), a PT/ETM-like unit
  * writing packets straight into the AUX area: CPU mode (cpu = N, pid = -1)
  * traces CPU N; task mode (pid = P, cpu = -1 or N, inherit allowed; needs
  * KRING_FEAT_CAPTURE) runs only while a followed task is on a CPU, started
@@ -740,7 +756,8 @@ struct kring_lost_record {
  *   config[0]  packets per millisecond (of run time in task mode; default
  *		64, at most 4096)
  *   config[1]  payload bytes per DATA packet, a multiple of 8 (default 32,
- *		at most 4096)
+ *		at most 4096); config[0] packets of 32 + config[1] bytes
+ *		come to at most 16384 bytes (the work of one tick)
  *   config[2]  a SYNC packet every this many packets (default 16)
  *   config[3]  stop after this many packets, 0 = never
  * Its data-ring records are AUX and ITRACE_START records.

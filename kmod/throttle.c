@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Throttling of the work kring's sources do in hard interrupt context (the
+ * timer source's samples, the AUX tracer's ticks), perf's two protections
+ * made per CPU and across every channel:
+ *
+ *  - kring.max_sample_rate: at most this many samples per second on one
+ *    CPU (perf's kernel.perf_event_max_sample_rate, default 100000);
+ *  - kring.cpu_time_max_percent: at most this share of one CPU's time
+ *    spent writing them (perf's kernel.perf_cpu_time_max_percent, 25).
+ *
+ * Both are enforced over fixed windows of KRING_THROTTLE_WINDOW_NS,
+ * aligned on the monotonic clock: once a CPU's window has used its budget
+ * of samples or of time, every further sample in that window is dropped
+ * and counted in its channel's throttled count (KRING_IOC_STATS). The first
+ * sample of a window always runs, so a window overruns its time budget by
+ * at most one sample. 0 turns a limit off.
+ *
+ * The state is per CPU and touched only in hard irq context with
+ * interrupts off, by one handler at a time (hard irq handlers do not nest):
+ * it needs no lock.
+ */
+#include <linux/percpu.h>
+#include <linux/moduleparam.h>
+#include <linux/timekeeping.h>
+#include <linux/math64.h>
+
+#include "kring_internal.h"
+
+static unsigned int kring_max_sample_rate = 100000;
+module_param_named(max_sample_rate, kring_max_sample_rate, uint, 0644);
+MODULE_PARM_DESC(max_sample_rate,
+		 "samples per second one CPU may write for all timer and AUX tracer channels (0: no limit)");
+
+static unsigned int kring_cpu_time_max_percent = 25;
+module_param_named(cpu_time_max_percent, kring_cpu_time_max_percent, uint, 0644);
+MODULE_PARM_DESC(cpu_time_max_percent,
+		 "share of one CPU's time those samples may take, in percent (0 or 100: no limit)");
+
+struct kring_throttle {
+	u64 window;		/* index of the current window */
+	u32 samples;		/* samples that ran in it */
+	u64 busy_ns;		/* time they took */
+};
+
+static DEFINE_PER_CPU(struct kring_throttle, kring_throttle);
+
+/**
+ * kring_throttle_enter() - may this CPU write one more sample now?
+ * @t0: set to the start time, for kring_throttle_exit()
+ *
+ * Context: hard irq, interrupts off.
+ * Return: true to write it; false when the CPU's window is spent (the
+ * caller counts the sample as throttled and writes nothing).
+ */
+bool kring_throttle_enter(u64 *t0)
+{
+	struct kring_throttle *th = this_cpu_ptr(&kring_throttle);
+	unsigned int rate = READ_ONCE(kring_max_sample_rate);
+	unsigned int pct = READ_ONCE(kring_cpu_time_max_percent);
+	u64 now = ktime_get_mono_fast_ns(), win = div64_u64(now, KRING_THROTTLE_WINDOW_NS);
+
+	*t0 = now;
+	if (win != th->window) {
+		th->window = win;
+		th->samples = 0;
+		th->busy_ns = 0;
+	}
+	if (rate && th->samples >= max_t(u64, 1, div64_u64((u64)rate * KRING_THROTTLE_WINDOW_NS,
+							    NSEC_PER_SEC)))
+		return false;
+	if (pct && pct < 100 && th->busy_ns >= div64_u64(KRING_THROTTLE_WINDOW_NS * pct, 100))
+		return false;
+	th->samples++;
+	return true;
+}
+
+/**
+ * kring_throttle_exit() - the sample begun at @t0 is written
+ * @t0: from kring_throttle_enter()
+ *
+ * Context: as kring_throttle_enter(), on the same CPU.
+ */
+void kring_throttle_exit(u64 t0)
+{
+	this_cpu_ptr(&kring_throttle)->busy_ns += ktime_get_mono_fast_ns() - t0;
+}
