@@ -121,6 +121,7 @@ typedef u64 (*kring_clock_t)(void);
 bool kring_clock_valid(u32 clockid);
 kring_clock_t kring_clock_fn(u32 clockid);
 void kring_clock_setup_ctl(struct kring_ctl_page *ctl, u32 clockid);
+void kring_clock_refresh_ctl(struct kring_ctl_page *ctl, u32 clockid);
 void kring_floor_advance(struct kring_ring *rb);
 int kring_tsc_mult_shift(u32 khz, u32 *mult, u16 *shift);
 u64 kring_cyc_to_ns(u64 cyc, u32 mult, u16 shift, u64 zero);

@@ -136,13 +136,26 @@ static void kring_ring_wakeup(struct kring_ring *rb)
 /*
  * Wake the buffer owner's pollers and those of every channel redirected
  * into it (perf wakes every event attached to a ring buffer): they poll
- * the same buffer. The list is RCU; its channels are RCU-freed.
+ * the same buffer. The list is RCU; its channels are RCU-freed. At most
+ * every 100 ms, also refresh the control page's TSC conversion.
  */
 static void kring_wakeup_work(struct irq_work *work)
 {
 	struct kring_channel *ch = container_of(work, struct kring_channel, wakeup_work);
 	struct kring_channel *r;
+	struct kring_buffer *buf;
+	unsigned long flags;
 
+	/* The consumer is about to read: its time conversion gets fresh. */
+	rcu_read_lock();
+	buf = rcu_dereference(ch->buf);
+	if (buf && time_after(jiffies, READ_ONCE(buf->time_refreshed) + HZ / 10)) {
+		raw_spin_lock_irqsave(&buf->write_lock, flags);
+		WRITE_ONCE(buf->time_refreshed, jiffies);
+		kring_clock_refresh_ctl(buf->ctl, ch->attr.clockid);
+		raw_spin_unlock_irqrestore(&buf->write_lock, flags);
+	}
+	rcu_read_unlock();
 	atomic_set(&ch->poll_pending, 1);
 	wake_up_all(&ch->wait);
 	rcu_read_lock();
@@ -172,7 +185,6 @@ void kring_channel_attach(struct kring_channel *ch, struct kring_buffer *buf)
  * the buffer, as perf does.
  */
 void kring_channel_unmapped(struct kring_channel *ch)
-	__releases(&ch->lock)
 {
 	struct kring_buffer *buf;
 
@@ -272,9 +284,9 @@ void kring_channels_exit(void)
 		rcu_barrier();
 		if (!atomic_read(&kring_nr_channels))
 			return;
-		WARN_ONCE(++tries == 1000, "kring: %d channels still referenced at exit\n",
+		WARN_ONCE(++tries == 500, "kring: %d channels still referenced at exit\n",
 			  atomic_read(&kring_nr_channels));
-		msleep(10);
+		msleep(20);
 	}
 }
 

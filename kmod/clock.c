@@ -181,12 +181,53 @@ void kring_clock_setup_ctl(struct kring_ctl_page *ctl, u32 clockid)
 		cyc = kring_read_tsc();
 		now = clock();
 		local_irq_restore(flags);
+		WRITE_ONCE(ctl->lock, 0);
 		WRITE_ONCE(ctl->time_shift, shift);
 		WRITE_ONCE(ctl->time_mult, mult);
 		WRITE_ONCE(ctl->time_zero, kring_time_zero(now, cyc, mult, shift));
 		caps |= KRING_CAP_USER_TIME | KRING_CAP_USER_TIME_ZERO;
 	}
 	WRITE_ONCE(ctl->capabilities, caps);
+}
+
+/**
+ * kring_clock_refresh_ctl() - bring a control page's time_zero up to date
+ * @ctl:	a control page filled by kring_clock_setup_ctl()
+ * @clockid:	the channel's KRING_CLOCK_* id
+ *
+ * time_mult/time_shift come from tsc_khz, the clock runs at its own rate:
+ * the two drift apart by their rate difference times the time since
+ * time_zero was taken. A fresh (TSC, clock) pair every so often bounds
+ * that. The update follows perf's userpage protocol: ->lock is raised
+ * before and after the fields change, and a consumer reads the fields
+ * between two equal loads of ->lock (as it reads perf's page).
+ *
+ * Context: any but NMI, one caller at a time per page (the buffer's write
+ * lock).
+ */
+void kring_clock_refresh_ctl(struct kring_ctl_page *ctl, u32 clockid)
+{
+	kring_clock_t clock = kring_clock_fn(clockid);
+	unsigned long flags;
+	u32 mult, seq;
+	u16 shift;
+	u64 cyc, now;
+
+	if (!clock || !(READ_ONCE(ctl->capabilities) & KRING_CAP_USER_TIME_ZERO) ||
+	    !kring_tsc_usable(clockid) || kring_tsc_mult_shift(tsc_khz, &mult, &shift))
+		return;
+	local_irq_save(flags);
+	cyc = kring_read_tsc();
+	now = clock();
+	local_irq_restore(flags);
+	seq = READ_ONCE(ctl->lock);
+	WRITE_ONCE(ctl->lock, seq + 1);
+	smp_wmb(); /* the odd count before the fields: pairs with the reader's first load of lock */
+	WRITE_ONCE(ctl->time_shift, shift);
+	WRITE_ONCE(ctl->time_mult, mult);
+	WRITE_ONCE(ctl->time_zero, kring_time_zero(now, cyc, mult, shift));
+	smp_wmb(); /* the fields before the even count: pairs with the reader's second load */
+	WRITE_ONCE(ctl->lock, seq + 2);
 }
 
 /**

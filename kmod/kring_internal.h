@@ -72,6 +72,7 @@ struct kring_buffer {
 	struct kring_charge charge;
 	/* the AUX area (aux.c), NULL until mapped; producers read it under RCU */
 	struct kring_aux __rcu *aux;
+	unsigned long time_refreshed;	/* jiffies of the last kring_clock_refresh_ctl() */
 	struct rcu_head rcu;
 };
 

@@ -59,6 +59,7 @@ bool kring_throttle_enter(u64 *t0)
 	unsigned int rate = READ_ONCE(kring_max_sample_rate);
 	unsigned int pct = READ_ONCE(kring_cpu_time_max_percent);
 	u64 now = ktime_get_mono_fast_ns(), win = div64_u64(now, KRING_THROTTLE_WINDOW_NS);
+	u64 max_samples = div64_u64((u64)rate * KRING_THROTTLE_WINDOW_NS, NSEC_PER_SEC);
 
 	*t0 = now;
 	if (win != th->window) {
@@ -66,8 +67,7 @@ bool kring_throttle_enter(u64 *t0)
 		th->samples = 0;
 		th->busy_ns = 0;
 	}
-	if (rate && th->samples >= max_t(u64, 1, div64_u64((u64)rate * KRING_THROTTLE_WINDOW_NS,
-							    NSEC_PER_SEC)))
+	if (rate && th->samples >= max_t(u64, 1, max_samples))
 		return false;
 	if (pct && pct < 100 && th->busy_ns >= div64_u64(KRING_THROTTLE_WINDOW_NS * pct, 100))
 		return false;

@@ -123,14 +123,7 @@ TEST(Hostile, MirrorLengthRules) {
 }
 
 // Child processes report through their exit status.
-int in_child(const std::function<int()>& fn) {
-    pid_t pid = ::fork();
-    if (pid == 0)
-        ::_exit(fn());
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return status;
-}
+using kt::in_child;
 
 // The signal a one-byte store to @p raises in this process (0: none).
 sigjmp_buf store_jmp;
@@ -275,7 +268,7 @@ TEST(Hostile, GarbageTailWhileProducing) {
 
 TEST(Hostile, LockedMemoryLimitForUnprivileged) {
     int st = in_child([] {
-        if (::setgid(65534) || ::setuid(65534))
+        if (!kt::become_nobody())
             return 10;
         rlimit rl{0, 0};
         if (::setrlimit(RLIMIT_MEMLOCK, &rl))

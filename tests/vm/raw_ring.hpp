@@ -7,11 +7,14 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/kring.h>
@@ -223,6 +226,57 @@ public:
     std::uint64_t wrapped = 0;  // records read across the end through the mirror
     std::uint64_t copied = 0;   // records read across the end through scratch
     std::vector<std::uint8_t> scratch;
+};
+
+// Run @fn in a forked child that exits with its result; the wait status.
+inline int in_child(const std::function<int()>& fn) {
+    pid_t pid = ::fork();
+    if (pid == 0)
+        ::_exit(fn());
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
+}
+
+// Drop this process to the unprivileged user nobody (uid/gid 65534).
+inline bool become_nobody() { return ::setgid(65534) == 0 && ::setuid(65534) == 0; }
+
+// A kring module parameter set for the scope of a test and restored after.
+class module_param {
+public:
+    explicit module_param(const char* name) : path_(std::string("/sys/module/kring/parameters/") + name) {
+        old_ = read();
+    }
+    ~module_param() {
+        if (!old_.empty())
+            set(old_);
+    }
+    module_param(const module_param&) = delete;
+    module_param& operator=(const module_param&) = delete;
+    // False when the parameter cannot be read (not root, no such module).
+    bool usable() const { return !old_.empty() && ::access(path_.c_str(), W_OK) == 0; }
+    bool set(const std::string& v) const {
+        int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+        bool ok = fd >= 0 && ::write(fd, v.data(), v.size()) == ssize_t(v.size());
+        if (fd >= 0)
+            ::close(fd);
+        return ok;
+    }
+    std::string read() const {
+        char buf[64] = {};
+        int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return {};
+        ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+        ::close(fd);
+        std::string v(buf, n > 0 ? std::size_t(n) : 0);
+        while (!v.empty() && v.back() == '\n')
+            v.pop_back();
+        return v;
+    }
+
+private:
+    std::string path_, old_;
 };
 
 }  // namespace kt

@@ -1,0 +1,507 @@
+// In the guest: what an unprivileged user may do with /dev/kring and the
+// protections behind it (docs/SECURITY.md). The test generators need
+// privilege; no record carries a kernel address; a follower stops at the
+// exec of an image it may not observe; an unprivileged follower sees no
+// other task; the attr is bounded; hard-irq samples are throttled and
+// counted; the set-output graph has no chains, wakes its pollers and keeps
+// RESET away from running writers; a buffer written from two CPUs through
+// set-output stays intact.
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "capture.hpp"
+
+namespace {
+
+bool is_root() { return ::geteuid() == 0; }
+
+// Burn a little CPU time where the compiler cannot see the loop is empty.
+void spin(int n) {
+    for (int i = 0; i < n; i++)
+        asm volatile("" ::: "memory");
+}
+
+bool exited_ok(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
+
+int set_output(kt::raw_channel& ch, int target_fd) {
+    return ::ioctl(ch.fd, KRING_IOC_SET_OUTPUT, target_fd) < 0 ? errno : 0;
+}
+
+// A configure that claims more than a page is refused from its size alone:
+// the kernel does not scan a gigabyte of user memory for zeroes.
+TEST(Security, AttrLargerThanAPageIsRefused) {
+    const std::size_t ps = ::sysconf(_SC_PAGESIZE);
+    std::vector<std::uint64_t> buf(2 * ps / 8, 0);
+    auto* a = reinterpret_cast<kring_attr*>(buf.data());
+    *a = kt::make_attr(KRING_SOURCE_NONE, -1);
+    kt::raw_channel ch;
+    ASSERT_EQ(ch.open_dev(), 0);
+    a->size = 1u << 30;
+    EXPECT_EQ(ch.ioctl_arg(KRING_IOC_CONFIGURE, a), E2BIG);
+    a->size = ps + 8;
+    EXPECT_EQ(ch.ioctl_arg(KRING_IOC_CONFIGURE, a), E2BIG);
+    a->size = ps;  // a page, zero past the struct: a newer caller's, fine
+    EXPECT_EQ(ch.ioctl_arg(KRING_IOC_CONFIGURE, a), 0);
+}
+
+// The synthetic generator and the emulated AUX tracer run kernel work on
+// behalf of the caller: root only, unless kring.test_sources=1.
+TEST(Security, TestGeneratorsNeedPrivilege) {
+    kt::module_param p("test_sources");
+    if (!is_root() || !p.usable())
+        GTEST_SKIP() << "needs root and kring's test_sources parameter";
+    auto configure_both = [](bool drop) {
+        return kt::in_child([drop] {
+            if (drop && !kt::become_nobody())
+                return 1;
+            kt::raw_channel s, a;
+            if (s.open_dev() || a.open_dev())
+                return 2;
+            int es = s.configure(kt::make_attr(KRING_SOURCE_SYNTHETIC, 0, cap::sched_type));
+            int ea = a.configure(kt::make_attr(KRING_SOURCE_AUX_TRACER, 0, 0));
+            // 0: both allowed; 3: both EACCES; else the errors
+            if (es == 0 && ea == 0)
+                return 0;
+            if (es == EACCES && ea == EACCES)
+                return 3;
+            return 10 + (es & 0x3f);
+        });
+    };
+    ASSERT_TRUE(p.set("0"));
+    int nobody_default = configure_both(true);
+    int root_default = configure_both(false);
+    ASSERT_TRUE(p.set("1"));
+    int nobody_allowed = configure_both(true);
+    EXPECT_TRUE(WIFEXITED(nobody_default) && WEXITSTATUS(nobody_default) == 3)
+        << "unprivileged: status " << nobody_default << " (3 = EACCES for both)";
+    EXPECT_TRUE(exited_ok(root_default)) << root_default;
+    EXPECT_TRUE(exited_ok(nobody_allowed)) << nobody_allowed;
+}
+
+// A SAMPLE's IP field never holds an address of kring's own code.
+TEST(Security, SyntheticRecordsCarryNoCodeAddress) {
+    if (!is_root())
+        GTEST_SKIP() << "the synthetic generator needs privilege";
+    const std::uint64_t type = KRING_SAMPLE_IP | KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
+                               KRING_SAMPLE_CPU | KRING_SAMPLE_RAW;
+    kt::raw_channel ch;
+    ASSERT_EQ(ch.open_dev(), 0);
+    kring_attr a = kt::make_attr(KRING_SOURCE_SYNTHETIC, 0, type);
+    a.config[3] = 200;
+    ASSERT_EQ(ch.configure(a), 0);
+    ASSERT_EQ(ch.map_ring(4, true, false), 0);
+    ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
+    long n = 0, with_ip = 0, bad = 0;
+    for (int i = 0; i < 300 && n < 200; i++) {
+        ::usleep(10000);
+        ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
+            kt::sample s;
+            if (h.type != KRING_RECORD_SAMPLE)
+                return;
+            if (!kt::parse_sample(rec, type, s)) {
+                bad++;
+                return;
+            }
+            n++;
+            if (s.ip)
+                with_ip++;
+        });
+    }
+    ASSERT_EQ(ch.ioctl0(KRING_IOC_DISABLE), 0);
+    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(n, 200);
+    EXPECT_EQ(with_ip, 0) << "an address in a record defeats module KASLR";
+}
+
+// Follow @child (which waits for a byte on @go, then does its thing and
+// exits) with a per-thread sched channel; its records and stats flags.
+struct followed_run {
+    int err = 0;  // errno of the step that failed, 0 if none
+    std::vector<cap::rec> recs;
+    std::uint32_t flags = 0;
+};
+
+followed_run follow(pid_t child, int go) {
+    followed_run r;
+    cap::channel c;
+    if ((r.err = c.open(cap::attr(KRING_SOURCE_SCHED, -1, child), 7)) || (r.err = c.enable()))
+        return r;
+    if (::write(go, "g", 1) != 1)
+        r.err = errno;
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    c.disable();
+    c.drain();
+    r.recs = c.recs;
+    r.flags = c.ch.stats().flags;
+    return r;
+}
+
+// fork a child that waits for a byte on the returned descriptor, then runs
+// @fn and exits with its result.
+pid_t fork_waiting(int& go, const std::function<int()>& fn) {
+    int p[2];
+    if (::pipe(p))
+        return -1;
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::close(p[1]);
+        char b;
+        if (::read(p[0], &b, 1) != 1)
+            ::_exit(100);
+        ::_exit(fn());
+    }
+    ::close(p[0]);
+    go = p[1];
+    return pid;
+}
+
+bool names_a_task(const char* comm, std::uint32_t pid, std::uint32_t tid, std::int32_t prio) {
+    return comm[0] || pid || tid || prio;
+}
+
+// Counts of a followed child's switches: records, those naming a task on
+// the other side, those whose other side is blank.
+struct other_side {
+    long records = 0, named = 0, blank = 0;
+};
+
+other_side count_other_side(const std::vector<cap::rec>& recs, pid_t child) {
+    other_side o;
+    for (const cap::rec& r : recs) {
+        const kring_sched_raw& s = r.sched;
+        if (s.kind != KRING_SCHED_SWITCH)
+            continue;
+        o.records++;
+        bool prev_is_child = s.prev_tid == std::uint32_t(child);
+        bool other_named = prev_is_child
+                               ? names_a_task(s.next_comm, s.next_pid, s.next_tid, s.next_prio)
+                               : names_a_task(s.prev_comm, s.prev_pid, s.prev_tid, s.prev_prio);
+        (other_named ? o.named : o.blank)++;
+    }
+    return o;
+}
+
+// A follower without CAP_PERFMON sees its own tasks' side of each switch;
+// the task on the other side (another user's, the idle task) is blank. Root
+// sees both sides: the same run as root is the control.
+TEST(Security, UnprivilegedFollowerSeesNoOtherTask) {
+    if (!is_root())
+        GTEST_SKIP() << "needs root to drop to another user";
+    auto run = [](bool drop) {
+        return kt::in_child([drop] {
+            if (drop && !kt::become_nobody())
+                return 1;
+            int go = -1;
+            pid_t child = fork_waiting(go, [] {
+                for (int i = 0; i < 100; i++)
+                    ::usleep(1000);
+                return 0;
+            });
+            if (child < 0)
+                return 2;
+            followed_run r = follow(child, go);
+            if (r.err)
+                return 3;
+            other_side o = count_other_side(r.recs, child);
+            std::printf("%s follower: %ld switches, other side named in %ld, blank in %ld\n",
+                        drop ? "unprivileged" : "root", o.records, o.named, o.blank);
+            if (o.records < 20)
+                return 4;
+            if (drop)
+                return o.named == 0 ? 0 : 5;
+            return o.named > 0 ? 0 : 6;
+        });
+    };
+    int nobody = run(true);
+    int root = run(false);
+    EXPECT_TRUE(exited_ok(nobody)) << "status " << nobody << " (5: another task was named)";
+    EXPECT_TRUE(exited_ok(root)) << "status " << root << " (6: root saw no other task)";
+}
+
+// A followed task that execs a setuid-root image is not followed any more
+// (perf stops a task's events at such an exec): no record of the new image,
+// and the channel says it was revoked. Followed by root, the same exec
+// stays visible: the control.
+TEST(Security, ExecOfSetuidImageStopsAFollower) {
+    if (!is_root() || ::access("/bin/busybox", X_OK) != 0)
+        GTEST_SKIP() << "needs root and /bin/busybox to make a setuid image";
+    const char* dir = "/tmp/kring-suid";
+    const std::string image = std::string(dir) + "/busybox";
+    ::mkdir(dir, 0755);
+    {
+        int in = ::open("/bin/busybox", O_RDONLY | O_CLOEXEC);
+        int out = ::open(image.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+        ASSERT_GE(in, 0);
+        ASSERT_GE(out, 0);
+        char buf[65536];
+        ssize_t n;
+        while ((n = ::read(in, buf, sizeof(buf))) > 0)
+            ASSERT_EQ(::write(out, buf, n), n);
+        ::close(in);
+        ::close(out);
+        ASSERT_EQ(::chown(image.c_str(), 0, 0), 0);
+        ASSERT_EQ(::chmod(image.c_str(), 04755), 0);
+    }
+    auto run = [&image](bool drop) {
+        return kt::in_child([&image, drop] {
+            if (drop && !kt::become_nobody())
+                return 1;
+            int go = -1;
+            pid_t child = fork_waiting(go, [&image] {
+                ::execl(image.c_str(), "busybox", "sleep", "1", static_cast<char*>(nullptr));
+                return 99;
+            });
+            if (child < 0)
+                return 2;
+            followed_run r = follow(child, go);
+            if (r.err)
+                return 3;
+            long after_exec = 0;
+            for (const cap::rec& x : r.recs)
+                if (!std::strncmp(x.sched.prev_comm, "busybox", 16) ||
+                    !std::strncmp(x.sched.next_comm, "busybox", 16))
+                    after_exec++;
+            bool revoked = r.flags & KRING_STATS_F_REVOKED;
+            std::printf("%s follower: %zu records, %ld of the new image, revoked %d\n",
+                        drop ? "unprivileged" : "root", r.recs.size(), after_exec, revoked);
+            if (drop)
+                return !revoked ? 4 : after_exec ? 5 : 0;
+            return revoked ? 6 : after_exec ? 0 : 7;
+        });
+    };
+    int nobody = run(true);
+    int root = run(false);
+    ::unlink(image.c_str());
+    ::rmdir(dir);
+    EXPECT_TRUE(exited_ok(nobody)) << "status " << nobody
+                                   << " (4: not revoked, 5: records of the setuid image)";
+    EXPECT_TRUE(exited_ok(root)) << "status " << root << " (6: revoked, 7: no record of the exec)";
+}
+
+// Samples of a timer channel on CPU 0 in 10 ms windows of the record clock
+// (throttle.c's windows, aligned on the same monotonic clock).
+struct timer_run {
+    std::uint64_t written = 0, throttled = 0;
+    int max_per_window = 0;
+};
+
+timer_run run_timer(std::uint64_t hz, int ms) {
+    timer_run t;
+    cap::channel c;
+    kring_attr a = cap::attr(KRING_SOURCE_TIMER, 0, -1);
+    a.config[0] = hz;
+    EXPECT_EQ(c.open(a, 8), 0);
+    EXPECT_EQ(c.enable(), 0);
+    for (int i = 0; i < ms / 20; i++) {
+        ::usleep(20000);
+        c.drain();
+    }
+    EXPECT_EQ(c.disable(), 0);
+    c.drain();
+    kring_stats st = c.ch.stats();
+    EXPECT_GE(st.size, std::uint32_t(KRING_STATS_SIZE_VER1));
+    EXPECT_EQ(c.bad, 0u);
+    std::map<std::uint64_t, int> windows;
+    for (const cap::rec& r : c.recs)
+        t.max_per_window = std::max(t.max_per_window, ++windows[r.s.time / 10000000]);
+    t.written = c.recs.size();
+    t.throttled = st.throttled;
+    return t;
+}
+
+// kring.max_sample_rate bounds the samples one CPU writes per second; the
+// dropped ones are counted in the channel's throttled figure.
+TEST(Security, SampleRateIsThrottled) {
+    kt::module_param rate("max_sample_rate"), pct("cpu_time_max_percent");
+    if (!is_root() || !rate.usable() || !pct.usable())
+        GTEST_SKIP() << "needs root and kring's throttle parameters";
+    ASSERT_TRUE(pct.set("0"));
+    ASSERT_TRUE(rate.set("500"));  // 5 per 10 ms window
+    timer_run t = run_timer(5000, 1000);
+    std::printf("max_sample_rate=500: %llu written, %llu throttled, at most %d per 10 ms\n",
+                (unsigned long long)t.written, (unsigned long long)t.throttled, t.max_per_window);
+    EXPECT_GT(t.written, 0u);
+    EXPECT_GT(t.throttled, 0u);
+    // A sample admitted at the end of a window may carry a time just past it.
+    EXPECT_LE(t.max_per_window, 5 + 1);
+}
+
+// kring.cpu_time_max_percent bounds the share of a CPU the samples take:
+// at 1 % far fewer samples are written than without the limit, in the
+// same boot, and the rest are counted as throttled.
+TEST(Security, CpuTimeIsThrottled) {
+    kt::module_param rate("max_sample_rate"), pct("cpu_time_max_percent");
+    if (!is_root() || !rate.usable() || !pct.usable())
+        GTEST_SKIP() << "needs root and kring's throttle parameters";
+    ASSERT_TRUE(rate.set("0"));
+    ASSERT_TRUE(pct.set("0"));
+    timer_run free = run_timer(20000, 500);
+    ASSERT_TRUE(pct.set("1"));
+    timer_run limited = run_timer(20000, 500);
+    std::printf("cpu_time_max_percent: off %llu written (%llu throttled); 1%% %llu written "
+                "(%llu throttled)\n",
+                (unsigned long long)free.written, (unsigned long long)free.throttled,
+                (unsigned long long)limited.written, (unsigned long long)limited.throttled);
+    EXPECT_EQ(free.throttled, 0u);
+    EXPECT_GT(limited.throttled, 0u);
+    EXPECT_LT(limited.written, free.written);
+}
+
+// Set-output builds no chains and no cycles: a target is never redirected,
+// a redirected channel is never a target.
+TEST(Security, SetOutputGraphHasNoChains) {
+    if (!is_root())
+        GTEST_SKIP() << "per-CPU capture needs privilege";
+    kt::raw_channel a, b, c;
+    for (kt::raw_channel* ch : {&a, &b, &c}) {
+        ASSERT_EQ(ch->open_dev(), 0);
+        ASSERT_EQ(ch->configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
+    }
+    EXPECT_EQ(set_output(a, b.fd), 0);
+    EXPECT_EQ(set_output(b, c.fd), EINVAL) << "b is a target";
+    EXPECT_EQ(set_output(c, a.fd), EINVAL) << "a is redirected";
+    EXPECT_EQ(set_output(b, a.fd), EINVAL) << "a cycle";
+    EXPECT_EQ(set_output(a, -1), 0);
+    EXPECT_EQ(set_output(b, c.fd), 0);
+}
+
+// A redirected channel polls its target's buffer: its poller wakes when
+// records arrive there. RESET of the target waits for its writers to stop.
+TEST(Security, RedirectedChannelPollsAndResetsWithItsTarget) {
+    if (!is_root())
+        GTEST_SKIP() << "per-CPU capture needs privilege";
+    kt::raw_channel src, dst;
+    ASSERT_EQ(src.open_dev(), 0);
+    ASSERT_EQ(src.configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
+    ASSERT_EQ(dst.open_dev(), 0);
+    kring_attr d = cap::attr(KRING_SOURCE_SCHED, 0, -1);
+    d.wakeup_events = 1;
+    ASSERT_EQ(dst.configure(d), 0);
+    ASSERT_EQ(set_output(src, dst.fd), 0);
+    ASSERT_EQ(dst.map_ring(6, true, false), 0);
+    __atomic_store_n(&dst.ctl->need_wakeup, 1, __ATOMIC_SEQ_CST);
+    ASSERT_EQ(src.ioctl0(KRING_IOC_ENABLE), 0);
+    pollfd p{src.fd, POLLIN, 0};
+    int n = ::poll(&p, 1, 5000);
+    EXPECT_EQ(n, 1) << "the redirected channel's poller was not woken";
+    EXPECT_TRUE(p.revents & POLLIN);
+    EXPECT_EQ(dst.ioctl0(KRING_IOC_RESET), EBUSY) << "a writer into the buffer is enabled";
+    ASSERT_EQ(src.ioctl0(KRING_IOC_DISABLE), 0);
+    EXPECT_EQ(dst.ioctl0(KRING_IOC_RESET), 0);
+    kring_stats st = dst.stats();
+    EXPECT_EQ(st.produced, 0u);
+}
+
+// One buffer, writers on two CPUs: a per-thread sched channel with wakeup
+// records (written on the waker's CPU) redirected into a per-thread timer
+// channel of the same thread (written where the thread runs). The buffer's
+// write lock keeps every record intact and the accounting exact; a debug
+// kernel would warn if two CPUs entered the ring at once.
+TEST(Security, TwoCpuWritersShareOneBufferIntact) {
+    if (!is_root() || cap::online_cpus() < 2)
+        GTEST_SKIP() << "needs root and two CPUs";
+    constexpr std::uint64_t id_type = cap::sched_type | KRING_SAMPLE_IDENTIFIER;
+    int ping[2], pong[2];
+    ASSERT_EQ(::pipe(ping), 0);
+    ASSERT_EQ(::pipe(pong), 0);
+    std::atomic<bool> stop{false};
+    std::atomic<int> tid{0};
+    // The followed thread, on CPU 0: woken through a pipe from CPU 1.
+    std::thread followed([&] {
+        cap::pin_to(0);
+        tid = cap::gettid_();
+        char b;
+        while (::read(ping[0], &b, 1) == 1 && b == 'p') {
+            spin(2000);
+            if (::write(pong[1], "p", 1) != 1)
+                break;
+        }
+    });
+    while (!tid)
+        ::usleep(1000);
+    kt::raw_channel timer, sched;
+    ASSERT_EQ(timer.open_dev(), 0);
+    kring_attr t = cap::attr(KRING_SOURCE_TIMER, -1, tid);
+    t.sample_type = id_type;
+    t.config[0] = 2000;
+    ASSERT_EQ(timer.configure(t), 0);
+    ASSERT_EQ(sched.open_dev(), 0);
+    kring_attr s = cap::attr(KRING_SOURCE_SCHED, -1, tid);
+    s.sample_type = id_type;
+    s.config[0] = KRING_SCHED_CFG_WAKEUPS;
+    int e = sched.configure(s);
+    if (e == EOPNOTSUPP) {
+        ::close(ping[1]);
+        followed.join();
+        GTEST_SKIP() << "no wakeup tracepoints on this kernel";
+    }
+    ASSERT_EQ(e, 0);
+    ASSERT_EQ(set_output(sched, timer.fd), 0);
+    ASSERT_EQ(timer.map_ring(8, true, false), 0);
+    ASSERT_EQ(timer.ioctl0(KRING_IOC_ENABLE), 0);
+    ASSERT_EQ(sched.ioctl0(KRING_IOC_ENABLE), 0);
+    std::uint64_t sched_id = 0;
+    ASSERT_EQ(sched.ioctl_arg(KRING_IOC_ID, &sched_id), 0);
+    long wakeups = 0, samples = 0, bad = 0;
+    std::uint64_t lost = 0;
+    auto drain = [&] {
+        long r = timer.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
+            kt::sample x;
+            if (h.type == KRING_RECORD_LOST) {
+                kring_lost_record l;
+                std::memcpy(&l, rec, sizeof(l));
+                lost += l.lost;
+                return;
+            }
+            if (h.type != KRING_RECORD_SAMPLE || !kt::parse_sample(rec, id_type, x)) {
+                bad++;
+                return;
+            }
+            samples++;
+            kring_sched_raw r{};
+            if (x.id == sched_id && x.raw_size >= sizeof(r)) {
+                std::memcpy(&r, x.raw, sizeof(r));
+                wakeups += r.kind == KRING_SCHED_WAKEUP;
+            }
+        });
+        if (r < 0)
+            bad++;
+    };
+    std::thread waker([&] {
+        cap::pin_to(1);
+        char b;
+        auto end = cap::now_ns() + 1500000000ull;
+        while (cap::now_ns() < end && ::write(ping[1], "p", 1) == 1 && ::read(pong[0], &b, 1) == 1) {
+        }
+        stop = true;
+    });
+    while (!stop) {
+        ::usleep(20000);
+        drain();
+    }
+    waker.join();
+    ASSERT_EQ(sched.ioctl0(KRING_IOC_DISABLE), 0);
+    ASSERT_EQ(timer.ioctl0(KRING_IOC_DISABLE), 0);
+    drain();
+    ::close(ping[1]);
+    followed.join();
+    kring_stats st = timer.stats();
+    std::printf("two-CPU buffer: %ld samples (%ld wakeups), %llu lost\n", samples, wakeups,
+                (unsigned long long)lost);
+    EXPECT_EQ(bad, 0);
+    EXPECT_GT(wakeups, 10);
+    EXPECT_EQ(st.produced, st.written + st.lost_no_space + st.lost_too_big + st.lost_paused);
+    EXPECT_EQ(std::uint64_t(samples), st.written);
+}
+
+}  // namespace
