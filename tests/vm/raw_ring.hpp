@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,8 +239,13 @@ inline int in_child(const std::function<int()>& fn) {
     return status;
 }
 
-// Drop this process to the unprivileged user nobody (uid/gid 65534).
-inline bool become_nobody() { return ::setgid(65534) == 0 && ::setuid(65534) == 0; }
+// Drop this process to the unprivileged user nobody (uid/gid 65534). The
+// change of ids makes the process non-dumpable; a process that gave up its
+// privileges may be dumpable again, as an ordinary user's process is (so
+// that it, and the children it forks, may be followed by their owner).
+inline bool become_nobody() {
+    return ::setgid(65534) == 0 && ::setuid(65534) == 0 && ::prctl(PR_SET_DUMPABLE, 1) == 0;
+}
 
 // A kring module parameter set for the scope of a test and restored after.
 class module_param {

@@ -210,8 +210,10 @@ TEST(Security, UnprivilegedFollowerSeesNoOtherTask) {
             if (child < 0)
                 return 2;
             followed_run r = follow(child, go);
-            if (r.err)
+            if (r.err) {
+                std::printf("following the child: %s\n", std::strerror(r.err));
                 return 3;
+            }
             other_side o = count_other_side(r.recs, child);
             std::printf("%s follower: %ld switches, other side named in %ld, blank in %ld\n",
                         drop ? "unprivileged" : "root", o.records, o.named, o.blank);
@@ -264,8 +266,10 @@ TEST(Security, ExecOfSetuidImageStopsAFollower) {
             if (child < 0)
                 return 2;
             followed_run r = follow(child, go);
-            if (r.err)
+            if (r.err) {
+                std::printf("following the child: %s\n", std::strerror(r.err));
                 return 3;
+            }
             long after_exec = 0;
             for (const cap::rec& x : r.recs)
                 if (!std::strncmp(x.sched.prev_comm, "busybox", 16) ||
