@@ -69,7 +69,9 @@ printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 [ "$shell" = 1 ] && touch "$root/kring/.shell"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initramfs.cpio"
 
-cmdline="console=ttyS0 loglevel=5 panic=-1 oops=panic nokaslr"
+# rcu_nocbs: RCU callbacks run late, in kthreads, where the kernel offers
+# it (stock kernels): a module unloaded with callbacks pending shows it.
+cmdline="console=ttyS0 loglevel=5 panic=-1 oops=panic nokaslr rcu_nocbs=0-$((cpus - 1))"
 qemu=(qemu-system-x86_64 -machine pc -cpu max -smp "$cpus" -m "$mem"
 	-kernel "$image" -initrd "$work/initramfs.cpio" -no-reboot)
 
