@@ -597,6 +597,9 @@ void kring_output_release(struct kring_channel *ch)
 {
 	struct kring_channel *old;
 
+	/* Its file is going: no set-output on @ch can race with this read. */
+	if (!rcu_access_pointer(ch->out))
+		return;
 	down_write(&kring_output_rwsem);
 	old = kring_output_unlink(ch);
 	up_write(&kring_output_rwsem);
