@@ -74,7 +74,12 @@ TEST(CaptureTimer, PerThreadCountAndIps) {
     EXPECT_EQ(ch.bad, 0u);
     EXPECT_EQ(ch.lost, 0u);
     EXPECT_EQ(foreign, 0);
-    EXPECT_NEAR(got, expected, expected * 0.10);
+    // A late expiry (a busy host stalls the emulated CPU) folds periods into
+    // one sample whose PERIOD says so: the periods covered are what must
+    // match the CPU time, the samples only roughly.
+    double periods = double(weighted) * hz / 1e9;
+    EXPECT_NEAR(periods, expected, expected * 0.10);
+    EXPECT_GT(got, expected * 0.5);
     EXPECT_GT(user, long(got * 0.5));
     EXPECT_GE(double(in_loop), double(user) * 0.9);
 }
