@@ -20,9 +20,10 @@
  * interrupts off, by one handler at a time (hard irq handlers do not nest):
  * it needs no lock.
  */
+#include <linux/ktime.h>
+#include <linux/timekeeping.h>
 #include <linux/percpu.h>
 #include <linux/moduleparam.h>
-#include <linux/timekeeping.h>
 #include <linux/math64.h>
 
 #include "kring_internal.h"
