@@ -62,8 +62,9 @@ struct kring_cap_ops {
  * @owner_ptrace: the owner had CAP_SYS_PTRACE: it may follow any task
  * @see_all:	the owner may see the other tasks in its records (the other
  *		side of a switch, a waker); see kring_perm_see_all()
- * @revoked:	a followed task exec'ed an image the owner may not observe:
- *		nothing is followed any more (KRING_STATS_F_REVOKED)
+ * @revoked:	a followed task became one the owner may not observe (a
+ *		setuid exec: kring_perm_task()): nothing is followed any
+ *		more (KRING_STATS_F_REVOKED)
  */
 struct kring_cap {
 	struct kring_channel *ch;
@@ -97,12 +98,12 @@ void kring_cap_release(struct kring_cap *cap);
 long kring_ioctl_set_output(struct kring_channel *ch, int fd);
 bool kring_channel_redirected(struct kring_channel *ch);
 void kring_output_release(struct kring_channel *ch);
-bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t);
+bool kring_cap_follows(struct kring_cap *cap, const struct task_struct *t);
 
 /* perm.c */
 int kring_perm_check(const struct kring_attr *attr, struct task_struct *target);
 bool kring_perm_see_all(void);
-bool kring_perm_exec(const struct kring_cap *cap, struct task_struct *p);
+bool kring_perm_task(const struct kring_cap *cap, const struct task_struct *p);
 
 /*
  * kring_cap_may_see() - whether @cap's records may name @t
@@ -111,7 +112,7 @@ bool kring_perm_exec(const struct kring_cap *cap, struct task_struct *p);
  *
  * Context: any.
  */
-static inline bool kring_cap_may_see(const struct kring_cap *cap, const struct task_struct *t)
+static inline bool kring_cap_may_see(struct kring_cap *cap, const struct task_struct *t)
 {
 	return cap->see_all || kring_cap_follows(cap, t);
 }

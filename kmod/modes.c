@@ -93,21 +93,25 @@ static void kring_probe_exit(void *data, struct task_struct *p)
 	}
 }
 
+/* Stop following, for good: the owner may not observe a followed task. */
+static void kring_cap_revoke(struct kring_cap *cap)
+{
+	WRITE_ONCE(cap->revoked, true);
+	WRITE_ONCE(cap->ch->revoked, true);
+}
+
 /*
  * A task execs (after the new credentials and mm are in place): a channel
- * whose owner may not observe the new image stops following, for good.
+ * whose owner may not observe the new image stops following, even if no
+ * event of the task is recorded before it runs.
  */
 static void kring_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 			     struct linux_binprm *bprm)
 {
 	struct kring_cap *cap;
 
-	list_for_each_entry_rcu(cap, &kring_cap_list, node) {
-		if (!cap->tid || !kring_cap_follows(cap, p) || kring_perm_exec(cap, p))
-			continue;
-		WRITE_ONCE(cap->revoked, true);
-		WRITE_ONCE(cap->ch->revoked, true);
-	}
+	list_for_each_entry_rcu(cap, &kring_cap_list, node)
+		kring_cap_follows(cap, p);	/* revokes if need be */
 }
 
 static void kring_probe_wakeup(void *data, struct task_struct *p)
@@ -469,10 +473,11 @@ void kring_cap_disable(struct kring_cap *cap)
  *
  * Context: any.
  * Return: true for every task when @cap follows none, else whether @t is
- * the followed task or (inherit) one of its descendants, and the channel
- * was not revoked by an exec (kring_probe_exec()).
+ * the followed task or (inherit) one of its descendants and the owner may
+ * still observe it (kring_perm_task(); the first task that fails revokes
+ * the channel).
  */
-bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t)
+bool kring_cap_follows(struct kring_cap *cap, const struct task_struct *t)
 {
 	pid_t pid = t->pid;
 	unsigned int i;
@@ -483,14 +488,20 @@ bool kring_cap_follows(const struct kring_cap *cap, const struct task_struct *t)
 		return false;
 	if (!pid)
 		return false;	/* idle */
-	if (READ_ONCE(t->thread_pid) == cap->root)
-		return true;
-	if (!cap->inherit)
+	if (READ_ONCE(t->thread_pid) != cap->root) {
+		if (!cap->inherit)
+			return false;
+		for (i = 1; i < KRING_FOLLOW_MAX; i++)
+			if (READ_ONCE(cap->follow[i]) == pid)
+				break;
+		if (i == KRING_FOLLOW_MAX)
+			return false;
+	}
+	if (!kring_perm_task(cap, t)) {
+		kring_cap_revoke(cap);
 		return false;
-	for (i = 1; i < KRING_FOLLOW_MAX; i++)
-		if (READ_ONCE(cap->follow[i]) == pid)
-			return true;
-	return false;
+	}
+	return true;
 }
 
 /* Drop what the mode holds (the channel is being released). */

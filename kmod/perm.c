@@ -59,7 +59,7 @@ int kring_perm_source(const struct kring_source_ops *src)
 }
 
 /* Whether @cred's real ids match every uid and gid of @task's credentials. */
-static bool kring_same_ids(const struct cred *cred, struct task_struct *task)
+static bool kring_same_ids(const struct cred *cred, const struct task_struct *task)
 {
 	const struct cred *tcred;
 	bool ok;
@@ -111,24 +111,30 @@ bool kring_perm_see_all(void)
 }
 
 /**
- * kring_perm_exec() - may @cap's owner still observe @p, which just exec'ed?
- * @cap: a followed-mode channel's mode, @p one of its followed tasks
- * @p: current, after the exec committed its credentials and mm
+ * kring_perm_task() - may @cap's owner still observe @p, one of its tasks?
+ * @cap: a followed-mode channel's mode
+ * @p: a task the channel follows, about to be recorded (current, the
+ *	tasks of a context switch, a sleeping task being woken: none whose mm
+ *	or credentials can change under us)
  *
- * perf stops a task's events when it execs an image its owner may not
- * trace (perf_event_exit_task() on a non-dumpable exec). The same rule as
- * at configure time, with the owner's credentials kept from then: its real
- * ids match every id of @p and @p is dumpable, or the owner had
- * CAP_SYS_PTRACE. A setuid or setgid image fails both.
+ * The rule of configure time, with the owner's credentials kept from then:
+ * its real ids match every id of @p and @p is dumpable, or the owner had
+ * CAP_SYS_PTRACE. A task that execs a setuid or setgid image fails both
+ * the moment the exec commits its new credentials (commit_creds() makes
+ * the mm non-dumpable), as perf stops a task's events there
+ * (perf_event_exit_task() in begin_new_exec()); so does a task that makes
+ * itself non-dumpable, as it would for ptrace.
  *
- * Context: the exec tracepoint (preemption disabled).
+ * Context: any (RCU read side).
  * Return: true when the channel may go on following @p.
  */
-bool kring_perm_exec(const struct kring_cap *cap, struct task_struct *p)
+bool kring_perm_task(const struct kring_cap *cap, const struct task_struct *p)
 {
+	struct mm_struct *mm = READ_ONCE(p->mm);
+
 	if (cap->owner_ptrace)
 		return true;
-	if (!p->mm || get_dumpable(p->mm) != SUID_DUMP_USER)
+	if (mm && get_dumpable(mm) != SUID_DUMP_USER)
 		return false;
 	return kring_same_ids(cap->owner, p);
 }
