@@ -142,8 +142,12 @@ TEST(CaptureTime, FloorMovesOnQuietBuffer) {
     std::int64_t worst = 0;
     for (int i = 0; i < 20; i++) {
         ::usleep(20000);
-        std::uint64_t now = cap::now_ns();
+        // The floor first, then the clock: the floor tick may publish a new
+        // floor at any moment, and one published after a clock read would
+        // be later than that "now". Read in this order, f <= now holds by
+        // construction, and now - f is an upper bound of the lag.
         std::uint64_t f = load_floor(ch.ch.ctl);
+        std::uint64_t now = cap::now_ns();
         std::int64_t lag = f ? std::int64_t(now - f) : std::int64_t(now);
         worst = std::max(worst, lag);
         EXPECT_LE(f, now) << "a floor in the future";
@@ -174,8 +178,13 @@ TEST(CaptureTime, TscConversion) {
     ASSERT_TRUE(p->capabilities & KRING_CAP_USER_TIME);
     std::int64_t worst = 0;
     for (int i = 0; i < 100; i++) {
+        // The TSC read bracketed by the clock: lfence keeps the (otherwise
+        // unordered) rdtsc between the two clock reads, as the kernel's
+        // rdtsc_ordered() does.
         std::uint64_t t0 = cap::now_ns(CLOCK_MONOTONIC_RAW);
+        _mm_lfence();
         std::uint64_t cyc = __rdtsc();
+        _mm_lfence();
         std::uint64_t t1 = cap::now_ns(CLOCK_MONOTONIC_RAW);
         std::uint64_t quot = cyc >> p->time_shift;
         std::uint64_t rem = cyc & ((1ull << p->time_shift) - 1);
