@@ -64,6 +64,42 @@ TEST(Merger, WindowFallbackWithoutFloor) {
     EXPECT_EQ(m.windows_used(), 1u);
 }
 
+// The window's clock is read before the empty source is looked at: a
+// record published in between (here, while the clock is read) is seen and
+// goes out first, not after a record its time precedes.
+struct publishing_clock {
+    host_ring* ring;
+    std::uint64_t record_time, now;
+    bool published = false;
+};
+
+std::uint64_t publish_then_read(void* ctx) {
+    auto* c = static_cast<publishing_clock*>(ctx);
+    if (!c->published) {
+        c->published = true;
+        EXPECT_EQ(write_sample(&c->ring->rb, c->record_time), 0);
+    }
+    return c->now;
+}
+
+TEST(Merger, WindowClockReadBeforeTheLook) {
+    host_ring a(1, false), b(1, false);
+    kring::reader ra(a.view()), rb(b.view());
+    // b's record (time 4999) is published at 5999, within the window
+    // (1000) of its time, just before the clock reads 6000.
+    publishing_clock clock{&b, 4999, 6000};
+    kring::merger m({.window_ns = 1000, .now = publish_then_read, .now_ctx = &clock});
+    m.add(ra, st);
+    m.add(rb, st);
+    ASSERT_EQ(write_sample(&a.rb, 5000), 0);
+    std::vector<std::uint64_t> out;
+    auto emit = [&](std::size_t, const kring::record&, std::uint64_t t) { out.push_back(t); };
+    ASSERT_TRUE(m.drain(emit));
+    EXPECT_TRUE(clock.published);
+    ASSERT_TRUE(m.drain(emit));
+    EXPECT_EQ(out, (std::vector<std::uint64_t>{4999, 5000}));
+}
+
 TEST(Merger, FinishedSourceConstrainsNothing) {
     host_ring a(1, false), b(1, false);
     kring::reader ra(a.view()), rb(b.view());

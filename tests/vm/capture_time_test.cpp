@@ -1,5 +1,6 @@
 // In the guest: record clocks, TSC conversion and the timestamp floor.
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -20,6 +21,12 @@ std::uint64_t load_floor(const kring_ctl_page* ctl) {
     return __atomic_load_n(&ctl->timestamp_floor, __ATOMIC_ACQUIRE);
 }
 
+long switches_of_thread() {
+    rusage ru;
+    ::getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
 // A per-thread sched channel on each clock: the records of a sleep lie
 // between user-space readings of the same clock.
 TEST(CaptureTime, ClockChoice) {
@@ -36,16 +43,33 @@ TEST(CaptureTime, ClockChoice) {
         a.clockid = c.id;
         ASSERT_EQ(ch.open(a, 4), 0) << "clock " << c.id;
         ASSERT_EQ(ch.enable(), 0);
-        std::uint64_t t0 = cap::now_ns(c.posix);
-        ::usleep(2000);
-        std::uint64_t t1 = cap::now_ns(c.posix);
+        // A sleep whose timer expires before the thread gets to schedule()
+        // (its vCPU stalled) does not switch: getrusage(), read inside the
+        // clock window, tells, and such a sleep is taken again. A switch
+        // it counts lies between the clock reads, with its switch back in.
+        std::uint64_t t0 = 0, t1 = 0;
+        long switched = 0;
+        int sleeps = 0;
+        while (!switched && sleeps < 10) {
+            t0 = cap::now_ns(c.posix);
+            long sw0 = switches_of_thread();
+            ::usleep(2000);
+            long sw1 = switches_of_thread();
+            t1 = cap::now_ns(c.posix);
+            switched = sw1 - sw0;
+            sleeps++;
+        }
         ASSERT_EQ(ch.disable(), 0);
         ch.drain();
         long inside = 0;
         for (const auto& r : ch.recs)
             inside += r.s.time >= t0 && r.s.time <= t1;
-        // The sleep switched this thread out and back in.
-        EXPECT_GE(inside, 2) << "clock " << c.id << ": " << ch.recs.size() << " records";
+        ASSERT_GT(switched, 0) << "clock " << c.id << ": " << sleeps << " sleeps, none switched";
+        if (sleeps > 1)
+            std::printf("clock %u: %d sleeps until one switched\n", c.id, sleeps);
+        EXPECT_GE(inside, 2 * switched)
+            << "clock " << c.id << ": " << ch.recs.size() << " records, " << switched
+            << " switches, " << ch.lost << " lost, " << ch.bad << " bad";
     }
     kt::raw_channel local;
     ASSERT_EQ(local.open_dev(), 0);
@@ -142,8 +166,12 @@ TEST(CaptureTime, FloorMovesOnQuietBuffer) {
     std::int64_t worst = 0;
     for (int i = 0; i < 20; i++) {
         ::usleep(20000);
-        std::uint64_t now = cap::now_ns();
+        // The floor first, then the clock: the floor tick may publish a new
+        // floor at any moment, and one published after a clock read would
+        // be later than that "now". Read in this order, f <= now holds by
+        // construction, and now - f is an upper bound of the lag.
         std::uint64_t f = load_floor(ch.ch.ctl);
+        std::uint64_t now = cap::now_ns();
         std::int64_t lag = f ? std::int64_t(now - f) : std::int64_t(now);
         worst = std::max(worst, lag);
         EXPECT_LE(f, now) << "a floor in the future";
@@ -174,8 +202,13 @@ TEST(CaptureTime, TscConversion) {
     ASSERT_TRUE(p->capabilities & KRING_CAP_USER_TIME);
     std::int64_t worst = 0;
     for (int i = 0; i < 100; i++) {
+        // The TSC read bracketed by the clock: lfence keeps the (otherwise
+        // unordered) rdtsc between the two clock reads, as the kernel's
+        // rdtsc_ordered() does.
         std::uint64_t t0 = cap::now_ns(CLOCK_MONOTONIC_RAW);
+        _mm_lfence();
         std::uint64_t cyc = __rdtsc();
+        _mm_lfence();
         std::uint64_t t1 = cap::now_ns(CLOCK_MONOTONIC_RAW);
         std::uint64_t quot = cyc >> p->time_shift;
         std::uint64_t rem = cyc & ((1ull << p->time_shift) - 1);

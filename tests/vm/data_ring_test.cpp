@@ -211,6 +211,10 @@ TEST(DataRing, OverwriteKeepsNewestRecordsIntact) {
     auto deadline = clk::now() + std::chrono::seconds(60);
     while (ch.stats().produced < limit && clk::now() < deadline)
         ::usleep(1000);
+    // produced counts a record from its reservation on: the last one may
+    // not be written or published yet. The generator idles after its
+    // limit; disabling waits for it, so written and data_head are final.
+    ASSERT_EQ(ch.ioctl0(KRING_IOC_DISABLE), 0);
     ASSERT_EQ(ch.ioctl0(KRING_IOC_PAUSE_OUTPUT), 0);
     kring_stats st = ch.stats();
     EXPECT_EQ(st.produced, limit);

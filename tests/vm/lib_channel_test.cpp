@@ -164,6 +164,9 @@ TEST(LibOverwrite, PausedWindowNewestFirst) {
         ASSERT_LT(clk::now(), deadline);
         ::usleep(1000);
     }
+    // produced counts a record from its reservation on: the newest one may
+    // not be published yet. Disabling waits for the (idle) generator.
+    ASSERT_TRUE(ch->disable());
     std::uint64_t n = 0, expect = count - 1, bad = 0, bytes = 0;
     auto r = ch->with_output_paused([&] {
         return rd.read([&](const kring::record& rec) {
@@ -351,8 +354,13 @@ TEST(LibMerger, SparseSourceUsesFloorOrWindow) {
         during = emitted;
         ::usleep(2000);
     }
-    for (std::size_t i = 0; i < chans.size(); i++)
+    // produced counts a record from its reservation on: the last ones may
+    // not be published yet. Disabling waits for the generators; then the
+    // sources are finished and flush() finds every record.
+    for (std::size_t i = 0; i < chans.size(); i++) {
+        ASSERT_TRUE(chans[i].disable());
         m.finish(i);
+    }
     ASSERT_TRUE(m.flush(emit));
     EXPECT_EQ(bad, 0u);
     EXPECT_EQ(backwards, 0u);

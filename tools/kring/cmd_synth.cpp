@@ -165,8 +165,15 @@ int run(const context& ctx, const options& o) {
             r->st = *st;
             if (r->st.produced < o.count || r->delivered + r->rd.lost_seen() < r->st.produced)
                 done = false;
-            // The generator idles after --count records: nothing more to wait for.
-            if (o.merge && r->st.produced >= o.count)
+            // The generator idles after --count records: nothing more to wait
+            // for once every record it produced went through the merger.
+            // produced counts a record from its reservation on, before it
+            // is in the ring, so produced >= count alone does not say the
+            // last one can no longer come. With --nest the timer's records
+            // come on top of --count: the end is not known, the window lets
+            // the last records out.
+            if (o.merge && !o.nest && r->st.produced >= o.count &&
+                r->delivered + r->rd.lost_seen() >= r->st.produced)
                 m.finish(std::size_t(r->cpu));
         }
         if (!done && o.sleep_us)

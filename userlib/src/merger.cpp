@@ -36,6 +36,13 @@ bool merger::allows(source& s, std::uint64_t t, bool& refilled) noexcept {
     std::uint64_t floor = 0;
     if (v.kind == ring_kind::kring)
         floor = barrier::load_floor(v.ctl->timestamp_floor);
+    // Without a floor the window decides, against a clock read BEFORE the
+    // source is found empty: a record that was not there yet is published
+    // after this reading, so (within the window of its time) its time is
+    // >= clock - window_ns >= t. A reading taken after the look would also
+    // count the time in between, in which a record may have come.
+    const bool by_window = !floor && !s.finished;
+    const std::uint64_t clock = by_window ? now() : 0;
     if (!fill(s))
         return false;
     if (s.pending) {
@@ -51,7 +58,7 @@ bool merger::allows(source& s, std::uint64_t t, bool& refilled) noexcept {
         }
         return false;
     }
-    if (now() >= t + o_.window_ns) {
+    if (clock >= t + o_.window_ns) {
         windows_used_++;
         return true;
     }

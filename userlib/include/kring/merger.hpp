@@ -22,9 +22,10 @@
 // 0: perf buffers, kring rings of kernels without it) is instead assumed to
 // publish every record within merge_options::window_ns of its timestamp:
 // while such a source is empty, a record with time t is emitted once the
-// record clock (CLOCK_MONOTONIC, kring's and perf's use_clockid clock) has
-// passed t + window_ns. A record published later than that may come out of
-// order; windows_used() counts the emissions that relied on the window.
+// record clock (CLOCK_MONOTONIC, kring's and perf's use_clockid clock), read
+// before the source is found empty, has passed t + window_ns. A record
+// published later than that may come out of order; windows_used() counts
+// the emissions that relied on the window.
 //
 // Records without a timestamp (LOST, perf's records without TIME) are
 // emitted as soon as they are at the front of their source: they keep
