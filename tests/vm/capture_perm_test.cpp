@@ -31,7 +31,7 @@ TEST(CapturePerm, UnprivilegedUser) {
     ASSERT_GE(child, 0);
     if (child == 0) {
         outcome o;
-        if (::setgid(65534) || ::setuid(65534))
+        if (!kt::become_nobody())
             ::_exit(1);
         kt::raw_channel probe;
         o.open_err = probe.open_dev();
@@ -82,7 +82,7 @@ TEST(CapturePerm, ParanoidParameterRelaxes) {
     auto as_nobody = [](bool expect_ok) {
         pid_t child = ::fork();
         if (child == 0) {
-            if (::setgid(65534) || ::setuid(65534))
+            if (!kt::become_nobody())
                 ::_exit(2);
             kring_attr t = cap::attr(KRING_SOURCE_TIMER, -1, 0);
             t.config[0] = 100;
