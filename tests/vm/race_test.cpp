@@ -35,6 +35,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <initializer_list>
 #include <new>
 #include <random>
@@ -136,18 +137,13 @@ private:
     T* obj_;
 };
 
-// Holds a race_state's check_lock, across processes; gives up at the
-// deadline (a process that died holding it must not hang the case).
+// Takes a race_state's check_lock if it is free, across processes, and
+// releases it when it goes. Nobody waits for it: a process waiting with a
+// mapping held would keep the others' unmaps from being the last.
 class check_guard {
 public:
-    check_guard(race_state& st, clk::time_point deadline) : st_(st) {
-        while (st.check_lock.exchange(1, std::memory_order_acquire)) {
-            if (!st.running(deadline))
-                return;
-            ::sched_yield();
-        }
-        held_ = true;
-    }
+    explicit check_guard(race_state& st)
+        : st_(st), held_(!st.check_lock.exchange(1, std::memory_order_acquire)) {}
     check_guard(const check_guard&) = delete;
     check_guard& operator=(const check_guard&) = delete;
     ~check_guard() {
@@ -158,7 +154,7 @@ public:
 
 private:
     race_state& st_;
-    bool held_ = false;
+    const bool held_;
 };
 
 // Threads meet here and leave together: they spin (yielding now and then,
@@ -260,17 +256,16 @@ bool check_mapped(race_state& st, int fd, const char* who) {
 
 // Whether @ctl, the control page of a mapping this process holds, is the
 // channel's live buffer: STATS says MAPPED, and PAUSE_OUTPUT and
-// RESUME_OUTPUT show in it. The toggles are serialised across the case's
-// processes (check_lock) so that they do not see each other's.
-bool check_live(race_state& st, int fd, const kring_ctl_page* ctl, clk::time_point deadline,
-                const char* who) {
+// RESUME_OUTPUT show in it. One process at a time toggles (check_lock),
+// so that none sees another's; the others skip that part meanwhile.
+bool check_live(race_state& st, int fd, const kring_ctl_page* ctl, const char* who) {
     if (!check_mapped(st, fd, who))
         return false;
     if (ctl->data_size != ring_len() - kt::page_size())
         return st.fail(who, ": data_size ", ctl->data_size, " in the control page");
-    check_guard guard(st, deadline);
+    check_guard guard(st);
     if (!guard)
-        return true;  // out of time while waiting
+        return true;
     for (bool pause : {true, false}) {
         const char* name = pause ? "PAUSE_OUTPUT" : "RESUME_OUTPUT";
         if (!st.ok(kt::ioctl0(fd, pause ? KRING_IOC_PAUSE_OUTPUT : KRING_IOC_RESUME_OUTPUT), who,
@@ -349,7 +344,7 @@ void aux_map_unmap_across_fork(race_state& st, clk::duration run) {
                 st.n(0), st.n(1), st.n(3), st.n(2));
 }
 
-// ---- 2: the data ring, mapped and unmapped by two processes --------------
+// ---- 2: the data ring, mapped and unmapped by three processes ------------
 
 // Maps the data ring, checks it is the channel's buffer and unmaps it,
 // until the deadline.
@@ -357,48 +352,75 @@ void ring_cycle(race_state& st, int fd, clk::time_point deadline, const char* wh
     while (st.running(deadline)) {
         kt::mapping ring(fd, ring_len(), rw, 0);
         if (!st.ok(ring.error(), who, ": mmap of the data ring") ||
-            !check_live(st, fd, ring.ctl(), deadline, who) ||
+            !check_live(st, fd, ring.ctl(), who) ||
             !st.ok(ring.unmap(), who, ": munmap of the data ring"))
             return;
         st.count[slot]++;
     }
 }
 
-// A forked child and the parent loop mmap / check / munmap of the data
-// ring on the shared file; nothing else holds a mapping, so the buffer is
-// allocated and freed over and over. A thread issues STATS and
-// SET_WAKEUP, which hold the channel's lock: an unmap that dropped the
+// Issues STATS, SET_WAKEUP, ENABLE and DISABLE on @fd until the deadline.
+// All hold the channel's lock, ENABLE and DISABLE of the synthetic source
+// for long (they start and stop its thread): an unmap that dropped the
 // last mapping count waits there while a mmap may get in.
+void lock_holder(race_state& st, int fd, clk::time_point deadline, const char* who) {
+    kring_wakeup w{};
+    while (st.running(deadline)) {
+        kring_stats s;
+        if (!st.ok(kt::stats_of(fd, s), who, ": STATS") ||
+            !st.ok(::ioctl(fd, KRING_IOC_SET_WAKEUP, &w) ? errno : 0, who, ": SET_WAKEUP") ||
+            !st.ok(kt::ioctl0(fd, KRING_IOC_ENABLE), who, ": ENABLE") ||
+            !st.ok(kt::ioctl0(fd, KRING_IOC_DISABLE), who, ": DISABLE"))
+            return;
+        st.count[3]++;
+    }
+}
+
+// One of the processes of DataMapUnmapAcrossFork: ring_cycle() and a
+// lock_holder() thread.
+void ring_process(race_state& st, int fd, clk::time_point deadline, const char* who, int slot) {
+    std::thread ioctls(lock_holder, std::ref(st), fd, deadline, who);
+    ring_cycle(st, fd, deadline, who, slot);
+    ioctls.join();
+}
+
+// Two forked children and the parent loop mmap / check / munmap of the
+// data ring on the shared file, each with a thread issuing ioctls that
+// hold the channel's lock; nothing else holds a mapping, so the buffer is
+// allocated and freed over and over. The source is the synthetic one at
+// 1000 records/s: it writes into whichever buffer the channel has.
 void data_map_unmap_across_fork(race_state& st, clk::duration run) {
     kt::raw_channel ch;
-    if (!open_none(st, ch))
+    kring_attr a = kt::make_attr(KRING_SOURCE_SYNTHETIC, 0, KRING_SAMPLE_TIME);
+    a.config[0] = 1000;
+    if (!st.ok(ch.open_dev(), "open /dev/kring") ||
+        !st.ok(ch.configure(a), "configure the synthetic source on CPU 0"))
         return;
     const auto deadline = clk::now() + run;
-    pid_t child = kt::fork_child([&] {
-        ring_cycle(st, ch.fd, deadline, "child", 1);
-        return 0;
-    });
-    if (child < 0)
-        return (void)st.fail("fork: ", errno_name(errno));
-    std::thread ioctls([&] {
-        kring_wakeup w{};
-        while (st.running(deadline)) {
-            kring_stats s;
-            if (!st.ok(kt::stats_of(ch.fd, s), "STATS") ||
-                !st.ok(ch.ioctl_arg(KRING_IOC_SET_WAKEUP, &w), "SET_WAKEUP"))
-                return;
-            st.count[2]++;
+    pid_t children[2];
+    for (int i = 0; i < 2; i++) {
+        const char* who = i ? "child 2" : "child 1";
+        children[i] = kt::fork_child([&] {
+            ring_process(st, ch.fd, deadline, who, 1 + i);
+            return 0;
+        });
+        if (children[i] < 0) {
+            st.fail("fork: ", errno_name(errno));
+            if (i)
+                join_child(st, children[0], "child 1");
+            return;
         }
-    });
-    ring_cycle(st, ch.fd, deadline, "parent", 0);
-    ioctls.join();
-    join_child(st, child, "the child");
+    }
+    ring_process(st, ch.fd, deadline, "parent", 0);
+    join_child(st, children[0], "child 1");
+    join_child(st, children[1], "child 2");
     kring_stats s;
     if (!st.failed && st.ok(kt::stats_of(ch.fd, s), "STATS at the end") &&
         (s.flags & KRING_STATS_F_MAPPED))
         st.fail("STATS says MAPPED after every mapping is gone");
-    std::printf("race data: %llu + %llu ring maps (parent + child), %llu ioctl rounds\n",
-                st.n(0), st.n(1), st.n(2));
+    std::printf("race data: %llu + %llu + %llu ring maps (parent + children), "
+                "%llu ioctl rounds\n",
+                st.n(0), st.n(1), st.n(2), st.n(3));
 }
 
 // ---- 3: close against mmap ----------------------------------------------
@@ -441,19 +463,26 @@ bool reopen_cycle(race_state& st) {
 
 // One process: a thread opens, configures and closes channels, leaving
 // their (then stale) descriptor number where a second thread maps it and
-// a third issues ioctls on it. A file closed during a mmap lives on in
-// that mapping and goes at its munmap.
+// a third issues ioctls on it. The close waits for a mmap attempt after
+// the configure, then a random moment, so that it lands anywhere in the
+// next one. A file closed during a mmap lives on in that mapping and goes
+// at its munmap.
 void close_against_mmap_threads(race_state& st, clk::time_point deadline) {
     std::atomic<int> shared_fd{-1};
+    std::atomic<std::uint64_t> attempts{0};
     const kring_attr attr = kt::make_attr(KRING_SOURCE_NONE, -1);
     std::thread opener([&] {
+        std::minstd_rand rng(::gettid());
         while (st.running(deadline)) {
             int fd = ::open("/dev/kring", O_RDWR | O_CLOEXEC);
             if (fd < 0)
                 return (void)st.fail("open /dev/kring: ", errno_name(errno));
             shared_fd = fd;  // before CONFIGURE: mmap may find it unconfigured
             int e = ::ioctl(fd, KRING_IOC_CONFIGURE, &attr) ? errno : 0;
-            std::this_thread::yield();
+            for (auto seen = attempts.load(); attempts.load() == seen && st.running(deadline);)
+                std::this_thread::yield();
+            for (auto n = rng() % 8; n; n--)
+                std::this_thread::yield();
             if (!st.ok(::close(fd) ? errno : 0, "close") || !st.ok(e, "configure"))
                 return;
             st.count[2]++;
@@ -465,6 +494,7 @@ void close_against_mmap_threads(race_state& st, clk::time_point deadline) {
             if (fd < 0)
                 continue;
             kt::mapping ring(fd, ring_len(), rw, 0);
+            attempts++;
             // Closed (EBADF), or reopened and not configured yet (EINVAL).
             if (ring.error()) {
                 if (!st.errno_in(ring.error(), {EBADF, EINVAL}, "mmap of a file being closed"))
