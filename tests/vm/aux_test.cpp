@@ -49,15 +49,12 @@ struct tracer_cfg {
 // A tracer channel with its data ring and AUX area mapped.
 struct aux_channel {
     kt::raw_channel ch;
+    kt::mapping aux_map;
     std::uint8_t* aux = nullptr;
     std::size_t aux_len = 0;
-    std::size_t ps = ::sysconf(_SC_PAGESIZE);
+    std::size_t ps = kt::page_size();
     std::uint64_t aux_tail = 0;
 
-    ~aux_channel() {
-        if (aux)
-            ::munmap(aux, aux_len);
-    }
     // 0 or the errno of the first step that failed.
     int setup(const tracer_cfg& c, std::uint64_t flags = 0) {
         if (int e = ch.open_dev())
@@ -77,13 +74,10 @@ struct aux_channel {
         return map_aux(ch.map_len, c.aux_pages * ps, c.aux_rw);
     }
     int map_aux(std::uint64_t offset, std::uint64_t size, bool rw) {
-        ch.ctl->aux_offset = offset;
-        ch.ctl->aux_size = size;
-        void* p = ::mmap(nullptr, size, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED, ch.fd,
-                         offset);
-        if (p == MAP_FAILED)
-            return errno;
-        aux = static_cast<std::uint8_t*>(p);
+        aux_map = kt::map_aux(ch.fd, ch.ctl, offset, size, rw);
+        if (int e = aux_map.error())
+            return e;
+        aux = static_cast<std::uint8_t*>(aux_map.addr());
         aux_len = size;
         return 0;
     }
@@ -430,13 +424,7 @@ TEST(Aux, PauseResumeBrackets) {
 
 // Task mode, and CPU mode's hotplug, ride on the capture modes
 // (KRING_FEAT_CAPTURE).
-bool capture_available() {
-    kt::raw_channel c;
-    kring_abi_info info{};
-    info.size = sizeof(info);
-    return c.open_dev() == 0 && c.ioctl_arg(KRING_IOC_QUERY_ABI, &info) == 0 &&
-           (info.features & KRING_FEAT_CAPTURE);
-}
+bool capture_available() { return kt::abi_features() & KRING_FEAT_CAPTURE; }
 
 // CPU mode on a CPU that goes offline: the unit stops there, the control
 // page says so, and it starts again (with a SYNC packet, no sequence gap)

@@ -15,10 +15,6 @@ kring_attr with_id(kring_attr a) {
     return a;
 }
 
-int set_output(kt::raw_channel& ch, int target_fd) {
-    return ::ioctl(ch.fd, KRING_IOC_SET_OUTPUT, target_fd) < 0 ? errno : 0;
-}
-
 // A timer channel on CPU 0 writes into the buffer of a sched channel on
 // CPU 0; both ids appear there, each with its own payload.
 TEST(CaptureOutput, SameCpuShareOneBuffer) {
@@ -29,7 +25,7 @@ TEST(CaptureOutput, SameCpuShareOneBuffer) {
     kring_attr t = with_id(cap::attr(KRING_SOURCE_TIMER, 0, -1));
     t.config[0] = 200;
     ASSERT_EQ(timer.configure(t), 0);
-    ASSERT_EQ(set_output(timer, sched.fd), 0);
+    ASSERT_EQ(timer.set_output(sched.fd), 0);
     ASSERT_EQ(sched.map_ring(6, true, false), 0);
     std::uint64_t sched_id = 0, timer_id = 0;
     ASSERT_EQ(sched.ioctl_arg(KRING_IOC_ID, &sched_id), 0);
@@ -37,7 +33,7 @@ TEST(CaptureOutput, SameCpuShareOneBuffer) {
     ASSERT_EQ(sched.ioctl0(KRING_IOC_ENABLE), 0);
     ASSERT_EQ(timer.ioctl0(KRING_IOC_ENABLE), 0);
     // Redirected and enabled: no changes now.
-    EXPECT_EQ(set_output(timer, -1), EBUSY);
+    EXPECT_EQ(timer.set_output(-1), EBUSY);
     ::usleep(300000);
     ASSERT_EQ(timer.ioctl0(KRING_IOC_DISABLE), 0);
     ASSERT_EQ(sched.ioctl0(KRING_IOC_DISABLE), 0);
@@ -76,11 +72,11 @@ TEST(CaptureOutput, Constraints) {
     ASSERT_EQ(c1.open_dev(), 0);
     ASSERT_EQ(c1.configure(cap::attr(KRING_SOURCE_SCHED, cap::online_cpus() > 1 ? 1 : 0, -1)), 0);
     if (cap::online_cpus() > 1) {
-        EXPECT_EQ(set_output(c1, c0.fd), EINVAL);  // other CPU
+        EXPECT_EQ(c1.set_output(c0.fd), EINVAL);  // other CPU
     }
-    EXPECT_EQ(set_output(c0, c0.fd), EINVAL);      // itself
-    EXPECT_EQ(set_output(c0, 0), EINVAL);          // not a kring fd (stdin)
-    EXPECT_EQ(set_output(c0, 12345), EBADF);
+    EXPECT_EQ(c0.set_output(c0.fd), EINVAL);      // itself
+    EXPECT_EQ(c0.set_output(0), EINVAL);          // not a kring fd (stdin)
+    EXPECT_EQ(c0.set_output(12345), EBADF);
 
     // Per-thread: the same task is fine, another one is not.
     pid_t child = ::fork();
@@ -93,33 +89,33 @@ TEST(CaptureOutput, Constraints) {
     ASSERT_EQ(mine.configure(cap::attr(KRING_SOURCE_SCHED, -1, 0)), 0);
     ASSERT_EQ(other.open_dev(), 0);
     ASSERT_EQ(other.configure(cap::attr(KRING_SOURCE_SCHED, -1, child)), 0);
-    EXPECT_EQ(set_output(other, mine.fd), EINVAL);
-    EXPECT_EQ(set_output(mine, c0.fd), EINVAL);  // per-thread into per-CPU
+    EXPECT_EQ(other.set_output(mine.fd), EINVAL);
+    EXPECT_EQ(mine.set_output(c0.fd), EINVAL);  // per-thread into per-CPU
     kt::raw_channel mine2;
     ASSERT_EQ(mine2.open_dev(), 0);
     kring_attr t = cap::attr(KRING_SOURCE_TIMER, -1, 0);
     t.config[0] = 100;
     ASSERT_EQ(mine2.configure(t), 0);
-    EXPECT_EQ(set_output(mine2, mine.fd), 0);
+    EXPECT_EQ(mine2.set_output(mine.fd), 0);
     // Redirected: no buffer of its own to map.
     EXPECT_EQ(mine2.map_ring(1, true, false), EINVAL);
-    EXPECT_EQ(set_output(mine2, -1), 0);  // undone
+    EXPECT_EQ(mine2.set_output(-1), 0);  // undone
     EXPECT_EQ(mine2.map_ring(1, true, false), 0);
     // A channel mapped itself cannot be redirected; a synthetic one neither.
     ASSERT_EQ(mapped.open_dev(), 0);
     ASSERT_EQ(mapped.configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
     ASSERT_EQ(mapped.map_ring(1, true, false), 0);
-    EXPECT_EQ(set_output(mapped, c0.fd), EBUSY);
+    EXPECT_EQ(mapped.set_output(c0.fd), EBUSY);
     ASSERT_EQ(synth.open_dev(), 0);
     ASSERT_EQ(synth.configure(kt::make_attr(KRING_SOURCE_SYNTHETIC, 0, cap::sched_type)), 0);
-    EXPECT_EQ(set_output(synth, c0.fd), EINVAL);
+    EXPECT_EQ(synth.set_output(c0.fd), EINVAL);
     // Different clocks cannot share a buffer.
     kt::raw_channel raw;
     ASSERT_EQ(raw.open_dev(), 0);
     kring_attr r = cap::attr(KRING_SOURCE_SCHED, 0, -1);
     r.clockid = KRING_CLOCK_MONOTONIC_RAW;
     ASSERT_EQ(raw.configure(r), 0);
-    EXPECT_EQ(set_output(raw, c0.fd), EINVAL);
+    EXPECT_EQ(raw.set_output(c0.fd), EINVAL);
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
 }

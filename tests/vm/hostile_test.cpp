@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <chrono>
 #include <random>
@@ -23,7 +22,7 @@
 
 namespace {
 
-long page_size() { return ::sysconf(_SC_PAGESIZE); }
+using kt::page_size;
 
 // An open, configured (KRING_SOURCE_NONE) channel.
 struct configured {
@@ -122,9 +121,6 @@ TEST(Hostile, MirrorLengthRules) {
     EXPECT_EQ(mmap_errno(c.ch.fd, 9 * ps, rw, MAP_SHARED, 0), 0) << "2 x 4 data pages";
 }
 
-// Child processes report through their exit status.
-using kt::in_child;
-
 // The signal a one-byte store to @p raises in this process (0: none).
 sigjmp_buf store_jmp;
 void store_handler(int sig) { siglongjmp(store_jmp, sig); }
@@ -208,7 +204,7 @@ TEST(Hostile, ForkedChildHasNoMapping) {
     ASSERT_EQ(c.ch.map_ring(1, true, false), 0);
     volatile std::uint64_t v = c.ch.ctl->data_size;
     (void)v;
-    int st = in_child([&] {
+    int st = kt::in_child([&] {
         unsigned char vec;
         // mincore fails with ENOMEM on an unmapped range.
         return ::mincore(c.ch.map, page_size(), &vec) == -1 && errno == ENOMEM ? 0 : 1;
@@ -269,7 +265,7 @@ TEST(Hostile, GarbageTailWhileProducing) {
 }
 
 TEST(Hostile, LockedMemoryLimitForUnprivileged) {
-    int st = in_child([] {
+    int st = kt::in_child([] {
         if (!kt::become_nobody())
             return 10;
         rlimit rl{0, 0};

@@ -6,12 +6,15 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -21,6 +24,127 @@
 #include <linux/kring.h>
 
 namespace kt {
+
+inline std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+
+// 0 or the errno of an argument-less ioctl on @fd.
+inline int ioctl0(int fd, unsigned long req) { return ::ioctl(fd, req, 0) < 0 ? errno : 0; }
+
+// KRING_IOC_STATS of @fd into @st: 0 or the errno.
+inline int stats_of(int fd, kring_stats& st) {
+    std::memset(&st, 0, sizeof(st));
+    st.size = sizeof(st);
+    return ::ioctl(fd, KRING_IOC_STATS, &st) < 0 ? errno : 0;
+}
+
+// The module's KRING_FEAT_* bits, 0 when /dev/kring does not answer.
+inline std::uint64_t abi_features() {
+    int fd = ::open("/dev/kring", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    kring_abi_info info{};
+    info.size = sizeof(info);
+    std::uint64_t f = ::ioctl(fd, KRING_IOC_QUERY_ABI, &info) == 0 ? info.features : 0;
+    ::close(fd);
+    return f;
+}
+
+// One MAP_SHARED mapping of a kring file (the data ring at offset 0, or
+// the AUX area), unmapped when it goes. error() is 0 or mmap's errno.
+class mapping {
+public:
+    mapping() = default;
+    mapping(int fd, std::size_t len, int prot, off_t offset) {
+        void* p = ::mmap(nullptr, len, prot, MAP_SHARED, fd, offset);
+        if (p == MAP_FAILED) {
+            err_ = errno;
+            return;
+        }
+        addr_ = p;
+        len_ = len;
+    }
+    mapping(mapping&& o) noexcept { *this = std::move(o); }
+    mapping& operator=(mapping&& o) noexcept {
+        if (this != &o) {
+            unmap();
+            addr_ = std::exchange(o.addr_, nullptr);
+            len_ = std::exchange(o.len_, 0);
+            err_ = o.err_;
+        }
+        return *this;
+    }
+    ~mapping() { unmap(); }
+
+    // 0 or munmap's errno (0 too when nothing is mapped).
+    int unmap() {
+        if (!addr_)
+            return 0;
+        int e = ::munmap(addr_, len_) ? errno : 0;
+        addr_ = nullptr;
+        return e;
+    }
+    int error() const { return err_; }
+    void* addr() const { return addr_; }
+    std::size_t size() const { return len_; }
+    kring_ctl_page* ctl() const { return static_cast<kring_ctl_page*>(addr_); }
+    // One byte read through the mapping (a real load: it may fault).
+    std::uint8_t byte(std::size_t at) const {
+        return static_cast<const volatile std::uint8_t*>(addr_)[at];
+    }
+
+private:
+    void* addr_ = nullptr;
+    std::size_t len_ = 0;
+    int err_ = 0;
+};
+
+// The AUX area: asks for [@offset, @offset + @size) in the control page of
+// the data-ring mapping @ctl, then maps it; read-write is normal mode,
+// read-only snapshot mode.
+inline mapping map_aux(int fd, kring_ctl_page* ctl, std::uint64_t offset, std::uint64_t size,
+                       bool rw) {
+    ctl->aux_offset = offset;
+    ctl->aux_size = size;
+    return mapping(fd, size, PROT_READ | (rw ? PROT_WRITE : 0), static_cast<off_t>(offset));
+}
+
+// Child processes report through their exit status: fork_child() runs
+// @fn in a child that exits with its result, wait_child() returns the
+// wait status, in_child() does both.
+inline pid_t fork_child(const std::function<int()>& fn) {
+    std::fflush(nullptr);  // output buffered so far is written once, not twice
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        int r = fn();
+        std::fflush(nullptr);
+        ::_exit(r);
+    }
+    return pid;
+}
+
+inline int wait_child(pid_t pid) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+}
+
+inline int in_child(const std::function<int()>& fn) {
+    pid_t pid = fork_child(fn);
+    return pid < 0 ? -1 : wait_child(pid);
+}
+
+// Drops root for uid and gid 65534 (nobody) and no supplementary groups.
+// The change of ids makes the process non-dumpable; a process that gave up
+// its privileges may be dumpable again, as an ordinary user's process is
+// (so that it, and the children it forks, may be followed by their owner).
+// Already nobody (a suite run as nobody): nothing to drop.
+inline bool become_nobody() {
+    if (::geteuid() == 65534 && ::getuid() == 65534)
+        return ::prctl(PR_SET_DUMPABLE, 1) == 0;
+    return ::setgroups(0, nullptr) == 0 && ::setgid(65534) == 0 && ::setuid(65534) == 0 &&
+           ::prctl(PR_SET_DUMPABLE, 1) == 0;
+}
 
 inline kring_attr make_attr(std::uint32_t source, int cpu, std::uint64_t sample_type = 0,
                             std::uint64_t flags = 0) {
@@ -129,10 +253,14 @@ public:
         return fd < 0 ? errno : 0;
     }
     int configure(const kring_attr& a) { return ioctl_arg(KRING_IOC_CONFIGURE, &a); }
-    int ioctl0(unsigned long req) { return ::ioctl(fd, req, 0) < 0 ? errno : 0; }
+    int ioctl0(unsigned long req) { return kt::ioctl0(fd, req); }
     template <class T>
     int ioctl_arg(unsigned long req, T* arg) {
         return ::ioctl(fd, req, arg) < 0 ? errno : 0;
+    }
+    // KRING_IOC_SET_OUTPUT into the channel open at @target_fd (-1: undo).
+    int set_output(int target_fd) {
+        return ::ioctl(fd, KRING_IOC_SET_OUTPUT, target_fd) < 0 ? errno : 0;
     }
     int map_ring(unsigned order, bool writable, bool mirror) {
         std::size_t ps = ::sysconf(_SC_PAGESIZE);
@@ -159,9 +287,7 @@ public:
     }
     kring_stats stats() {
         kring_stats st;
-        std::memset(&st, 0, sizeof(st));
-        st.size = sizeof(st);
-        if (::ioctl(fd, KRING_IOC_STATS, &st) < 0)
+        if (stats_of(fd, st))
             st.size = 0;
         return st;
     }
@@ -229,37 +355,32 @@ public:
     std::vector<std::uint8_t> scratch;
 };
 
-// Run @fn in a forked child that exits with its result; the wait status.
-inline int in_child(const std::function<int()>& fn) {
-    pid_t pid = ::fork();
-    if (pid == 0)
-        ::_exit(fn());
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return status;
+// The first line of a sysfs file, "" when it cannot be read.
+inline std::string read_sysfs(const std::string& path) {
+    char buf[64] = {};
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return {};
+    ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+    ::close(fd);
+    std::string v(buf, n > 0 ? std::size_t(n) : 0);
+    while (!v.empty() && v.back() == '\n')
+        v.pop_back();
+    return v;
 }
 
-// Drop this process to the unprivileged user nobody (uid/gid 65534). The
-// change of ids makes the process non-dumpable; a process that gave up its
-// privileges may be dumpable again, as an ordinary user's process is (so
-// that it, and the children it forks, may be followed by their owner).
-inline bool become_nobody() {
-    return ::setgid(65534) == 0 && ::setuid(65534) == 0 && ::prctl(PR_SET_DUMPABLE, 1) == 0;
-}
-
-// A kring module parameter set for the scope of a test and restored after.
-class module_param {
+// A sysfs value (a kring module parameter, a kernel knob) changed for the
+// scope of a test and restored after.
+class sysfs_setting {
 public:
-    explicit module_param(const char* name) : path_(std::string("/sys/module/kring/parameters/") + name) {
-        old_ = read();
-    }
-    ~module_param() {
+    explicit sysfs_setting(std::string path) : path_(std::move(path)) { old_ = read(); }
+    ~sysfs_setting() {
         if (!old_.empty())
             set(old_);
     }
-    module_param(const module_param&) = delete;
-    module_param& operator=(const module_param&) = delete;
-    // False when the parameter cannot be read (not root, no such module).
+    sysfs_setting(const sysfs_setting&) = delete;
+    sysfs_setting& operator=(const sysfs_setting&) = delete;
+    // False when the value cannot be read or written (not root, no such file).
     bool usable() const { return !old_.empty() && ::access(path_.c_str(), W_OK) == 0; }
     bool set(const std::string& v) const {
         int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
@@ -268,21 +389,17 @@ public:
             ::close(fd);
         return ok;
     }
-    std::string read() const {
-        char buf[64] = {};
-        int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            return {};
-        ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
-        ::close(fd);
-        std::string v(buf, n > 0 ? std::size_t(n) : 0);
-        while (!v.empty() && v.back() == '\n')
-            v.pop_back();
-        return v;
-    }
+    std::string read() const { return read_sysfs(path_); }
 
 private:
     std::string path_, old_;
+};
+
+// kring's module parameter @name, as a sysfs_setting.
+class module_param : public sysfs_setting {
+public:
+    explicit module_param(const char* name)
+        : sysfs_setting(std::string("/sys/module/kring/parameters/") + name) {}
 };
 
 }  // namespace kt
