@@ -826,9 +826,6 @@ struct module_reload_guard {
     }
 };
 
-    bool set_ = false;
-};
-
 // Channels with their data ring and AUX area mapped, touched, unmapped and
 // closed: each unmap queues the freeing of a buffer with call_rcu().
 void map_and_close_channels(int n) {
