@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -165,6 +166,27 @@ pid_t fork_waiting(int& go, const std::function<int()>& fn) {
     return pid;
 }
 
+// In a child process (as nobody when @drop): fork a task running @task,
+// follow it to its end, and exit with @judge(the run, the task's pid).
+// Exit statuses 1 to 3 are failures to set that up.
+int follow_in_child(bool drop, const std::function<int()>& task,
+                    const std::function<int(const followed_run&, pid_t)>& judge) {
+    return kt::in_child([&] {
+        if (drop && !kt::become_nobody())
+            return 1;
+        int go = -1;
+        pid_t child = fork_waiting(go, task);
+        if (child < 0)
+            return 2;
+        followed_run r = follow(child, go);
+        if (r.err) {
+            std::printf("following the child: %s\n", std::strerror(r.err));
+            return 3;
+        }
+        return judge(r, child);
+    });
+}
+
 bool names_a_task(const char* comm, std::uint32_t pid, std::uint32_t tid, std::int32_t prio) {
     return comm[0] || pid || tid || prio;
 }
@@ -198,22 +220,12 @@ TEST(Security, UnprivilegedFollowerSeesNoOtherTask) {
     if (!is_root())
         GTEST_SKIP() << "needs root to drop to another user";
     auto run = [](bool drop) {
-        return kt::in_child([drop] {
-            if (drop && !kt::become_nobody())
-                return 1;
-            int go = -1;
-            pid_t child = fork_waiting(go, [] {
-                for (int i = 0; i < 100; i++)
-                    ::usleep(1000);
-                return 0;
-            });
-            if (child < 0)
-                return 2;
-            followed_run r = follow(child, go);
-            if (r.err) {
-                std::printf("following the child: %s\n", std::strerror(r.err));
-                return 3;
-            }
+        auto sleeper = [] {
+            for (int i = 0; i < 100; i++)
+                ::usleep(1000);
+            return 0;
+        };
+        return follow_in_child(drop, sleeper, [drop](const followed_run& r, pid_t child) {
             other_side o = count_other_side(r.recs, child);
             std::printf("%s follower: %ld switches, other side named in %ld, blank in %ld\n",
                         drop ? "unprivileged" : "root", o.records, o.named, o.blank);
@@ -255,21 +267,11 @@ TEST(Security, ExecOfSetuidImageStopsAFollower) {
         ASSERT_EQ(::chmod(image.c_str(), 04755), 0);
     }
     auto run = [&image](bool drop) {
-        return kt::in_child([&image, drop] {
-            if (drop && !kt::become_nobody())
-                return 1;
-            int go = -1;
-            pid_t child = fork_waiting(go, [&image] {
-                ::execl(image.c_str(), "busybox", "sleep", "1", static_cast<char*>(nullptr));
-                return 99;
-            });
-            if (child < 0)
-                return 2;
-            followed_run r = follow(child, go);
-            if (r.err) {
-                std::printf("following the child: %s\n", std::strerror(r.err));
-                return 3;
-            }
+        auto exec_setuid = [&image] {
+            ::execl(image.c_str(), "busybox", "sleep", "1", static_cast<char*>(nullptr));
+            return 99;
+        };
+        return follow_in_child(drop, exec_setuid, [drop](const followed_run& r, pid_t) {
             // The image's own activity: `sleep` going to sleep, and its
             // exit. (The exec renames the task a moment before it commits
             // the new credentials; a preemption in between may be recorded
