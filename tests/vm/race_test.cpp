@@ -160,6 +160,17 @@ private:
     const bool held_;
 };
 
+// A pause in a spin loop.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#else
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+#endif
+}
+
 // Threads meet here and leave together: they spin, so that no wakeup puts
 // one far behind (yielding now and then if they share a CPU).
 class spin_barrier {
@@ -172,9 +183,11 @@ public:
             gen_.store(gen + 1, std::memory_order_release);
             return;
         }
-        for (unsigned spins = 1; gen_.load(std::memory_order_acquire) == gen; spins++)
+        for (unsigned spins = 1; gen_.load(std::memory_order_acquire) == gen; spins++) {
+            cpu_relax();
             if (yield_ && spins % 1024 == 0)
                 ::sched_yield();
+        }
     }
 
 private:
@@ -197,7 +210,7 @@ public:
                 ::sched_setscheduler(0, SCHED_IDLE, &p);
                 cap::pin_to(cpu);
                 while (!stop_.load(std::memory_order_relaxed))
-                    __builtin_ia32_pause();
+                    cpu_relax();
             });
     }
     cpu_keeper(const cpu_keeper&) = delete;
@@ -647,7 +660,7 @@ void set_output_race(race_state& st, clk::duration run, bool chain) {
             // some rounds start them together whatever the threads' skew.
             if ((round & 1) == unsigned(i))
                 for (auto n = (round / 2) % 256; n; n--)
-                    __builtin_ia32_pause();
+                    cpu_relax();
             res[i] = src[i]->set_output(dst[i]->fd);
             barrier.wait();
             if (i == 0)
