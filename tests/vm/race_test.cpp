@@ -1,7 +1,7 @@
 // In the guest: races on one channel between the processes and threads
-// that share its file. Two processes (a forked child shares the file, not
-// the mappings) map and unmap the data ring or the AUX area while a thread
-// issues ioctls; threads close a file while others map it; set-output is
+// that share its file. Processes (forked children share the file, not the
+// mappings) map and unmap the data ring or the AUX area while threads
+// issue ioctls; threads close a file while others map it; set-output is
 // raced in both directions; snapshots are taken while the AUX area comes
 // and goes; the module is unloaded right after its buffers were freed.
 // Whatever the interleaving:
@@ -17,6 +17,8 @@
 //  - nothing leaks: the module's reference count is back where it was;
 //  - a user without privilege can do all of it within the locked-memory
 //    limits, and is refused what needs privilege;
+//  - the module can be unloaded, and loaded again, right after its last
+//    buffer was freed;
 //  - the console stays free of kernel reports (checked by the runner
 //    afterwards): a race lost inside the module mostly shows there, as a
 //    KASAN report or an oops.
@@ -42,6 +44,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -157,11 +160,22 @@ private:
     const bool held_;
 };
 
-// Threads meet here and leave together: they spin (yielding now and then,
-// should they share a CPU), so a wakeup does not put one far behind.
+// A pause in a spin loop.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#else
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+#endif
+}
+
+// Threads meet here and leave together: they spin, so that no wakeup puts
+// one far behind (yielding now and then if they share a CPU).
 class spin_barrier {
 public:
-    explicit spin_barrier(unsigned n) : n_(n) {}
+    spin_barrier(unsigned n, bool yield) : n_(n), yield_(yield) {}
     void wait() {
         unsigned gen = gen_.load(std::memory_order_acquire);
         if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == n_) {
@@ -169,15 +183,48 @@ public:
             gen_.store(gen + 1, std::memory_order_release);
             return;
         }
-        for (unsigned spins = 1; gen_.load(std::memory_order_acquire) == gen; spins++)
-            if (spins % 1024 == 0)
+        for (unsigned spins = 1; gen_.load(std::memory_order_acquire) == gen; spins++) {
+            cpu_relax();
+            if (yield_ && spins % 1024 == 0)
                 ::sched_yield();
+        }
     }
 
 private:
     const unsigned n_;
+    const bool yield_;
     std::atomic<unsigned> arrived_{0};
     std::atomic<unsigned> gen_{0};
+};
+
+// Keeps every CPU busy with a spinner of the lowest priority (SCHED_IDLE)
+// while it lives, so that a thread woken on it preempts the spinner at
+// once. Under TCG an idle vCPU can be slow to run a woken thread: on the
+// debug kernel a set-output round that wakes a waiter on a mutex took ten
+// times longer without this.
+class cpu_keeper {
+public:
+    cpu_keeper() {
+        for (int cpu = 0; cpu < cap::online_cpus(); cpu++)
+            spinners_.emplace_back([this, cpu] {
+                sched_param p{};
+                ::sched_setscheduler(0, SCHED_IDLE, &p);
+                cap::pin_to(cpu);
+                while (!stop_.load(std::memory_order_relaxed))
+                    cpu_relax();
+            });
+    }
+    cpu_keeper(const cpu_keeper&) = delete;
+    cpu_keeper& operator=(const cpu_keeper&) = delete;
+    ~cpu_keeper() {
+        stop_ = true;
+        for (auto& t : spinners_)
+            t.join();
+    }
+
+private:
+    std::atomic<bool> stop_{false};
+    std::vector<std::thread> spinners_;
 };
 
 // Reaps a child of the case; one that died or failed fails the case.
@@ -574,7 +621,8 @@ void set_output_race(race_state& st, clk::duration run, bool chain) {
     kt::raw_channel* const src[2] = {&a, &b};
     kt::raw_channel* const dst[2] = {&b, chain ? &c : &a};
     const char* const names[2] = {"A->B", chain ? "B->C" : "B->A"};
-    spin_barrier barrier(2);
+    const bool two_cpus = cap::online_cpus() > 1;
+    spin_barrier barrier(2, !two_cpus);
     std::atomic<int> res[2];
     bool done = false;
     const auto deadline = clk::now() + run;
@@ -604,10 +652,16 @@ void set_output_race(race_state& st, clk::duration run, bool chain) {
         done = !st.running(deadline);
     };
     auto worker = [&](int i) {
-        if (cap::online_cpus() > 1)
+        if (two_cpus)
             cap::pin_to(i);
         for (std::uint64_t round = 1;; round++) {
             barrier.wait();
+            // The lag between the two ioctls is swept round by round (one
+            // thread or the other spins 0 to 255 times first), so that
+            // some rounds start them together whatever the threads' skew.
+            if ((round & 1) == unsigned(i))
+                for (auto n = (round / 2) % 256; n; n--)
+                    cpu_relax();
             res[i] = src[i]->set_output(dst[i]->fd);
             barrier.wait();
             if (i == 0)
@@ -617,9 +671,22 @@ void set_output_race(race_state& st, clk::duration run, bool chain) {
                 break;
         }
     };
+    cpu_keeper keeper;  // a worker woken from a contended mutex runs at once
+    // STATS holds A's and B's locks now and then: a SET_OUTPUT that has
+    // read its target may have to wait for its own channel's lock.
+    std::atomic<bool> holding{true};
+    std::thread holder([&] {
+        kring_stats s;
+        while (holding.load(std::memory_order_relaxed))
+            if (!st.ok(kt::stats_of(a.fd, s), "STATS of A") ||
+                !st.ok(kt::stats_of(b.fd, s), "STATS of B"))
+                return;
+    });
     std::thread t1(worker, 1);
     worker(0);
     t1.join();
+    holding = false;
+    holder.join();
     cap::unpin();
     std::printf("race set-output (%s): %llu rounds\n", chain ? "chain" : "cycle", st.n(0));
 }
