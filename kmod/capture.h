@@ -58,7 +58,8 @@ struct kring_cap_ops {
  *		CPU every kring.floor_tick_us, so a quiet buffer's floor moves
  * @floor_stop:	tells @floor_timer not to restart
  * @owner:	the credentials of the task that configured the channel, for
- *		the check at every exec of a followed task (kring_perm_exec())
+ *		the check before every record of a followed task
+ *		(kring_perm_task())
  * @owner_ptrace: the owner had CAP_SYS_PTRACE: it may follow any task
  * @see_all:	the owner may see the other tasks in its records (the other
  *		side of a switch, a waker); see kring_perm_see_all()

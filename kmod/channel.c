@@ -146,8 +146,8 @@ static void kring_wakeup_work(struct irq_work *work)
 	struct kring_buffer *buf;
 	unsigned long flags;
 
-	/* The consumer is about to read: its time conversion gets fresh. */
 	rcu_read_lock();
+	/* The consumer is about to read: its time conversion gets fresh. */
 	buf = rcu_dereference(ch->buf);
 	if (buf && time_after(jiffies, READ_ONCE(buf->time_refreshed) + HZ / 10)) {
 		raw_spin_lock_irqsave(&buf->write_lock, flags);
@@ -155,10 +155,8 @@ static void kring_wakeup_work(struct irq_work *work)
 		kring_clock_refresh_ctl(buf->ctl, ch->attr.clockid);
 		raw_spin_unlock_irqrestore(&buf->write_lock, flags);
 	}
-	rcu_read_unlock();
 	atomic_set(&ch->poll_pending, 1);
 	wake_up_all(&ch->wait);
-	rcu_read_lock();
 	list_for_each_entry_rcu(r, &ch->redirected, out_node) {
 		atomic_set(&r->poll_pending, 1);
 		wake_up_all(&r->wait);

@@ -126,7 +126,8 @@ struct kring_channel {
  * @stop:	stop and wait until no producer runs (ch->lock held)
  * @release:	free what configure allocated
  * @redirectable: KRING_IOC_SET_OUTPUT may send its records to another
- *		channel's buffer (its writers take the buffer's write_lock)
+ *		channel's buffer (its writers take the buffer's write_lock;
+ *		its source_priv starts with a struct kring_cap)
  * @test_only:	a generator for tests and benchmarks: needs CAP_PERFMON or
  *		CAP_SYS_ADMIN unless kring.test_sources=1
  */

@@ -516,10 +516,10 @@ void kring_cap_release(struct kring_cap *cap)
 
 /* ---- set-output -------------------------------------------------------- */
 
+/* The mode of a channel whose source can be redirected, else NULL. */
 static struct kring_cap *kring_channel_cap(struct kring_channel *ch)
 {
-	if (!ch->configured ||
-	    (ch->source != &kring_sched_source && ch->source != &kring_timer_source))
+	if (!ch->configured || !ch->source || !ch->source->redirectable)
 		return NULL;
 	return ch->source_priv;		/* struct kring_cap comes first */
 }
@@ -661,7 +661,7 @@ long kring_ioctl_set_output(struct kring_channel *ch, int fd)
 	}
 	mutex_lock(&ch->lock);
 	cap = kring_channel_cap(ch);
-	if (!cap || !ch->source->redirectable) {
+	if (!cap) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}

@@ -56,6 +56,9 @@
  * runqueue lock held: configurations beyond it are refused.
  */
 #define KRING_AUX_MAX_TICK_BYTES	16384
+#define KRING_AUX_DEF_PER_TICK	64	/* config[0] 0 */
+#define KRING_AUX_DEF_PAYLOAD	32	/* config[1] 0 */
+#define KRING_AUX_DEF_SYNC	16	/* config[2] 0 */
 #define KRING_AUX_PKT_HDR	((u32)sizeof(struct kring_aux_packet))
 
 struct kring_aux_tracer;
@@ -372,17 +375,17 @@ static int kring_aux_tracer_halt(struct kring_aux_tracer *tr)
 static int kring_aux_tracer_configure(struct kring_channel *ch)
 {
 	const struct kring_attr *a = &ch->attr;
+	u64 per_tick = a->config[0] ?: KRING_AUX_DEF_PER_TICK;
+	u64 payload = a->config[1] ?: KRING_AUX_DEF_PAYLOAD;
 	struct kring_aux_tracer *tr;
 	unsigned int cpu;
 	int ret;
 
 	if (a->pid == -1 && (a->cpu < 0 || !cpu_online(a->cpu)))
 		return -EINVAL;
-	if (a->config[0] > KRING_AUX_MAX_PER_TICK || a->config[1] > KRING_AUX_MAX_PAYLOAD ||
-	    a->config[1] % 8 || a->config[2] > U32_MAX)
-		return -EINVAL;
-	if ((a->config[0] ?: 64) * (KRING_AUX_PKT_HDR + (a->config[1] ?: 32)) >
-	    KRING_AUX_MAX_TICK_BYTES)
+	if (per_tick > KRING_AUX_MAX_PER_TICK || payload > KRING_AUX_MAX_PAYLOAD ||
+	    payload % 8 || a->config[2] > U32_MAX ||
+	    per_tick * (KRING_AUX_PKT_HDR + payload) > KRING_AUX_MAX_TICK_BYTES)
 		return -EINVAL;
 	tr = kzalloc(sizeof(*tr), GFP_KERNEL_ACCOUNT);
 	if (!tr)
@@ -391,9 +394,9 @@ static int kring_aux_tracer_configure(struct kring_channel *ch)
 	tr->cpu = a->cpu;
 	tr->halted = true;
 	raw_spin_lock_init(&tr->lock);
-	tr->per_tick = a->config[0] ?: 64;
-	tr->payload = a->config[1] ?: 32;
-	tr->sync_every = a->config[2] ?: 16;
+	tr->per_tick = per_tick;
+	tr->payload = payload;
+	tr->sync_every = a->config[2] ?: KRING_AUX_DEF_SYNC;
 	tr->limit = a->config[3];
 	ret = -ENOMEM;
 	tr->pkt = kmalloc(KRING_AUX_PKT_HDR + tr->payload, GFP_KERNEL_ACCOUNT);

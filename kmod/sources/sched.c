@@ -94,13 +94,19 @@ static void kring_sched_switch(struct kring_cap *cap, bool preempt,
 	const struct task_struct *who;
 	struct kring_buffer *buf;
 	unsigned long flags;
+	bool show_prev, show_next;
 
 	if (!kring_sched_here(cap))
 		return;
+	/* Each side's follow check once: it also runs the permission check. */
 	if (kring_cap_follows(cap, prev)) {
 		who = prev;
+		show_prev = true;
+		show_next = kring_cap_may_see(cap, next);
 	} else if (kring_cap_follows(cap, next)) {
 		who = next;
+		show_prev = cap->see_all;
+		show_next = true;
 	} else {
 		/* Not ours, but time moves on for this CPU's buffer. */
 		if (cap->cpu >= 0) {
@@ -116,8 +122,8 @@ static void kring_sched_switch(struct kring_cap *cap, bool preempt,
 	raw.kind = KRING_SCHED_SWITCH;
 	raw.flags = preempt ? KRING_SCHED_F_PREEMPT : 0;
 	raw.prev_state = prev_state;
-	kring_sched_name(&raw, false, prev, kring_cap_may_see(cap, prev));
-	kring_sched_name(&raw, true, next, kring_cap_may_see(cap, next));
+	kring_sched_name(&raw, false, prev, show_prev);
+	kring_sched_name(&raw, true, next, show_next);
 	kring_sched_emit(cap, who, &raw);
 }
 
@@ -131,7 +137,7 @@ static void kring_sched_fork(struct kring_cap *cap, struct task_struct *parent,
 		return;
 	memset(&raw, 0, sizeof(raw));
 	raw.kind = KRING_SCHED_FORK;
-	kring_sched_name(&raw, false, parent, kring_cap_may_see(cap, parent));
+	kring_sched_name(&raw, false, parent, true);	/* followed: checked above */
 	/* A child of a followed task has its parent's credentials. */
 	kring_sched_name(&raw, true, child, true);
 	kring_sched_emit(cap, parent, &raw);
@@ -146,7 +152,7 @@ static void kring_sched_exit(struct kring_cap *cap, struct task_struct *p)
 	memset(&raw, 0, sizeof(raw));
 	raw.kind = KRING_SCHED_EXIT;
 	raw.prev_state = p->exit_code;
-	kring_sched_name(&raw, false, p, kring_cap_may_see(cap, p));
+	kring_sched_name(&raw, false, p, true);	/* followed: checked above */
 	kring_sched_emit(cap, p, &raw);
 }
 
@@ -161,7 +167,7 @@ static void kring_sched_wakeup(struct kring_cap *cap, struct task_struct *p)
 	raw.kind = KRING_SCHED_WAKEUP;
 	raw.prev_state = task_cpu(p);
 	kring_sched_name(&raw, false, current, kring_cap_may_see(cap, current));
-	kring_sched_name(&raw, true, p, kring_cap_may_see(cap, p));
+	kring_sched_name(&raw, true, p, true);	/* followed: checked above */
 	kring_sched_emit(cap, p, &raw);
 }
 

@@ -33,10 +33,6 @@ void spin(int n) {
 
 bool exited_ok(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 
-int set_output(kt::raw_channel& ch, int target_fd) {
-    return ::ioctl(ch.fd, KRING_IOC_SET_OUTPUT, target_fd) < 0 ? errno : 0;
-}
-
 // A configure that claims more than a page is refused from its size alone:
 // the kernel does not scan a gigabyte of user memory for zeroes.
 TEST(Security, AttrLargerThanAPageIsRefused) {
@@ -380,12 +376,12 @@ TEST(Security, SetOutputGraphHasNoChains) {
         ASSERT_EQ(ch->open_dev(), 0);
         ASSERT_EQ(ch->configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
     }
-    EXPECT_EQ(set_output(a, b.fd), 0);
-    EXPECT_EQ(set_output(b, c.fd), EINVAL) << "b is a target";
-    EXPECT_EQ(set_output(c, a.fd), EINVAL) << "a is redirected";
-    EXPECT_EQ(set_output(b, a.fd), EINVAL) << "a cycle";
-    EXPECT_EQ(set_output(a, -1), 0);
-    EXPECT_EQ(set_output(b, c.fd), 0);
+    EXPECT_EQ(a.set_output(b.fd), 0);
+    EXPECT_EQ(b.set_output(c.fd), EINVAL) << "b is a target";
+    EXPECT_EQ(c.set_output(a.fd), EINVAL) << "a is redirected";
+    EXPECT_EQ(b.set_output(a.fd), EINVAL) << "a cycle";
+    EXPECT_EQ(a.set_output(-1), 0);
+    EXPECT_EQ(b.set_output(c.fd), 0);
 }
 
 // A redirected channel polls its target's buffer: its poller wakes when
@@ -400,7 +396,7 @@ TEST(Security, RedirectedChannelPollsAndResetsWithItsTarget) {
     kring_attr d = cap::attr(KRING_SOURCE_SCHED, 0, -1);
     d.wakeup_events = 1;
     ASSERT_EQ(dst.configure(d), 0);
-    ASSERT_EQ(set_output(src, dst.fd), 0);
+    ASSERT_EQ(src.set_output(dst.fd), 0);
     ASSERT_EQ(dst.map_ring(6, true, false), 0);
     __atomic_store_n(&dst.ctl->need_wakeup, 1, __ATOMIC_SEQ_CST);
     ASSERT_EQ(src.ioctl0(KRING_IOC_ENABLE), 0);
@@ -459,7 +455,7 @@ TEST(Security, TwoCpuWritersShareOneBufferIntact) {
         GTEST_SKIP() << "no wakeup tracepoints on this kernel";
     }
     ASSERT_EQ(e, 0);
-    ASSERT_EQ(set_output(sched, timer.fd), 0);
+    ASSERT_EQ(sched.set_output(timer.fd), 0);
     ASSERT_EQ(timer.map_ring(8, true, false), 0);
     ASSERT_EQ(timer.ioctl0(KRING_IOC_ENABLE), 0);
     ASSERT_EQ(sched.ioctl0(KRING_IOC_ENABLE), 0);
