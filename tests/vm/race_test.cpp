@@ -49,6 +49,7 @@
 #include <gtest/gtest.h>
 
 #include "capture.hpp"
+#include "hotplug.hpp"
 #include "raw_ring.hpp"
 
 namespace {
@@ -80,6 +81,10 @@ struct race_state {
     std::atomic<bool> failed{false};
     std::atomic<int> check_lock{0};
     std::atomic<std::uint64_t> count[6]{};
+    // Odd while CPU 1 is going offline, offline or coming back (the
+    // hotplug case): equal even values before and after a call mean that
+    // CPU 1 was online throughout it.
+    std::atomic<std::uint64_t> plug_gen{0};
     char why[1024]{};
 
     unsigned long long n(int i) const { return count[i].load(); }
@@ -757,6 +762,119 @@ void snapshot_vs_unmap(race_state& st, clk::duration run) {
                 st.n(0), st.n(1), st.n(2), st.n(3));
 }
 
+// ---- 6: CPU 1 going offline and back under channels bound to it ----------
+
+// One round on CPU 1 with source set @kind: 0 the synthetic generator with
+// its nesting timer, 1 a timer channel with a sched channel redirected into
+// it, 2 the AUX tracer writing into a mapped AUX area. Configure and enable
+// may find CPU 1 offline (EINVAL from a capture source, ENODEV from the
+// generator); whatever was written must read back as well-formed records.
+void hotplug_round(race_state& st, int kind, const char* who) {
+    kt::raw_channel ch, side;
+    if (!st.ok(ch.open_dev(), who, ": open /dev/kring"))
+        return;
+    kring_attr a = kind == 0   ? kt::make_attr(KRING_SOURCE_SYNTHETIC, 1, KRING_SAMPLE_RAW)
+                   : kind == 1 ? cap::attr(KRING_SOURCE_TIMER, 1, -1)
+                               : kt::make_attr(KRING_SOURCE_AUX_TRACER, 1);
+    if (kind == 0) {
+        a.config[0] = 20000;  // records per second
+        a.config[2] = KRING_SYNTH_F_NEST;
+    } else if (kind == 1) {
+        a.config[0] = 1000;  // Hz
+    }
+    // A refusal for an offline CPU is right only if CPU 1 was not online
+    // throughout the call.
+    auto offline_refusal = [&](auto call, std::initializer_list<int> allowed, const char* what) {
+        const std::uint64_t gen = st.plug_gen.load();
+        int e = call();
+        if (e && gen % 2 == 0 && st.plug_gen.load() == gen)
+            return st.fail(who, ": ", what, ": ", errno_name(e), " though CPU 1 was online");
+        return e == 0 || st.errno_in(e, allowed, who, ": ", what);
+    };
+    int e = 0;
+    if (!offline_refusal([&] { return e = ch.configure(a); }, {EINVAL, ENODEV},
+                         "configure on CPU 1"))
+        return;
+    if (e) {
+        st.count[3]++;
+        return;
+    }
+    if (kind == 1) {
+        // Both bound to CPU 1: a redirect perf's constraints allow.
+        if (!st.ok(side.open_dev(), who, ": open /dev/kring") ||
+            !offline_refusal([&] { return e = side.configure(cap::attr(KRING_SOURCE_SCHED, 1, -1)); },
+                             {EINVAL}, "configure a sched channel on CPU 1"))
+            return;
+        if (e) {
+            st.count[3]++;
+            return;
+        }
+        if (!st.ok(side.set_output(ch.fd), who, ": SET_OUTPUT of sched into timer"))
+            return;
+    }
+    if (!st.ok(ch.map_ring(ring_order, true, false), who, ": mmap of the data ring"))
+        return;
+    kt::mapping aux;
+    if (kind == 2) {
+        aux = kt::map_aux(ch.fd, ch.ctl, ring_len(), aux_len(), true);
+        if (!st.ok(aux.error(), who, ": mmap of the AUX area"))
+            return;
+    }
+    // Capture sources enable on an offline CPU (and start when it comes
+    // back); the generator needs its CPU.
+    if (!offline_refusal([&] { return ch.ioctl0(KRING_IOC_ENABLE); }, {ENODEV}, "ENABLE") ||
+        (kind == 1 && !st.ok(side.ioctl0(KRING_IOC_ENABLE), who, ": ENABLE of sched")))
+        return;
+    for (int i = 0; i < 4 && !st.stop; i++) {
+        std::this_thread::sleep_for(2ms);
+        if (ch.consume([](const kring_record_header&, const std::uint8_t*) {}) < 0)
+            return (void)st.fail(who, ": a malformed record at ring position ", ch.tail,
+                                 " (source set ", kind, ")");
+    }
+    if (!st.ok(ch.ioctl0(KRING_IOC_DISABLE), who, ": DISABLE"))
+        return;
+    st.count[kind == 0 ? 4 : kind == 1 ? 5 : 2]++;
+}
+
+// A thread takes CPU 1 offline and brings it back, again and again, while
+// a thread and a forked child run rounds of channels bound to CPU 1 (the
+// child starts one source set later, so different sources meet).
+void hotplug_vs_channels(race_state& st, clk::duration run) {
+    const auto deadline = clk::now() + run;
+    kt::cpu1_online_guard online;
+    auto rounds = [&](int first, const char* who) {
+        for (int kind = first; st.running(deadline); kind = (kind + 1) % 3)
+            hotplug_round(st, kind, who);
+    };
+    pid_t child = kt::fork_child([&] {
+        rounds(1, "child");
+        return 0;
+    });
+    if (child < 0)
+        return (void)st.fail("fork: ", errno_name(errno));
+    std::thread plugger([&] {
+        std::minstd_rand rng(42);
+        while (st.running(deadline)) {
+            st.plug_gen++;  // odd: CPU 1 may be offline from here on
+            int e = kt::set_cpu1_online(false);
+            if (!st.errno_in(e, {0, EBUSY}, "taking CPU 1 offline"))
+                return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 20));
+            if (!st.ok(kt::set_cpu1_online(true), "bringing CPU 1 back online"))
+                return;
+            st.plug_gen++;  // even: online again
+            st.count[e ? 1 : 0]++;
+            std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 20));
+        }
+    });
+    rounds(0, "parent");
+    plugger.join();
+    join_child(st, child, "the child");
+    std::printf("race hotplug: CPU 1 offline and back %llu times (%llu refused); rounds: "
+                "%llu synthetic, %llu timer+sched, %llu AUX tracer, %llu found CPU 1 offline\n",
+                st.n(0), st.n(1), st.n(4), st.n(5), st.n(2), st.n(3));
+}
+
 // ---- the cases ------------------------------------------------------------
 
 bool capture_available() { return kt::abi_features() & KRING_FEAT_CAPTURE; }
@@ -797,6 +915,16 @@ TEST(Race, SetOutputChain) {
 TEST(Race, SnapshotVsUnmap) {
     std::string why = run_case(snapshot_vs_unmap, run_time);
     EXPECT_TRUE(why.empty()) << why;
+}
+
+TEST(Race, HotplugVsChannels) {
+    if (::geteuid() != 0 || !kt::cpu1_hotpluggable())
+        GTEST_SKIP() << "needs root and a CPU 1 that can go offline (" << kt::cpu1_online << ")";
+    if (!capture_available())
+        GTEST_SKIP() << "the module has no capture modes (KRING_FEAT_CAPTURE clear)";
+    std::string why = run_case(hotplug_vs_channels, run_time);
+    EXPECT_TRUE(why.empty()) << why;
+    EXPECT_EQ(kt::read_sysfs(kt::cpu1_online), "1") << "CPU 1 is not back online";
 }
 
 // The cases that need no privilege, run as uid/gid 65534 with room in
