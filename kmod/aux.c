@@ -288,7 +288,7 @@ out:
 	return ret;
 }
 
-/* ---- producer API (kring_producer.h) ----------------------------------- */
+/* ---- producer API (<kring/producer.h>) ------------------------------- */
 
 /*
  * Write a KRING_RECORD_AUX into the data ring; a ring without room counts it

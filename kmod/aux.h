@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kring AUX area: the second buffer of a channel, written by hardware-like
- * producers through kring_aux_output_begin()/_end() (kring_producer.h).
+ * producers through kring_aux_output_begin()/_end() (<kring/producer.h>).
  */
 #ifndef _KRING_AUX_H
 #define _KRING_AUX_H

@@ -201,20 +201,31 @@ static struct kring_buffer *kring_channel_buf(struct kring_channel *ch)
 	return rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
 }
 
-/* ---- producer API (kring_producer.h) ----------------------------------- */
+/* ---- producer API (<kring/producer.h>) ------------------------------- */
 
 /**
- * kring_channel_get() - find an open channel by the id KRING_IOC_ID reports
- * @id: channel id
+ * __kring_channel_get() - find an open channel by the id KRING_IOC_ID reports
+ * @id:		channel id
+ * @api_version: the KRING_PRODUCER_API_VERSION the caller was built with
+ *
+ * Called through kring_channel_get() (<kring/producer.h>), which passes
+ * the caller's version: a producer built against another version of the
+ * handle layouts gets no channel, and the log names it.
  *
  * Context: any context that may take rcu_read_lock().
  * Return: the channel with a reference (drop it with kring_channel_put()),
- * or NULL if no channel has this id.
+ * or NULL if no channel has this id or @api_version is not ours.
  */
-struct kring_channel *kring_channel_get(u64 id)
+struct kring_channel *__kring_channel_get(u64 id, unsigned int api_version)
 {
 	struct kring_channel *ch;
 
+	if (api_version != KRING_PRODUCER_API_VERSION) {
+		pr_err_ratelimited("kring: %pS: built for producer API %u, kring.ko has %u\n",
+				   __builtin_return_address(0), api_version,
+				   KRING_PRODUCER_API_VERSION);
+		return NULL;
+	}
 	if (id > ULONG_MAX)
 		return NULL;
 	rcu_read_lock();
@@ -224,7 +235,7 @@ struct kring_channel *kring_channel_get(u64 id)
 	rcu_read_unlock();
 	return ch;
 }
-EXPORT_SYMBOL_GPL(kring_channel_get);
+EXPORT_SYMBOL_GPL(__kring_channel_get);
 
 /*
  * Channels not yet freed: kring_exit() waits for them, since the last

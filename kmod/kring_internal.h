@@ -18,7 +18,7 @@
 #include <linux/kring.h>
 
 #include "ring.h"
-#include "kring_producer.h"
+#include <kring/producer.h>
 
 struct file;
 struct vm_area_struct;

@@ -43,6 +43,8 @@
 #include "kring_host_shim.h"
 #include <linux/kring.h>
 #endif
+/* struct kring_output_handle: the producer SDK's, its layout is API */
+#include <kring/output.h>
 
 /*
  * One writer CPU at a time (see above) is the caller's duty. Debug kernels
@@ -204,35 +206,6 @@ struct kring_ring {
 };
 
 /**
- * struct kring_output_handle - one record being written
- * @rb:		the ring
- * @addr:	where the next byte goes
- * @page:	index of the data page holding @addr
- * @size:	bytes left in that page after @addr
- * @rem:	bytes of the reservation not written yet
- * @rec_pos:	ring position of the record's header
- * @rec_size:	size of the record (8-byte aligned, what its header says)
- * @wakeup:	@rb->wakeup_gen when the writer began
- * @seq:	the sequence number given to this record
- * @time:	the timestamp passed to kring_output_begin()
- *
- * Lives on the writer's stack between kring_output_begin() and
- * kring_output_end()/kring_output_discard().
- */
-struct kring_output_handle {
-	struct kring_ring *rb;
-	void *addr;
-	unsigned long page;
-	unsigned int size;
-	unsigned int rem;
-	unsigned long rec_pos;
-	unsigned int rec_size;
-	unsigned long wakeup;
-	u64 seq;
-	u64 time;
-};
-
-/**
  * struct kring_ring_counts - a snapshot of a ring's counters
  * @produced:		sequence numbers given out (every kring_output_begin())
  * @written:		records committed
@@ -274,9 +247,6 @@ bool kring_ring_readable(struct kring_ring *rb);
 
 int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 		       unsigned int size, u64 time);
-void kring_output_copy(struct kring_output_handle *h, const void *buf,
-		       unsigned int len);
-void kring_output_header(struct kring_output_handle *h, u32 type, u16 misc);
 void kring_output_end(struct kring_output_handle *h);
 void kring_output_discard(struct kring_output_handle *h);
 bool kring_ring_flush_lost(struct kring_ring *rb);

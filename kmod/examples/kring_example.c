@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kring_example: the smallest module that writes into a kring channel
- * through the exported producer API (kmod/kring_producer.h).
+ * through the exported producer API (<kring/producer.h>), built the way any
+ * other driver builds against the installed kring SDK (docs/PRODUCER.md).
  *
  *	insmod kring_example.ko channel=<id from KRING_IOC_ID> count=1000
  *
@@ -16,8 +17,7 @@
 #include <linux/preempt.h>
 #include <linux/sched.h>
 #include <linux/pid.h>
-
-#include "../kring_producer.h"
+#include <kring/producer.h>
 
 /* A kring-only record type of this example: header + u64 records written. */
 #define KRING_RECORD_EXAMPLE	(KRING_RECORD_KRING_BASE + 0x100)

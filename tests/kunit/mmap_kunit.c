@@ -12,10 +12,10 @@
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/uaccess.h>
+#include <kring/producer.h>
 
 #include "compat.h"
 #include "kring_internal.h"
-#include "kring_producer.h"
 
 #ifdef KRING_HAVE_KUNIT_VM_MMAP
 
@@ -186,6 +186,8 @@ static void mmap_shows_producer_records(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, chan_ioctl(test, KRING_IOC_ID, &id, sizeof(id)), 0L);
 	KUNIT_ASSERT_EQ(test, chan_ioctl(test, KRING_IOC_ENABLE, NULL, 0), 0L);
 
+	/* A producer built for another layout of the handles gets no channel. */
+	KUNIT_EXPECT_NULL(test, __kring_channel_get(id, KRING_PRODUCER_API_VERSION + 1));
 	ch = kring_channel_get(id);
 	KUNIT_ASSERT_NOT_NULL(test, ch);
 	preempt_disable();

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kring's in-kernel producer API: how another module writes records into a
- * kring channel that user space opened, configured (KRING_SOURCE_NONE or any
- * source) and mapped.
+ * kring SDK: how another module writes records into a kring channel that
+ * user space opened, configured (KRING_SOURCE_NONE or any source) and
+ * mapped. docs/PRODUCER.md shows the build (the installed headers and
+ * Module.symvers) and kmod/examples/kring_example.c a complete module.
  *
  * User space reads the channel's id with KRING_IOC_ID and hands it to the
  * producing module (a module parameter, a sysfs file, an ioctl of its own).
@@ -18,22 +19,42 @@
  *	}
  *	preempt_enable();
  *
- * or, for perf-style SAMPLE records (struct kring_sample_data, ring.h),
- * kring_channel_write_sample(). Writers
- * of one channel may nest (task, softirq, hardirq, NMI) on one CPU; one
- * channel must not have writers on two CPUs at once (as with perf's
- * buffers: bind the producer to the channel's CPU or serialise it).
+ * or, for perf-style SAMPLE records (struct kring_sample_data below),
+ * kring_channel_write_sample(). Writers of one channel may nest (task,
+ * softirq, hardirq, NMI) on one CPU; one channel must not have writers on
+ * two CPUs at once (as with perf's buffers: bind the producer to the
+ * channel's CPU or serialise it).
  *
- * A record that does not fit is dropped and counted, and the consumer sees a
- * LOST record before the next one that fits: producers never block.
+ * A record that does not fit is dropped and counted, and the consumer sees
+ * a LOST record before the next one that fits: producers never block.
+ *
+ * ABI. Every call is an exported function of kring.ko: nothing is inline,
+ * so a producer never depends on kring's private structures (channel,
+ * buffer, ring, AUX area stay opaque) and kring can change them freely.
+ * What a producer does compile in is the layout of the structures it
+ * declares or reads itself: struct kring_output_handle (<kring/output.h>),
+ * struct kring_sample_data and struct kring_aux_handle. Those layouts are
+ * API: changing one bumps KRING_PRODUCER_API_VERSION, and
+ * kring_channel_get() passes the version the producer was built with to
+ * kring.ko, which refuses a different one (NULL, and a message naming the
+ * caller) instead of letting the producer write through a handle of the
+ * wrong shape. The per-record cost of the out-of-line calls is a few
+ * function calls next to the reservation's atomics; a producer that
+ * writes big records pays it per record, not per byte.
  */
 #ifndef _KRING_PRODUCER_H
 #define _KRING_PRODUCER_H
 
 #include <linux/types.h>
 #include <linux/kring.h>
+#include <kring/output.h>
 
-#include "ring.h"
+/*
+ * The producer API's version: the layouts of struct kring_output_handle,
+ * struct kring_sample_data and struct kring_aux_handle, and the calls
+ * below. kring.ko accepts producers built with exactly this version.
+ */
+#define KRING_PRODUCER_API_VERSION	1
 
 struct kring_channel;
 
@@ -67,7 +88,22 @@ unsigned int kring_sample_size(u64 sample_type, u32 raw_size);
 void kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 			 const struct kring_sample_data *d);
 
-struct kring_channel *kring_channel_get(u64 id);
+struct kring_channel *__kring_channel_get(u64 id, unsigned int api_version);
+
+/**
+ * kring_channel_get() - find an open channel by the id KRING_IOC_ID reports
+ * @id: channel id
+ *
+ * Context: any context that may take rcu_read_lock().
+ * Return: the channel with a reference (drop it with kring_channel_put()),
+ * or NULL if no channel has this id or kring.ko speaks another
+ * KRING_PRODUCER_API_VERSION than the caller was built with.
+ */
+static inline struct kring_channel *kring_channel_get(u64 id)
+{
+	return __kring_channel_get(id, KRING_PRODUCER_API_VERSION);
+}
+
 void kring_channel_put(struct kring_channel *ch);
 int kring_channel_output_begin(struct kring_output_handle *h,
 			       struct kring_channel *ch, unsigned int size);
@@ -76,8 +112,8 @@ int kring_channel_write_sample(struct kring_channel *ch,
 			       struct kring_sample_data *data);
 
 /*
- * The AUX area (aux.c): a hardware-like producer writes extents of bulk
- * data straight into a channel's AUX pages and announces each with a
+ * The AUX area: a hardware-like producer writes extents of bulk data
+ * straight into a channel's AUX pages and announces each with a
  * KRING_RECORD_AUX in the data ring:
  *
  *	struct kring_aux_handle h;
@@ -106,6 +142,8 @@ struct kring_aux;
  * @chunk_order: log2 of the pages of the smallest physically contiguous
  *		chunk of the area: AUX positions in one aligned block of
  *		PAGE_SIZE << @chunk_order bytes are contiguous in memory
+ *
+ * A producer reads @head, @size, @flags and @chunk_order and writes none.
  */
 struct kring_aux_handle {
 	struct kring_channel *ch;

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kring SDK: the handle of one record being written.
+ *
+ * Part of the producer API of <kring/producer.h>, and shared with kring's
+ * ring core (kmod/ring.h), which fills the handle in. A producer declares
+ * the handle on its stack, so the size and layout of struct
+ * kring_output_handle are part of the API: any change to them bumps
+ * KRING_PRODUCER_API_VERSION (<kring/producer.h>). Its fields are the ring
+ * core's; a producer reads at most @seq and @time and writes none.
+ *
+ * This header builds in the kernel and, for the ring core's host tests,
+ * in user space after tests/host/kring_host_shim.h; it includes nothing of
+ * kring but the uapi header.
+ */
+#ifndef _KRING_OUTPUT_H
+#define _KRING_OUTPUT_H
+
+#include <linux/types.h>
+#include <linux/kring.h>
+
+struct kring_ring;
+
+/**
+ * struct kring_output_handle - one record being written
+ * @rb:		the ring
+ * @addr:	where the next byte goes
+ * @page:	index of the data page holding @addr
+ * @size:	bytes left in that page after @addr
+ * @rem:	bytes of the reservation not written yet
+ * @rec_pos:	ring position of the record's header
+ * @rec_size:	size of the record (8-byte aligned, what its header says)
+ * @wakeup:	the ring's wake-up generation when the writer began
+ * @seq:	the sequence number given to this record
+ * @time:	the record's timestamp (the clock reading taken at begin)
+ *
+ * Lives on the writer's stack between a successful begin
+ * (kring_channel_output_begin()) and its end; only the calls below and
+ * the end call take it.
+ */
+struct kring_output_handle {
+	struct kring_ring *rb;
+	void *addr;
+	unsigned long page;
+	unsigned int size;
+	unsigned int rem;
+	unsigned long rec_pos;
+	unsigned int rec_size;
+	unsigned long wakeup;
+	u64 seq;
+	u64 time;
+};
+
+/*
+ * Writing the reserved bytes, in order, exactly the record's size: the
+ * header first (kring_output_header() writes one of @h->rec_size bytes, or
+ * copy a struct kring_record_header of your own), then the body.
+ */
+void kring_output_copy(struct kring_output_handle *h, const void *buf,
+		       unsigned int len);
+void kring_output_header(struct kring_output_handle *h, u32 type, u16 misc);
+
+#endif /* _KRING_OUTPUT_H */
