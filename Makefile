@@ -1,6 +1,13 @@
 # kring top-level Makefile.
 #
 #   make                 build kmod/kring.ko for KDIR (default: the running kernel)
+#                        (and the KUnit suites where KDIR has KUnit)
+#   make install         install kring.ko (modules_install), the producer SDK
+#                        headers and Module.symvers (install-sdk), see
+#                        docs/PRODUCER.md
+#   make modules_install install kring.ko alone, through the kernel's
+#                        modules_install (INSTALL_MOD_PATH=$(DESTDIR),
+#                        INSTALL_MOD_DIR default updates)
 #   make check           install deps, build everything, run every test
 #   make demo            boot the stock 6.12 kernel in QEMU and show kring at work
 #   make vm-shell        interactive guest shell (KERNEL=stock-6.1|stock-6.12|kunit|debug)
@@ -8,20 +15,52 @@
 #   make clean
 #
 # Knobs: KDIR, KERNELS (check), KERNEL (vm-shell, demo), KRING_CACHE,
-# GTEST_FILTER, KRING_BUILD (default build/).
+# GTEST_FILTER, KRING_BUILD (default build/), PREFIX (default /usr/local)
+# and DESTDIR (install).
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 KRING_BUILD ?= $(CURDIR)/build
 KERNELS ?= stock-6.1 stock-6.12 kunit debug
 KERNEL ?= stock-6.12
+PREFIX ?= /usr/local
+DESTDIR ?=
 export KRING_BUILD KERNELS
 
-.PHONY: all modules clean deps user check check-host check-vm demo vm-shell sparse
+# The SDK: what a producer module outside this tree builds against.
+SDK_HEADERS := kmod/include/kring/output.h kmod/include/kring/producer.h
+# The release the kernel reports (uname -r), which names /lib/modules/<release>.
+KRELEASE = $(shell awk -F'"' '/UTS_RELEASE/ { print $$2 }' $(KDIR)/include/generated/utsrelease.h)
+SDK_SYMVERS_DIR = $(DESTDIR)$(PREFIX)/lib/kring/$(KRELEASE)
+INSTALL_MOD_DIR ?= updates
+
+.PHONY: all modules module modules_install install install-sdk clean deps user \
+	check check-host check-vm demo vm-shell sparse
 
 all: modules
 
 modules:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+# kring.ko alone, without the KUnit suites: what is installed (and what
+# dkms.conf builds).
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) KRING_KUNIT=n modules
+
+# -> $(DESTDIR)/lib/modules/<kernel release>/updates/kmod/kring.ko
+modules_install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) KRING_KUNIT=n INSTALL_MOD_PATH=$(DESTDIR) \
+		INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) modules_install
+
+# -> $(PREFIX)/include/kring/{output,producer}.h, $(PREFIX)/include/linux/kring.h
+#    and $(PREFIX)/lib/kring/<kernel release>/Module.symvers
+install-sdk: module
+	install -d $(DESTDIR)$(PREFIX)/include/kring $(DESTDIR)$(PREFIX)/include/linux \
+		$(SDK_SYMVERS_DIR)
+	install -m 644 $(SDK_HEADERS) $(DESTDIR)$(PREFIX)/include/kring/
+	install -m 644 uapi/linux/kring.h $(DESTDIR)$(PREFIX)/include/linux/
+	install -m 644 Module.symvers $(SDK_SYMVERS_DIR)/
+
+install: modules_install install-sdk
 
 sparse:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules

@@ -84,6 +84,16 @@ for k in $kernels; do
 		continue
 	fi
 	record PASS "build/$k"
+	# The example producer, built from the installed SDK as an outside
+	# driver is (tests/sdk/sdk_test.sh): the one the guest tests load.
+	say "kernel $k: producer SDK ($(elapsed))"
+	if example=$("$top/tests/sdk/sdk_test.sh" "$k" "$build/sdk/$k" 2>"$out/$k-sdk.log"); then
+		record PASS "sdk/$k"
+	else
+		tail -40 "$out/$k-sdk.log"
+		record FAIL "sdk/$k (see $out/$k-sdk.log)"
+		example=
+	fi
 	if ! image=$("$top/tools/vm/kernel.sh" image "$k" 2>>"$out/$k-modules.log"); then
 		tail -20 "$out/$k-modules.log"
 		record FAIL "vm/$k (no kernel image)"
@@ -91,7 +101,7 @@ for k in $kernels; do
 	fi
 	files=(--file "$mdir/kmod/kring.ko")
 	[ -f "$mdir/tests/kunit/kring_kunit.ko" ] && files+=(--file "$mdir/tests/kunit/kring_kunit.ko")
-	files+=(--file "$mdir/kmod/examples/kring_example.ko")
+	[ -n "$example" ] && files+=(--file "$example")
 	files+=(--file "$ubuild/tools/kring/kring:kring")
 	for t in "$ubuild"/tests/vm/kring_vm_*; do
 		[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
@@ -113,7 +123,7 @@ for k in $kernels; do
 done
 
 # A filter that selects nothing anywhere is a mistake, not a pass.
-if [ -n "$filter" ] && ! grep -qvE '^(PASS|FAIL) (build/|lint/|vm/[^/ ]+/guest)' "$results"; then
+if [ -n "$filter" ] && ! grep -qvE '^(PASS|FAIL) (build/|sdk/|lint/|vm/[^/ ]+/guest)' "$results"; then
 	record FAIL "GTEST_FILTER=$filter selected no test"
 fi
 say "done in $(elapsed); logs in $out"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Kernel-style checks of the module sources:
 #   tools/lint.sh checkpatch   scripts/checkpatch.pl --strict on every kernel file
-#   tools/lint.sh sparse       sparse (make C=2) against the stock 6.12 headers
+#   tools/lint.sh sparse       sparse (make C=2) against the stock 6.12 headers,
+#                              the example producer built against the SDK headers
 # Prints the findings and exits non-zero when there are any.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
-kfiles=(kmod/*.c kmod/*.h kmod/sources/*.c kmod/examples/*.c tests/kunit/*.c)
+kfiles=(kmod/*.c kmod/*.h kmod/include/kring/*.h kmod/sources/*.c kmod/examples/*.c tests/kunit/*.c)
 
 case ${1:-} in
 checkpatch)
@@ -36,6 +37,16 @@ sparse)
 		Kbuild kmod uapi "$out/"
 	mkdir -p "$out/tests" && rsync -a --delete tests/kunit "$out/tests/"
 	log=$(make -C "$kdir" M="$out" C=2 CF="-D__CHECK_ENDIAN__" -j"$(nproc)" modules 2>&1) ||
+		{ echo "$log"; exit 1; }
+	# The example producer builds outside the tree, against the SDK: its
+	# headers laid out as make install lays them, kring's Module.symvers.
+	rm -rf "$out/sdk" "$out/example"
+	mkdir -p "$out/sdk/include/linux"
+	cp -r kmod/include/kring "$out/sdk/include/"
+	cp uapi/linux/kring.h "$out/sdk/include/linux/"
+	cp -r kmod/examples "$out/example"
+	log+=$(make -C "$kdir" M="$out/example" C=2 CF="-D__CHECK_ENDIAN__" \
+		KRING_SDK="$out/sdk" KBUILD_EXTRA_SYMBOLS="$out/Module.symvers" modules 2>&1) ||
 		{ echo "$log"; exit 1; }
 	warn=$(echo "$log" | grep -E 'warning:|error:' || true)
 	if [ -n "$warn" ]; then
