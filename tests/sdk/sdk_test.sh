@@ -29,7 +29,10 @@ cp -r "$top/tests/kunit" "$src/tests/"
 find "$src" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' \) -delete
 version=$(sed -n 's/^project(kring VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")
 (
+	# What dkms sets before it sources dkms.conf (read there, not here).
+	# shellcheck disable=SC2034
 	kernel_source_dir=$kdir
+	# shellcheck disable=SC2034
 	kernelver=$(awk -F'"' '/UTS_RELEASE/ { print $2 }' "$kdir/include/generated/utsrelease.h")
 	# shellcheck source=/dev/null
 	. "$src/dkms.conf"
