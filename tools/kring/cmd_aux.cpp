@@ -107,9 +107,8 @@ struct triggers {
 };
 
 // One snapshot: stop the tracer, copy the newest window, restart it (unless
-// this is the last one), then decode.
-// Returns whether the window was intact; an error of the ioctls is returned
-// as such.
+// this is the last one), then decode. Whether the window was intact, or
+// the error of the snapshot or the resume.
 kring::result<bool> take_snapshot(kring::channel& ch, kring::aux_reader& ax, unsigned index,
                                   bool restart) {
     std::vector<std::byte> buf;
