@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kring/channel.hpp"
 #include "kring/device.hpp"
 
 namespace {
@@ -84,6 +85,48 @@ TEST(UniqueFd, ClosesAndMoves) {
     EXPECT_EQ(::close(fds[0]), -1);  // already closed by b
     EXPECT_EQ(errno, EBADF);
     ::close(fds[1]);
+}
+
+TEST(Device, FeatureNames) {
+    EXPECT_STREQ(kring::feature_name(KRING_FEAT_AUX), "aux");
+    EXPECT_EQ(kring::feature_name(1ULL << 63), nullptr);
+    EXPECT_EQ(kring::feature_names(KRING_FEAT_SCHED | KRING_FEAT_TIMER), "sched timer");
+    EXPECT_EQ(kring::feature_names(KRING_FEAT_MIRROR | (1ULL << 40)), "mirror +0x10000000000");
+}
+
+// Every source and mode the options ask for is a feature the channel needs.
+TEST(Device, NeededFeaturesCoverTheOptions) {
+    kring::channel_options o;
+    const std::uint64_t base = KRING_FEAT_ABI_QUERY | KRING_FEAT_DATA_RING;
+    EXPECT_EQ(kring::needed_features(o), base);
+    const std::pair<std::uint32_t, std::uint64_t> sources[] = {
+        {KRING_SOURCE_SYNTHETIC, KRING_FEAT_SYNTHETIC},
+        {KRING_SOURCE_SCHED, KRING_FEAT_SCHED},
+        {KRING_SOURCE_TIMER, KRING_FEAT_TIMER},
+        {KRING_SOURCE_AUX_TRACER, KRING_FEAT_AUX_TRACER},
+    };
+    for (auto [src, bit] : sources) {
+        o.source = src;
+        EXPECT_EQ(kring::needed_features(o), base | bit) << src;
+    }
+    o = {};
+    o.mirror = true;
+    EXPECT_EQ(kring::needed_features(o), base | KRING_FEAT_MIRROR);
+    o = {};
+    o.read_only = true;
+    EXPECT_EQ(kring::needed_features(o), base | KRING_FEAT_OVERWRITE);
+    o = {};
+    o.pid = 1;
+    EXPECT_EQ(kring::needed_features(o), base | KRING_FEAT_CAPTURE);
+    o = {};
+    o.extra_attr_flags = KRING_ATTR_F_INHERIT;
+    EXPECT_EQ(kring::needed_features(o), base | KRING_FEAT_CAPTURE);
+    o = {};
+    o.clockid = KRING_CLOCK_MONOTONIC_RAW;
+    EXPECT_EQ(kring::needed_features(o), base | KRING_FEAT_CLOCKS);
+    o = {};
+    o.aux_pages_order = 0;  // set, even to 0: an AUX area
+    EXPECT_EQ(kring::needed_features(o), base | KRING_FEAT_AUX);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "kring/record.hpp"
 #include "kring/ring.hpp"
 #include "ring_test_util.hpp"
 

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,16 +13,19 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <fmt/core.h>
 
+#include "aux_packets.hpp"
 #include "command.hpp"
 #include "kring/aux.hpp"
 #include "kring/channel.hpp"
 #include "kring/reader.hpp"
+#include "kring/record.hpp"
 
 namespace kring_tool {
 namespace {
@@ -31,7 +33,8 @@ namespace {
 struct options {
     int cpu = 0;
     bool cpu_given = false;
-    int pid = -1;               // task mode
+    int pid_arg = 0;
+    std::optional<int> pid;     // task mode
     std::string control;        // snapshot control fifo
     unsigned order = 2;         // 2^order AUX pages
     unsigned ms = 200;          // how long the tracer runs
@@ -39,50 +42,6 @@ struct options {
     std::uint64_t per_ms = 64;  // packets per millisecond
     bool snapshot = false;
 };
-
-// Packets decoded from AUX bytes: sequence numbers and SYNC positions.
-struct decoded {
-    std::uint64_t packets = 0, syncs = 0, first = 0, last = 0, gaps = 0, missing = 0;
-    bool bad = false;
-};
-
-void decode(const std::vector<std::byte>& b, std::size_t off, decoded& d) {
-    while (off + sizeof(kring_aux_packet) <= b.size()) {
-        kring_aux_packet p;
-        std::memcpy(&p, b.data() + off, sizeof(p));
-        if (p.len < sizeof(p) || p.len % 8 || off + p.len > b.size() ||
-            (p.type != KRING_AUX_PKT_SYNC && p.type != KRING_AUX_PKT_DATA)) {
-            d.bad = true;
-            return;
-        }
-        if (d.packets && p.seq != d.last + 1) {
-            d.gaps++;
-            d.missing += p.seq - d.last - 1;
-        }
-        if (!d.packets)
-            d.first = p.seq;
-        d.last = p.seq;
-        d.packets++;
-        d.syncs += p.type == KRING_AUX_PKT_SYNC;
-        off += p.len;
-    }
-    d.bad = d.bad || off != b.size();
-}
-
-std::size_t find_sync(const std::vector<std::byte>& b) {
-    for (std::size_t off = 0; off + sizeof(kring_aux_packet) <= b.size(); off += 8) {
-        kring_aux_packet p;
-        std::memcpy(&p, b.data() + off, sizeof(p));
-        if (p.magic == KRING_AUX_SYNC_MAGIC && p.type == KRING_AUX_PKT_SYNC)
-            return off;
-    }
-    return b.size();
-}
-
-int fail(const kring::error& e) {
-    fmt::print(stderr, "kring: {}\n", e.message());
-    return 1;
-}
 
 // Signals and the control fifo that trigger snapshots, and the end.
 struct triggers {
@@ -139,8 +98,8 @@ struct triggers {
                 else if (cmd == "stop")
                     stop = true;
                 else if (!cmd.empty())
-                    fmt::print(stderr, "kring: unknown control command '{}' "
-                                       "(snapshot, stop)\n", cmd);
+                    (void)report(fmt::format("unknown control command '{}' (snapshot, stop)",
+                                             cmd));
             }
         }
         return stop;
@@ -148,8 +107,10 @@ struct triggers {
 };
 
 // One snapshot: stop the tracer, copy the newest window, restart it (unless
-// this is the last one), then decode.
-bool take_snapshot(kring::channel& ch, kring::aux_reader& ax, unsigned index, bool restart) {
+// this is the last one), then decode. Whether the window was intact, or
+// the error of the snapshot or the resume.
+kring::result<bool> take_snapshot(kring::channel& ch, kring::aux_reader& ax, unsigned index,
+                                  bool restart) {
     std::vector<std::byte> buf;
     kring::aux_extent e;
     auto copy = [&]() -> kring::result<void> {
@@ -162,13 +123,11 @@ bool take_snapshot(kring::channel& ch, kring::aux_reader& ax, unsigned index, bo
     kring::result<void> r = restart ? ch.with_aux_snapshot(copy) : ch.aux_snapshot();
     if (r && !restart)
         r = copy();
-    if (!r) {
-        fail(r.error());
-        return false;
-    }
-    decoded d;
+    if (!r)
+        return r.error();
+    packet_stats d;
     std::size_t sync = find_sync(buf);
-    decode(buf, sync, d);
+    decode_packets(buf, sync, d);
     bool intact = !d.bad && !d.gaps && d.packets;
     fmt::print("snapshot {}  aux_head {}, newest {} bytes{}\n", index, ax.head(), e.size(),
                e.wrapped ? " (wrapped: older data overwritten)" : "");
@@ -179,26 +138,27 @@ bool take_snapshot(kring::channel& ch, kring::aux_reader& ax, unsigned index, bo
 
 int run(const context& ctx, const options& o) {
     kring::channel_options co;
-    co.device = ctx.device.c_str();
+    co.device = ctx.device;
     co.source = KRING_SOURCE_AUX_TRACER;
-    co.cpu = o.pid != -1 && !o.cpu_given ? -1 : o.cpu;
+    if (!o.pid || o.cpu_given)
+        co.cpu = o.cpu;
     co.pid = o.pid;
     co.config[0] = o.per_ms;
-    co.aux_pages_order = static_cast<int>(o.order);
+    co.aux_pages_order = o.order;
     co.aux_snapshot = o.snapshot;
     triggers trig;
     if (o.snapshot)
         if (auto r = trig.setup(o.control); !r)
-            return fail(r.error());
+            return report(r.error());
     auto ch = kring::channel::open(co);
     if (!ch)
-        return fail(ch.error());
+        return report(ch.error());
     kring::reader rd(ch->ring());
     kring::aux_reader ax(ch->aux());
     const auto enabled = std::chrono::steady_clock::now();
     if (auto r = ch->enable(); !r)
-        return fail(r.error());
-    std::string who = o.pid != -1 ? fmt::format("task {}", o.pid) : fmt::format("cpu {}", co.cpu);
+        return report(r.error());
+    std::string who = o.pid ? fmt::format("task {}", *o.pid) : fmt::format("cpu {}", o.cpu);
     std::string how = o.ms ? fmt::format("for {} ms", o.ms) : std::string("until SIGINT");
     fmt::print("tracer on {}: {} packets/ms into {} AUX pages ({} mode) {}\n", who, o.per_ms,
                1u << o.order, o.snapshot ? "snapshot" : "normal", how);
@@ -209,7 +169,7 @@ int run(const context& ctx, const options& o) {
     std::fflush(stdout);
 
     std::uint64_t records = 0, truncated = 0, bytes = 0, itrace = 0;
-    decoded d;
+    packet_stats d;
     std::vector<std::byte> buf;
     auto on_record = [&](const kring::record& r) {
         if (r.header().type == KRING_RECORD_ITRACE_START)
@@ -224,55 +184,75 @@ int run(const context& ctx, const options& o) {
         auto e = ax.extent(*a);
         buf.resize(e.size());
         e.copy_to(buf.data());
-        decode(buf, 0, d);
+        decode_packets(buf, 0, d);
         bytes += e.size();
         ax.release(a->aux_offset + a->aux_size);
     };
     auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.ms);
-    unsigned requests = 0, taken = 0;
-    bool ok = true;
+    unsigned requests = 0, taken = 0, intact = 0;
+    auto snapshot = [&](bool restart) -> kring::result<void> {
+        auto r = take_snapshot(*ch, ax, taken + 1, restart);
+        if (!r)
+            return r.error();
+        intact += *r;
+        taken++;
+        std::fflush(stdout);
+        return {};
+    };
     while (!o.ms || std::chrono::steady_clock::now() < end) {
         if (!o.snapshot) {
-            if (!rd.drain(on_record))
-                return fail(kring::error(EBADMSG, "corrupt record in the data ring"));
+            if (auto n = rd.drain(on_record); !n)
+                return report(n.error());
             std::this_thread::sleep_for(std::chrono::milliseconds(o.sleep_ms));
             continue;
         }
         if (trig.wait(10, requests))
             break;
-        for (; taken < requests; taken++) {
-            ok = take_snapshot(*ch, ax, taken + 1, true) && ok;
-            std::fflush(stdout);
-        }
+        while (taken < requests)
+            if (auto r = snapshot(true); !r)
+                return report(r.error());
     }
     if (o.snapshot) {
-        ok = take_snapshot(*ch, ax, taken + 1, false) && ok;
-        if (!rd.drain(on_record))
-            return fail(kring::error(EBADMSG, "corrupt record in the data ring"));
+        if (auto r = snapshot(false); !r)
+            return report(r.error());
+        if (auto n = rd.drain(on_record); !n)
+            return report(n.error());
         fmt::print("            {} AUX records with OVERWRITE, {} ITRACE_START\n", records,
                    itrace);
-        return ok ? 0 : 1;
+        print_summary("aux", {{"snapshots", taken}, {"intact", intact}, {"aux_records", records},
+                              {"itrace_start", itrace}});
+        if (intact != taken)
+            return report(fmt::format("{} of {} snapshots not intact", taken - intact, taken));
+        return exit_ok;
     }
     if (auto r = ch->disable(); !r)
-        return fail(r.error());
+        return report(r.error());
     const std::chrono::duration<double, std::milli> traced =
         std::chrono::steady_clock::now() - enabled;
-    if (!rd.drain(on_record))
-        return fail(kring::error(EBADMSG, "corrupt record in the data ring"));
+    if (auto n = rd.drain(on_record); !n)
+        return report(n.error());
     fmt::print("normal      {} AUX records, {} bytes, {} TRUNCATED, {} ITRACE_START\n", records,
                bytes, truncated, itrace);
     fmt::print("            packets {}..{}: {} delivered, {} lost in {} gaps{}\n", d.first,
                d.last, d.packets, d.missing, d.gaps, d.bad ? " (MALFORMED data)" : "");
-    if (o.pid != -1 && d.packets)
+    if (o.pid && d.packets)
         fmt::print("            task mode: {} packets generated at {}/ms of run time: the task "
                    "ran about {:.1f} of the {:.1f} ms traced\n",
                    d.last + 1, o.per_ms, double(d.last + 1) / double(o.per_ms), traced.count());
+    print_summary("aux", {{"aux_records", records},
+                          {"bytes", bytes},
+                          {"truncated", truncated},
+                          {"itrace_start", itrace},
+                          {"packets", d.packets},
+                          {"lost_packets", d.missing},
+                          {"gaps", d.gaps},
+                          {"malformed", d.bad}});
     // Nothing is lost silently: each gap follows a TRUNCATED extent.
-    if (d.gaps > truncated) {
-        fmt::print(stderr, "kring: {} gaps but only {} TRUNCATED extents\n", d.gaps, truncated);
-        return 1;
-    }
-    return d.bad ? 1 : 0;
+    if (d.gaps > truncated)
+        return report(fmt::format("{} gaps but only {} TRUNCATED extents", d.gaps, truncated));
+    if (d.bad)
+        return report("malformed AUX packets");
+    return exit_ok;
 }
 
 }  // namespace
@@ -282,7 +262,7 @@ void add_aux(CLI::App& app, context& ctx) {
     auto* sub = app.add_subcommand("aux", "run the emulated hardware tracer into an AUX area");
     auto* cpu = sub->add_option("--cpu", o.cpu, "CPU mode: the CPU the tracer runs on")
                     ->capture_default_str();
-    sub->add_option("-p,--pid", o.pid,
+    auto* pid = sub->add_option("-p,--pid", o.pid_arg,
                     "task mode: trace this task only while it runs (with --cpu: there only)");
     sub->add_option("--order", o.order, "AUX area of 2^ORDER pages")
         ->check(CLI::Range(0u, 10u))
@@ -299,8 +279,10 @@ void add_aux(CLI::App& app, context& ctx) {
     sub->add_option("--control", o.control,
                     "snapshot mode: a fifo taking 'snapshot' and 'stop' lines (created if absent)")
         ->needs(snap);
-    sub->callback([&ctx, cpu] {
+    sub->callback([&ctx, cpu, pid] {
         o.cpu_given = cpu->count() > 0;
+        if (pid->count())
+            o.pid = o.pid_arg;
         ctx.exit_code = run(ctx, o);
     });
 }

@@ -56,7 +56,7 @@ struct cpu_ring {
 
 kring::channel_options channel_options(const options& o, int cpu, const std::string& device) {
     kring::channel_options c;
-    c.device = device.c_str();
+    c.device = device;
     c.source = KRING_SOURCE_SYNTHETIC;
     c.mirror = o.mirror;
     c.sample_type = sample_type;
@@ -67,6 +67,10 @@ kring::channel_options channel_options(const options& o, int cpu, const std::str
     c.config[2] = o.nest ? KRING_SYNTH_F_NEST : 0;
     c.config[3] = o.count;
     return c;
+}
+
+int report_cpu(int cpu, const kring::error& e) {
+    return report(kring::error(e.code(), fmt::format("cpu {}: {}", cpu, e.message())));
 }
 
 void check_sample(cpu_ring& r, const kring::record& rec) {
@@ -101,7 +105,7 @@ bool drain(cpu_ring& r) {
             r.bad++;
     });
     if (!n) {
-        fmt::print(stderr, "kring: cpu {}: {}\n", r.cpu, n.error().message());
+        report_cpu(r.cpu, n.error());
         return false;
     }
     return true;
@@ -112,17 +116,13 @@ int run(const context& ctx, const options& o) {
     std::vector<std::unique_ptr<cpu_ring>> rings;
     for (int cpu = 0; cpu < ncpu; cpu++) {
         auto ch = kring::channel::open(channel_options(o, cpu, ctx.device));
-        if (!ch) {
-            fmt::print(stderr, "kring: cpu {}: {}\n", cpu, ch.error().message());
-            return 1;
-        }
+        if (!ch)
+            return report_cpu(cpu, ch.error());
         rings.push_back(std::make_unique<cpu_ring>(cpu, std::move(*ch)));
     }
     for (auto& r : rings)
-        if (auto e = r->ch.enable(); !e) {
-            fmt::print(stderr, "kring: cpu {}: {}\n", r->cpu, e.error().message());
-            return 1;
-        }
+        if (auto e = r->ch.enable(); !e)
+            return report_cpu(r->cpu, e.error());
 
     // --merge: one stream ordered by time across the CPUs (libkring's
     // merger); its order is checked record by record.
@@ -149,19 +149,15 @@ int run(const context& ctx, const options& o) {
     while (!done && std::chrono::steady_clock::now() < deadline) {
         done = true;
         if (o.merge) {
-            if (auto n = m.drain(emit); !n) {
-                fmt::print(stderr, "kring: {}\n", n.error().message());
-                return 1;
-            }
+            if (auto n = m.drain(emit); !n)
+                return report(n.error());
         }
         for (auto& r : rings) {
             if (!o.merge && !drain(*r))
-                return 1;
+                return exit_runtime;
             auto st = r->ch.stats();
-            if (!st) {
-                fmt::print(stderr, "kring: cpu {}: {}\n", r->cpu, st.error().message());
-                return 1;
-            }
+            if (!st)
+                return report_cpu(r->cpu, st.error());
             r->st = *st;
             if (r->st.produced < o.count || r->delivered + r->rd.lost_seen() < r->st.produced)
                 done = false;
@@ -202,16 +198,19 @@ int run(const context& ctx, const options& o) {
                    merged, rings.size(), merge_backwards, m.floors_used(), m.windows_used(),
                    o.window_ms);
     tb += merge_backwards;
-    if (!done) {
-        fmt::print(stderr, "kring: timed out after {:.0f} s before every record was accounted for\n",
-                   o.timeout_s);
-        return 1;
-    }
-    if (!exact || tb) {
-        fmt::print(stderr, "kring: accounting mismatch or {} corrupt records\n", tb);
-        return 1;
-    }
-    return 0;
+    print_summary("synth", {{"cpus", rings.size()},
+                            {"produced", tp},
+                            {"delivered", td},
+                            {"lost", tl},
+                            {"bad", tb},
+                            {"exact", exact},
+                            {"done", done}});
+    if (!done)
+        return report(fmt::format("timed out after {:.0f} s before every record was accounted for",
+                                  o.timeout_s));
+    if (!exact || tb)
+        return report(fmt::format("accounting mismatch or {} corrupt records", tb));
+    return exit_ok;
 }
 
 }  // namespace

@@ -8,26 +8,33 @@
 #include "kring/device.hpp"
 
 int main(int argc, char** argv) {
+    using namespace kring_tool;
     CLI::App app{"kring: stream records out of the kernel through kring ring buffers"};
     app.require_subcommand(1);
+    app.footer("Exit status: 0 success; 1 runtime error (a failed call, or a check that "
+               "found a mismatch);\n2 usage error (bad option or argument). Errors are one "
+               "line on stderr:\n\"kring: <what failed>: <reason>\". The last line on stdout "
+               "is a summary:\n\"summary <command> key=value ...\".");
     // Usage errors: one line, like every other failure of the tool.
     app.failure_message([](const CLI::App*, const CLI::Error& e) {
         return "kring: " + std::string(e.what()) + " (see --help)\n";
     });
-    kring_tool::context ctx;
+    context ctx;
     ctx.device = kring::default_device_path;
     app.fallthrough();
     app.add_option("--device", ctx.device, "kring device node")->capture_default_str();
 
-    kring_tool::add_info(app, ctx);
-    kring_tool::add_synth(app, ctx);
-    kring_tool::add_sched(app, ctx);
-    kring_tool::add_aux(app, ctx);
+    add_info(app, ctx);
+    add_synth(app, ctx);
+    add_sched(app, ctx);
+    add_aux(app, ctx);
 
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        // --help is a success; every other parse error (CLI11's own codes,
+        // e.g. 106 for a failed validator) is a usage error.
+        return app.exit(e) == 0 ? exit_ok : exit_usage;
     }
     return ctx.exit_code;
 }

@@ -27,6 +27,8 @@ aux_extent aux_reader::range(std::uint64_t from, std::uint64_t len) const noexce
 }
 
 aux_extent aux_reader::available() noexcept {
+    if (!v_.valid())
+        return {};
     const std::uint64_t head = barrier::load_head(v_.ctl->aux_head);  // C, pairs with B
     const std::uint64_t tail = barrier::load_relaxed(v_.ctl->aux_tail);
     if (head - tail > v_.size) {
@@ -37,6 +39,8 @@ aux_extent aux_reader::available() noexcept {
 }
 
 aux_extent aux_reader::extent(const aux_info& a) noexcept {
+    if (!v_.valid())
+        return {};
     const std::uint64_t head = barrier::load_head(v_.ctl->aux_head);  // C, pairs with B
     // The extent must end at or before the head and start no more than
     // aux_size bytes before it (else the producer has written over it).
@@ -50,6 +54,8 @@ aux_extent aux_reader::extent(const aux_info& a) noexcept {
 }
 
 void aux_reader::release(std::uint64_t pos) noexcept {
+    if (!v_.valid())
+        return;
     const std::uint64_t tail = barrier::load_relaxed(v_.ctl->aux_tail);
     const std::uint64_t head = barrier::load_head(v_.ctl->aux_head);
     if (pos - tail > head - tail)
@@ -58,6 +64,8 @@ void aux_reader::release(std::uint64_t pos) noexcept {
 }
 
 aux_extent aux_reader::snapshot() noexcept {
+    if (!v_.valid())
+        return {};
     const std::uint64_t head = barrier::load_head(v_.ctl->aux_head);  // C, pairs with B
     if (head >= v_.size) {
         aux_extent e = range(head - v_.size, v_.size);

@@ -7,67 +7,81 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 namespace kring {
 
-unique_mapping::unique_mapping(unique_mapping&& o) noexcept
-    : addr_(std::exchange(o.addr_, nullptr)), len_(std::exchange(o.len_, 0)) {}
-
-unique_mapping& unique_mapping::operator=(unique_mapping&& o) noexcept {
-    if (this != &o) {
-        reset();
-        addr_ = std::exchange(o.addr_, nullptr);
-        len_ = std::exchange(o.len_, 0);
-    }
-    return *this;
-}
-
-void unique_mapping::reset() noexcept {
-    if (addr_)
-        ::munmap(addr_, len_);
-    addr_ = nullptr;
-    len_ = 0;
-}
-
-result<unique_mapping> unique_mapping::map(int fd, std::size_t len, int prot,
-                                           std::uint64_t offset, const char* what) {
-    void* p = ::mmap(nullptr, len, prot, MAP_SHARED, fd, static_cast<off_t>(offset));
-    if (p == MAP_FAILED)
-        return error::from_errno(errno, what);
-    return unique_mapping(p, len);
-}
-
 namespace {
 
-std::uint64_t needed_features(const channel_options& o) {
-    std::uint64_t f = KRING_FEAT_ABI_QUERY | KRING_FEAT_DATA_RING;
-    if (o.mirror)
-        f |= KRING_FEAT_MIRROR;
-    if (o.overwrite || o.read_only)
-        f |= KRING_FEAT_OVERWRITE;
-    if (o.source == KRING_SOURCE_SYNTHETIC)
-        f |= KRING_FEAT_SYNTHETIC;
-    return f;
+// Each feature a channel may need and what in its options asks for it.
+struct need {
+    std::uint64_t bit;
+    const char* why;
+};
+
+std::vector<need> needs(const channel_options& o) {
+    std::vector<need> n = {{KRING_FEAT_DATA_RING, "a data ring"}};
+    const std::uint64_t flags = o.extra_attr_flags;
+    if (o.mirror || (flags & KRING_ATTR_F_MIRROR))
+        n.push_back({KRING_FEAT_MIRROR, "a mirrored mapping"});
+    if (o.overwrite || o.read_only || (flags & KRING_ATTR_F_OVERWRITE))
+        n.push_back({KRING_FEAT_OVERWRITE, "an overwrite ring"});
+    switch (o.source) {
+    case KRING_SOURCE_SYNTHETIC:
+        n.push_back({KRING_FEAT_SYNTHETIC, "the synthetic source"});
+        break;
+    case KRING_SOURCE_SCHED:
+        n.push_back({KRING_FEAT_SCHED, "the sched source"});
+        break;
+    case KRING_SOURCE_TIMER:
+        n.push_back({KRING_FEAT_TIMER, "the timer source"});
+        break;
+    case KRING_SOURCE_AUX_TRACER:
+        n.push_back({KRING_FEAT_AUX_TRACER, "the AUX tracer source"});
+        break;
+    default:
+        break;
+    }
+    if (o.pid)
+        n.push_back({KRING_FEAT_CAPTURE, "following a task (pid)"});
+    if (flags & KRING_ATTR_F_CAPTURE_ALL)
+        n.push_back({KRING_FEAT_CAPTURE, "a capture flag (inherit, exclude-kernel)"});
+    if (o.clockid != KRING_CLOCK_DEFAULT)
+        n.push_back({KRING_FEAT_CLOCKS, "a record clock (clockid)"});
+    if (o.aux_pages_order || o.aux_watermark)
+        n.push_back({KRING_FEAT_AUX, "an AUX area"});
+    return n;
 }
 
 }  // namespace
 
+std::uint64_t needed_features(const channel_options& o) {
+    std::uint64_t f = required_features;
+    for (const need& n : needs(o))
+        f |= n.bit;
+    return f;
+}
+
 result<channel> channel::open(const channel_options& o) {
-    auto dev = open_device(o.device, needed_features(o));
+    auto dev = device::open(o.device);
     if (!dev)
         return dev.error();
-    const abi_info& abi = dev->abi;
+    const abi_info abi = dev->abi();
+    for (const need& n : needs(o))
+        if (!(abi.features & n.bit))
+            return error(EOPNOTSUPP, "the kring module does not offer feature '" +
+                                         std::string(feature_name(n.bit)) + "', needed for " +
+                                         n.why);
     if (o.data_pages_order > abi.max_data_pages_order)
         return error(EINVAL, "data_pages_order " + std::to_string(o.data_pages_order) +
                                  " exceeds the module's maximum " +
                                  std::to_string(abi.max_data_pages_order));
 
-    channel ch(std::move(dev->fd), dev->abi);
+    channel ch(std::move(*dev));
     ch.opts_ = o;
 
     kring_attr a;
@@ -77,14 +91,14 @@ result<channel> channel::open(const channel_options& o) {
     a.flags = o.extra_attr_flags | (o.mirror ? KRING_ATTR_F_MIRROR : 0) |
               (o.overwrite ? KRING_ATTR_F_OVERWRITE : 0);
     a.sample_type = o.sample_type;
-    a.cpu = o.cpu;
-    a.pid = o.pid;
-    a.wakeup_events = o.wakeup_events;
-    a.wakeup_watermark = o.wakeup_watermark;
+    a.cpu = o.cpu.value_or(-1);
+    a.pid = o.pid.value_or(-1);
+    a.wakeup_events = o.wakeup_events.value_or(0);
+    a.wakeup_watermark = o.wakeup_watermark.value_or(0);
     for (int i = 0; i < 4; i++)
         a.config[i] = o.config[i];
     a.clockid = o.clockid;
-    a.aux_watermark = o.aux_watermark;
+    a.aux_watermark = o.aux_watermark.value_or(0);
     if (::ioctl(ch.fd(), KRING_IOC_CONFIGURE, &a) < 0)
         return error::from_errno(errno, "KRING_IOC_CONFIGURE");
 
@@ -112,8 +126,8 @@ result<channel> channel::open(const channel_options& o) {
                          (barrier::load_relaxed(ctl->flags) & KRING_CTL_F_OVERWRITE);
     ch.view_.kind = ring_kind::kring;
 
-    if (o.aux_pages_order >= 0)
-        if (auto r = ch.map_aux(unsigned(o.aux_pages_order), o.aux_snapshot); !r)
+    if (o.aux_pages_order)
+        if (auto r = ch.map_aux(*o.aux_pages_order, o.aux_snapshot); !r)
             return r.error();
     return ch;
 }
@@ -143,9 +157,9 @@ result<void> channel::map_aux(unsigned order, bool snapshot) {
     if (opts_.read_only)
         return error(EINVAL, "the AUX area needs a writable control page "
                              "(a read-write data mapping)");
-    if (!(abi_.features & feat_aux))
+    if (!(abi().features & feat_aux))
         return error(EOPNOTSUPP, "the kring module does not offer the AUX area");
-    const std::size_t ps = abi_.page_size;
+    const std::size_t ps = abi().page_size;
     const std::uint64_t aux_size = std::uint64_t(ps) << order;
     // aux_offset: page aligned, at or after the end of the data mapping.
     const std::uint64_t aux_offset = map_.size();

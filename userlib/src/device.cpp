@@ -1,3 +1,4 @@
+// libkring: opening the device and checking its ABI.
 #include "kring/device.hpp"
 
 #include <cerrno>
@@ -11,16 +12,48 @@
 
 namespace kring {
 
-unique_fd& unique_fd::operator=(unique_fd&& o) noexcept {
-    if (this != &o)
-        reset(o.release());
-    return *this;
+namespace {
+
+struct feature {
+    std::uint64_t bit;
+    const char* name;
+};
+
+constexpr feature features[] = {
+    {KRING_FEAT_ABI_QUERY, "abi-query"}, {KRING_FEAT_DATA_RING, "data-ring"},
+    {KRING_FEAT_OVERWRITE, "overwrite"}, {KRING_FEAT_MIRROR, "mirror"},
+    {KRING_FEAT_SYNTHETIC, "synthetic"}, {KRING_FEAT_SCHED, "sched"},
+    {KRING_FEAT_TIMER, "timer"},         {KRING_FEAT_CAPTURE, "capture"},
+    {KRING_FEAT_CLOCKS, "clocks"},       {KRING_FEAT_AUX, "aux"},
+    {KRING_FEAT_AUX_TRACER, "aux-tracer"},
+};
+
+std::string hex(std::uint64_t v) {
+    char b[32];
+    std::snprintf(b, sizeof(b), "%#llx", static_cast<unsigned long long>(v));
+    return b;
 }
 
-void unique_fd::reset(int fd) noexcept {
-    if (fd_ >= 0)
-        ::close(fd_);
-    fd_ = fd;
+}  // namespace
+
+const char* feature_name(std::uint64_t bit) noexcept {
+    for (const auto& f : features)
+        if (f.bit == bit)
+            return f.name;
+    return nullptr;
+}
+
+std::string feature_names(std::uint64_t bits) {
+    std::string s;
+    std::uint64_t known = 0;
+    for (const auto& f : features) {
+        known |= f.bit;
+        if (bits & f.bit)
+            s += (s.empty() ? "" : " ") + std::string(f.name);
+    }
+    if (bits & ~known)
+        s += (s.empty() ? "+" : " +") + hex(bits & ~known);
+    return s;
 }
 
 result<abi_info> query_abi(int fd) {
@@ -53,22 +86,21 @@ result<void> check_compatible(const abi_info& info, std::uint64_t required) {
                                  " is incompatible with libkring built for ABI " +
                                  std::to_string(KRING_ABI_MAJOR) + ".x");
     std::uint64_t missing = required & ~info.features;
-    if (missing) {
-        char hex[32];
-        std::snprintf(hex, sizeof(hex), "%#llx", static_cast<unsigned long long>(missing));
-        return error(EPROTO, "kring module lacks required features " + std::string(hex));
-    }
+    if (missing)
+        return error(EPROTO, "kring module lacks required features " + hex(missing) + " (" +
+                                 feature_names(missing) + ")");
     if (info.page_size == 0 || (info.page_size & (info.page_size - 1)))
         return error(EPROTO, "kring module reported an invalid page size " +
                                  std::to_string(info.page_size));
     return {};
 }
 
-result<opened_device> open_device(const char* path, std::uint64_t required) {
-    int fd = ::open(path, O_RDWR | O_CLOEXEC);
+result<device> device::open(std::string_view path, std::uint64_t required) {
+    const std::string p(path);
+    int fd = ::open(p.c_str(), O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
-        std::string what = std::string("cannot open ") + path;
+        std::string what = "cannot open " + p;
         if (e == ENOENT)
             what += " (is kring.ko loaded?)";
         return error::from_errno(e, what);
@@ -79,14 +111,7 @@ result<opened_device> open_device(const char* path, std::uint64_t required) {
         return abi.error();
     if (auto ok = check_compatible(*abi, required); !ok)
         return ok.error();
-    return opened_device{std::move(owner), *abi};
-}
-
-result<device> device::open(const char* path) {
-    auto d = open_device(path);
-    if (!d)
-        return d.error();
-    return device(std::move(d->fd), d->abi);
+    return device(std::move(owner), *abi);
 }
 
 }  // namespace kring

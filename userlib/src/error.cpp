@@ -1,7 +1,5 @@
 #include "kring/result.hpp"
 
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -14,12 +12,5 @@ error error::from_errno(int code, std::string_view what) {
     return error(code, std::move(msg));
 }
 
-namespace detail {
-void bad_result_access(const error& e) noexcept {
-    std::fprintf(stderr, "libkring: value() of a failed result: %s (errno %d)\n",
-                 e.message().c_str(), e.code());
-    std::abort();
-}
-}  // namespace detail
 
 }  // namespace kring

@@ -7,15 +7,14 @@
 
 namespace kring {
 
-namespace {
-// The largest record a __u16 header can describe.
-constexpr std::size_t max_record = 0xffff;
-}  // namespace
-
 reader::reader(const ring_view& v, reader_options o)
     : v_(v), o_(o), mask_(v.data_size - 1) {
+    if (!v_.valid()) {
+        fail("invalid ring view", 0, {});
+        return;
+    }
     if (!v_.mirrored)
-        scratch_.reset(new std::byte[max_record]);
+        scratch_.reset(new std::byte[max_record_size]);
     // Start where the previous consumer (or the kernel's reset) left off.
     tail_ = cursor_ = head_ = barrier::load_relaxed(v_.ctl->data_tail);
     if (v_.overwrite)
@@ -47,15 +46,8 @@ bool reader::refill() noexcept {
     return true;
 }
 
-void reader::bad_record(const kring_record_header& h) noexcept {
-    if (h.size == 0)
-        fail("record of size 0", cursor_, h);
-    else if (h.size < sizeof(h) || (h.size & 7))
-        fail("record size not a multiple of 8", cursor_, h);
-    else if (h.size > head_ - cursor_)
-        fail("record extends beyond data_head", cursor_, h);
-    else
-        fail("unknown record type", cursor_, h);
+void reader::bad_record(const kring_record_header& h, header_fault f) noexcept {
+    fail(describe(f), cursor_, h);
 }
 
 record reader::copy_wrapped(std::uint64_t off, std::uint64_t pos, std::uint32_t size) noexcept {
@@ -92,6 +84,8 @@ void reader::release_to(std::uint64_t pos) noexcept {
 }
 
 std::uint64_t reader::pending_bytes() const noexcept {
+    if (!v_.ctl)
+        return 0;
     return barrier::load_head(v_.ctl->data_head) - tail_;
 }
 
@@ -106,7 +100,7 @@ kring::error reader::corruption_error() const {
 }
 
 void reader::reset_corruption() noexcept {
-    if (!corrupt_)
+    if (!corrupt_ || !v_.valid())
         return;
     corrupt_ = false;
     // Resynchronise at the head: everything published so far is dropped.
@@ -120,7 +114,7 @@ void reader::reset_corruption() noexcept {
 
 overwrite_reader::overwrite_reader(const ring_view& v, reader_options o) : v_(v), o_(o) {
     if (!v_.mirrored)
-        scratch_.reset(new std::byte[max_record]);
+        scratch_.reset(new std::byte[max_record_size]);
 }
 
 record overwrite_reader::at(std::uint64_t pos, const kring_record_header& h) noexcept {

@@ -1,8 +1,7 @@
-// libkring: typed views of records and the control page's figures.
-#include <cstring>
+// libkring: the record parsers and the record-header rule.
+#include "kring/record.hpp"
 
-#include "kring/barrier.hpp"
-#include "kring/ring.hpp"
+#include <cstring>
 
 namespace kring {
 
@@ -137,22 +136,20 @@ std::optional<std::uint64_t> record_time(const record& r, std::uint64_t st) noex
     }
 }
 
-loss_counters read_loss_counters(const ring_view& v) noexcept {
-    loss_counters c;
-    if (v.kind != ring_kind::kring || !v.ctl)
-        return c;
-    // Ordered after the caller's latest load_head() (C): see barrier.hpp.
-    const kring_ctl_page* p = v.ctl;
-    const std::uint32_t size = barrier::load_relaxed32(p->size);
-    if (size < KRING_CTL_SIZE_VER1)
-        return c;
-    c.records_written = barrier::load_relaxed(p->records_written);
-    c.records_discarded = barrier::load_relaxed(p->records_discarded);
-    c.lost_no_space = barrier::load_relaxed(p->lost_no_space);
-    c.lost_too_big = barrier::load_relaxed(p->lost_too_big);
-    c.lost_paused = barrier::load_relaxed(p->lost_paused);
-    c.lost_overwritten = barrier::load_relaxed(p->lost_overwritten);
-    return c;
+const char* describe(header_fault f) noexcept {
+    switch (f) {
+    case header_fault::none:
+        return "valid record header";
+    case header_fault::zero_size:
+        return "record of size 0";
+    case header_fault::bad_size:
+        return "record size not a multiple of 8";
+    case header_fault::beyond_end:
+        return "record extends beyond data_head";
+    case header_fault::unknown_type:
+        return "unknown record type";
+    }
+    return "invalid record header";
 }
 
 }  // namespace kring

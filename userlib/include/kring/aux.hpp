@@ -32,7 +32,7 @@
 #include <span>
 
 #include "kring/barrier.hpp"
-#include "kring/channel.hpp"
+#include "kring/record.hpp"
 #include "kring/ring.hpp"
 
 namespace kring {
@@ -51,8 +51,9 @@ struct aux_extent {
 
 class aux_reader {
 public:
-    aux_reader() = default;
-    explicit aux_reader(const aux_view& v) noexcept : v_(v) {}
+    // Over an invalid view (aux_view::valid() false) every call gives an
+    // empty extent and corrupted() is true.
+    explicit aux_reader(const aux_view& v) noexcept : v_(v), corrupt_(!v.valid()) {}
 
     // Normal mode: the unread bytes [aux_tail, aux_head). Load-acquire of
     // aux_head (C). An inconsistent head (more than aux_size ahead of the
@@ -68,8 +69,12 @@ public:
     // Snapshot mode: the newest bytes ending at aux_head.
     aux_extent snapshot() noexcept;
 
-    std::uint64_t head() const noexcept { return barrier::load_head(v_.ctl->aux_head); }
-    std::uint64_t tail() const noexcept { return barrier::load_relaxed(v_.ctl->aux_tail); }
+    std::uint64_t head() const noexcept {
+        return v_.valid() ? barrier::load_head(v_.ctl->aux_head) : 0;
+    }
+    std::uint64_t tail() const noexcept {
+        return v_.valid() ? barrier::load_relaxed(v_.ctl->aux_tail) : 0;
+    }
     bool corrupted() const noexcept { return corrupt_; }
     const aux_view& view() const noexcept { return v_; }
 

@@ -16,12 +16,16 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
+#include <optional>
+#include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include <linux/kring.h>
 
 #include "kring/device.hpp"
+#include "kring/fd.hpp"
 #include "kring/result.hpp"
 #include "kring/ring.hpp"
 
@@ -30,67 +34,41 @@ namespace kring {
 // The AUX area's feature bit.
 inline constexpr std::uint64_t feat_aux = KRING_FEAT_AUX;
 
-// Move-only owner of one mmap'ed region.
-class unique_mapping {
-public:
-    unique_mapping() = default;
-    unique_mapping(void* addr, std::size_t len) noexcept : addr_(addr), len_(len) {}
-    unique_mapping(unique_mapping&& o) noexcept;
-    unique_mapping& operator=(unique_mapping&& o) noexcept;
-    unique_mapping(const unique_mapping&) = delete;
-    unique_mapping& operator=(const unique_mapping&) = delete;
-    ~unique_mapping() { reset(); }
-
-    void* get() const noexcept { return addr_; }
-    std::size_t size() const noexcept { return len_; }
-    explicit operator bool() const noexcept { return addr_ != nullptr; }
-    void reset() noexcept;
-
-    // mmap(@len, @prot, MAP_SHARED, @fd, @offset) as an owner, or the errno.
-    static result<unique_mapping> map(int fd, std::size_t len, int prot, std::uint64_t offset,
-                                      const char* what);
-
-private:
-    void* addr_ = nullptr;
-    std::size_t len_ = 0;
-};
-
-// What a channel is configured with (struct kring_attr, typed).
+// What a channel is configured with (struct kring_attr, typed). A field
+// left unset (std::nullopt) keeps the module's default.
 struct channel_options {
     std::uint32_t source = KRING_SOURCE_NONE;   // enum kring_source
     std::uint64_t sample_type = 0;              // KRING_SAMPLE_*
-    int cpu = -1;
-    int pid = -1;
+    std::optional<int> cpu;                     // bound to this CPU (unset: none)
+    std::optional<pid_t> pid;                   // follow this task (unset: none)
     unsigned data_pages_order = 3;              // 2^n data pages
     bool mirror = false;                        // map the data pages twice
     bool overwrite = false;                     // backward, overwritable ring
     bool read_only = false;                     // map read-only (perf's overwrite mode)
-    std::uint32_t wakeup_events = 0;
-    std::uint32_t wakeup_watermark = 0;
+    std::optional<std::uint32_t> wakeup_events;     // wake every n records
+    std::optional<std::uint32_t> wakeup_watermark;  // wake every n bytes (default: half)
     std::uint64_t config[4] = {0, 0, 0, 0};     // source parameters
     std::uint64_t extra_attr_flags = 0;         // further KRING_ATTR_F_* bits
-    std::uint32_t clockid = 0;                  // clock of record times (0: default)
-    std::uint32_t aux_watermark = 0;            // AUX wake-up watermark (0: half)
-    // AUX area: 2^n pages when aux_pages_order >= 0; snapshot mode maps it
+    std::uint32_t clockid = KRING_CLOCK_DEFAULT;  // clock of record times (KRING_CLOCK_*)
+    std::optional<std::uint32_t> aux_watermark;   // AUX wake-up watermark (default: half)
+    // AUX area of 2^n pages, mapped by open(); snapshot mode maps it
     // read-only (the producer overwrites), normal mode read-write.
-    int aux_pages_order = -1;
+    std::optional<unsigned> aux_pages_order;
     bool aux_snapshot = false;
-    const char* device = default_device_path;
+    std::string device = default_device_path;
 };
 
-// A mapped AUX area: the bytes and the control page's aux_* fields.
-struct aux_view {
-    kring_ctl_page* ctl = nullptr;
-    const std::byte* data = nullptr;
-    std::uint64_t size = 0;     // a power of two
-    bool snapshot = false;      // read-only mapping: the producer overwrites
-    bool valid() const noexcept { return ctl && data && size && !(size & (size - 1)); }
-};
+// The KRING_FEAT_* bits a channel configured with @o needs: its source,
+// its modes (pid, inherit, clock), its mapping (mirror, overwrite) and its
+// AUX area. channel::open() refuses (EOPNOTSUPP, naming the first missing
+// feature and what asked for it) when the module lacks one.
+std::uint64_t needed_features(const channel_options& o);
 
 class channel {
 public:
     // Open the device, check its ABI and the features @o needs, configure
     // and map. Errors: the errno of the failing step, with a message.
+    // The device is opened with device::open(o.device).
     static result<channel> open(const channel_options& o);
     // One channel per online CPU (o.cpu set to each in turn), in CPU order.
     static result<std::vector<channel>> open_per_cpu(channel_options o);
@@ -98,8 +76,8 @@ public:
     channel(channel&&) noexcept = default;
     channel& operator=(channel&&) noexcept = default;
 
-    int fd() const noexcept { return fd_.get(); }
-    const abi_info& abi() const noexcept { return abi_; }
+    int fd() const noexcept { return dev_.fd(); }
+    const abi_info& abi() const noexcept { return dev_.abi(); }
     const ring_view& ring() const noexcept { return view_; }
     const aux_view& aux() const noexcept { return aux_; }
     const channel_options& options() const noexcept { return opts_; }
@@ -165,11 +143,10 @@ public:
     }
 
 private:
-    channel(unique_fd fd, abi_info abi) : fd_(std::move(fd)), abi_(abi) {}
+    explicit channel(device dev) : dev_(std::move(dev)) {}
     result<void> ioctl_void(unsigned long req, const char* what) const;
 
-    unique_fd fd_;
-    abi_info abi_;
+    device dev_;
     channel_options opts_;
     unique_mapping map_, aux_map_;
     ring_view view_;

@@ -16,8 +16,7 @@
 
 #include <linux/perf_event.h>
 
-#include "kring/channel.hpp"
-#include "kring/device.hpp"
+#include "kring/fd.hpp"
 #include "kring/result.hpp"
 #include "kring/ring.hpp"
 

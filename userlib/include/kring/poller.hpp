@@ -25,7 +25,7 @@
 
 #include <sys/epoll.h>
 
-#include "kring/device.hpp"
+#include "kring/fd.hpp"
 #include "kring/result.hpp"
 #include "kring/ring.hpp"
 

@@ -21,11 +21,12 @@
 // skipped; LOST records are returned like any other (and counted, see
 // lost_seen()).
 //
-// Malformed data (a header size of 0, not a multiple of 8, or beyond the
-// published head; an unknown type; a head more than data_size ahead of the
-// tail) stops the reader: next() returns nothing and corrupted() is true
+// Malformed data (a header check_header() refuses: a size of 0, not a
+// multiple of 8, or beyond the published head; an unknown type; or a head
+// more than data_size ahead of the tail) stops the reader: next() returns nothing and corrupted() is true
 // until reset_corruption(). It never reads outside the mapping and never
-// loops.
+// loops. A reader made over an invalid view (ring_view::valid() false)
+// is corrupted from the start: every call returns nothing or an error.
 //
 // Nothing here allocates after construction, takes a lock or makes a
 // system call. One reader per ring, used by one thread at a time.
@@ -39,6 +40,7 @@
 #include <optional>
 
 #include "kring/barrier.hpp"
+#include "kring/record.hpp"
 #include "kring/result.hpp"
 #include "kring/ring.hpp"
 
@@ -62,7 +64,6 @@ struct corruption_info {
 
 class reader {
 public:
-    reader() = default;
     explicit reader(const ring_view& v, reader_options o = {});
     reader(reader&&) noexcept = default;
     reader& operator=(reader&&) noexcept = default;
@@ -102,18 +103,17 @@ public:
     // Bytes published and not yet released (loads data_head).
     std::uint64_t pending_bytes() const noexcept;
     // Whether data_head has moved beyond what this reader consumed.
-    bool has_data() const noexcept { return barrier::load_head(v_.ctl->data_head) != cursor_; }
+    bool has_data() const noexcept {
+        return v_.ctl && barrier::load_head(v_.ctl->data_head) != cursor_;
+    }
     std::uint64_t tail() const noexcept { return tail_; }
     const ring_view& view() const noexcept { return v_; }
 
 private:
     bool fail(const char* what, std::uint64_t pos, const kring_record_header& h) noexcept;
-    bool type_ok(std::uint32_t t) const noexcept {
-        return o_.known_type ? o_.known_type(t) : default_known_type(t);
-    }
     // Slow paths of next(), out of line.
     bool refill() noexcept;
-    void bad_record(const kring_record_header& h) noexcept;
+    void bad_record(const kring_record_header& h, header_fault f) noexcept;
     record copy_wrapped(std::uint64_t off, std::uint64_t pos, std::uint32_t size) noexcept;
     void note_lost(const record& r) noexcept;
 
@@ -138,9 +138,9 @@ inline std::optional<record> reader::next() noexcept {
         const std::uint64_t off = cursor_ & mask_;
         kring_record_header h;
         std::memcpy(&h, v_.data + off, sizeof(h));  // 8-byte aligned: never split
-        if (h.size < sizeof(h) || (h.size & 7) || h.size > head_ - cursor_ || !type_ok(h.type))
-            [[unlikely]] {
-            bad_record(h);
+        if (const header_fault f = check_header(h, head_ - cursor_, o_.known_type);
+            f != header_fault::none) [[unlikely]] {
+            bad_record(h, f);
             return std::nullopt;
         }
         const std::uint64_t pos = cursor_;
@@ -164,16 +164,14 @@ result<std::size_t> reader::drain(F&& f, std::size_t max) {
     while (n < max && refill()) {
         std::uint64_t c = cursor_;
         const std::uint64_t h = head_;
-        bool bad = false;
+        header_fault bad = header_fault::none;
         while (c != h && n < max) {
             const std::uint64_t off = c & mask_;
             kring_record_header hd;
             std::memcpy(&hd, v_.data + off, sizeof(hd));
-            if (hd.size < sizeof(hd) || (hd.size & 7) || hd.size > h - c || !type_ok(hd.type))
-                [[unlikely]] {
-                bad = true;
+            bad = check_header(hd, h - c, o_.known_type);
+            if (bad != header_fault::none) [[unlikely]]
                 break;
-            }
             const std::uint64_t pos = c;
             c += hd.size;
             if (hd.type == KRING_RECORD_PAD && o_.skip_pad)
@@ -189,10 +187,10 @@ result<std::size_t> reader::drain(F&& f, std::size_t max) {
             n++;
         }
         cursor_ = c;
-        if (bad) {
+        if (bad != header_fault::none) {
             kring_record_header hd;
             std::memcpy(&hd, v_.data + (c & mask_), sizeof(hd));
-            bad_record(hd);
+            bad_record(hd, bad);
             break;
         }
     }
@@ -210,7 +208,6 @@ result<std::size_t> reader::drain(F&& f, std::size_t max) {
 // inside the window).
 class overwrite_reader {
 public:
-    overwrite_reader() = default;
     explicit overwrite_reader(const ring_view& v, reader_options o = {});
 
     template <class F>
@@ -227,6 +224,8 @@ private:
 
 template <class F>
 result<std::size_t> overwrite_reader::read(F&& f) {
+    if (!v_.valid())
+        return kring::error(EINVAL, "overwrite ring: invalid ring view");
     const std::uint64_t head = barrier::load_head(v_.ctl->data_head);  // C
     const std::uint64_t size = v_.data_size;
     std::uint64_t pos = head;
@@ -240,8 +239,7 @@ result<std::size_t> overwrite_reader::read(F&& f) {
             break;  // never written: the ring has not wrapped yet
         if (pos - head + h.size > size)
             break;  // its end was overwritten by newer records
-        if (h.size < 8 || (h.size & 7) ||
-            !(o_.known_type ? o_.known_type(h.type) : default_known_type(h.type)))
+        if (check_header(h, size - (pos - head), o_.known_type) != header_fault::none)
             return kring::error(EBADMSG, "overwrite ring: malformed record at position " +
                                              std::to_string(pos));
         if (!(o_.skip_pad && h.type == KRING_RECORD_PAD)) {
