@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Capture modes shared by the sched and timer sources (kmod/modes.c),
+ * The capture layer (kmod/capture.c): which tasks and CPUs the sched, timer
+ * and AUX tracer sources record,
  * permission checks (kmod/perm.c) and record clocks (kmod/clock.c).
  */
 #ifndef _KRING_CAPTURE_H
@@ -17,31 +18,31 @@
 /* Tasks a followed-mode channel can track: the task and its descendants. */
 #define KRING_FOLLOW_MAX	64
 
-struct kring_cap;
+struct kring_capture;
 
-/* What a source does with the events the mode layer hands it. */
-struct kring_cap_ops {
+/* What a source does with the events the capture layer hands it. */
+struct kring_capture_ops {
 	/* context switch on this CPU; rq lock held, irqs off */
-	void (*sched_switch)(struct kring_cap *cap, bool preempt,
+	void (*sched_switch)(struct kring_capture *cap, bool preempt,
 			     struct task_struct *prev, struct task_struct *next,
 			     unsigned int prev_state);
 	/* @parent forked @child / @p exits; preemption disabled */
-	void (*fork)(struct kring_cap *cap, struct task_struct *parent,
+	void (*fork)(struct kring_capture *cap, struct task_struct *parent,
 		     struct task_struct *child);
-	void (*exit)(struct kring_cap *cap, struct task_struct *p);
+	void (*exit)(struct kring_capture *cap, struct task_struct *p);
 	/* current wakes @p (sched_waking, sched_wakeup_new); any context */
-	void (*wakeup)(struct kring_cap *cap, struct task_struct *p);
+	void (*wakeup)(struct kring_capture *cap, struct task_struct *p);
 	/*
 	 * CPU @cpu is going offline or came back online; called on that CPU
 	 * (cpuhp thread) with ch->lock held, for channels bound to @cpu and
 	 * unbound ones.
 	 */
-	void (*cpu_offline)(struct kring_cap *cap, unsigned int cpu);
-	void (*cpu_online)(struct kring_cap *cap, unsigned int cpu);
+	void (*cpu_offline)(struct kring_capture *cap, unsigned int cpu);
+	void (*cpu_online)(struct kring_capture *cap, unsigned int cpu);
 };
 
 /*
- * struct kring_cap - the mode of one sched or timer channel
+ * struct kring_capture - the capture state of one sched, timer or AUX tracer channel
  * @ch:		the channel (source_priv points here)
  * @ops:	the source's event handlers
  * @cpu:	the CPU the channel is bound to, -1 for any
@@ -49,7 +50,7 @@ struct kring_cap_ops {
  * @root:	the followed task's struct pid (a reference): compared instead
  *		of @tid, so a recycled task id never matches another task
  * @inherit:	follow the tasks @tid forks, and theirs
- * @node:	in the list of enabled channels (kring_cap_list), RCU
+ * @node:	in the list of enabled channels (kring_capture_list), RCU
  * @follow:	followed task ids, 0 = free slot; @follow[0] is @tid
  * @follow_dropped: children that did not fit in @follow
  * @hp_gen:	CPU hotplug pass that last visited @cap (hotplug callbacks
@@ -67,9 +68,9 @@ struct kring_cap_ops {
  *		setuid exec: kring_perm_task()): nothing is followed any
  *		more (KRING_STATS_F_REVOKED)
  */
-struct kring_cap {
+struct kring_capture {
 	struct kring_channel *ch;
-	const struct kring_cap_ops *ops;
+	const struct kring_capture_ops *ops;
 	int cpu;
 	pid_t tid;
 	struct pid *root;
@@ -86,36 +87,36 @@ struct kring_cap {
 	bool revoked;
 };
 
-/* modes.c */
-int kring_modes_init(void);
-void kring_modes_exit(void);
-bool kring_modes_available(void);
-bool kring_modes_wakeups_available(void);
-int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
-		   const struct kring_cap_ops *ops);
-void kring_cap_enable(struct kring_cap *cap);
-void kring_cap_disable(struct kring_cap *cap);
-void kring_cap_release(struct kring_cap *cap);
+/* capture.c */
+int kring_capture_module_init(void);
+void kring_capture_module_exit(void);
+bool kring_capture_available(void);
+bool kring_capture_wakeups_available(void);
+int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
+		       const struct kring_capture_ops *ops);
+void kring_capture_enable(struct kring_capture *cap);
+void kring_capture_disable(struct kring_capture *cap);
+void kring_capture_release(struct kring_capture *cap);
 long kring_ioctl_set_output(struct kring_channel *ch, int fd);
 bool kring_channel_redirected(struct kring_channel *ch);
 void kring_output_release(struct kring_channel *ch);
-bool kring_cap_follows(struct kring_cap *cap, const struct task_struct *t);
+bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *t);
 
 /* perm.c */
 int kring_perm_check(const struct kring_attr *attr, struct task_struct *target);
 bool kring_perm_see_all(void);
-bool kring_perm_task(const struct kring_cap *cap, const struct task_struct *p);
+bool kring_perm_task(const struct kring_capture *cap, const struct task_struct *p);
 
 /*
- * kring_cap_may_see() - whether @cap's records may name @t
- * @cap: a channel's mode
+ * kring_capture_may_see() - whether @cap's records may name @t
+ * @cap: a channel's capture state
  * @t: a task on the other side of an event (a switch, a wakeup)
  *
  * Context: any.
  */
-static inline bool kring_cap_may_see(struct kring_cap *cap, const struct task_struct *t)
+static inline bool kring_capture_may_see(struct kring_capture *cap, const struct task_struct *t)
 {
-	return cap->see_all || kring_cap_follows(cap, t);
+	return cap->see_all || kring_capture_follows(cap, t);
 }
 
 /* clock.c */

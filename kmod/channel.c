@@ -49,7 +49,7 @@ void kring_abi_info_fill(struct kring_abi_info *info)
 	info->features = KRING_FEAT_ABI_QUERY | KRING_FEAT_DATA_RING |
 			 KRING_FEAT_OVERWRITE | KRING_FEAT_MIRROR |
 			 KRING_FEAT_SYNTHETIC | KRING_FEAT_CLOCKS;
-	if (kring_modes_available())
+	if (kring_capture_available())
 		info->features |= KRING_FEAT_SCHED | KRING_FEAT_TIMER | KRING_FEAT_CAPTURE;
 	info->features |= KRING_FEAT_AUX | KRING_FEAT_AUX_TRACER;
 	info->page_size = PAGE_SIZE;

@@ -101,7 +101,7 @@ struct kring_channel {
 	bool configured;
 	bool enabled;
 	bool paused;
-	bool revoked;			/* see struct kring_cap */
+	bool revoked;			/* see struct kring_capture */
 	atomic64_t throttled;		/* samples dropped by throttle.c */
 	struct kring_attr attr;
 	struct kring_buffer __rcu *buf;
@@ -127,7 +127,7 @@ struct kring_channel {
  * @release:	free what configure allocated
  * @redirectable: KRING_IOC_SET_OUTPUT may send its records to another
  *		channel's buffer (its writers take the buffer's write_lock;
- *		its source_priv starts with a struct kring_cap)
+ *		its source_priv starts with a struct kring_capture)
  * @test_only:	a generator for tests and benchmarks: needs CAP_PERFMON or
  *		CAP_SYS_ADMIN unless kring.test_sources=1
  */

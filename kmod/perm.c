@@ -128,7 +128,7 @@ bool kring_perm_see_all(void)
  * Context: any (RCU read side).
  * Return: true when the channel may go on following @p.
  */
-bool kring_perm_task(const struct kring_cap *cap, const struct task_struct *p)
+bool kring_perm_task(const struct kring_capture *cap, const struct task_struct *p)
 {
 	struct mm_struct *mm = READ_ONCE(p->mm);
 

@@ -14,10 +14,10 @@
  * tick starts it again (pmu start) with a SYNC packet. So the discontinuity
  * is real and a consumer sees it in the packet sequence. When CPU N goes
  * offline the unit stops there and the channel's control page says
- * KRING_CTL_F_CPU_OFFLINE (kmod/modes.c's hotplug walk); it starts again
+ * KRING_CTL_F_CPU_OFFLINE (kmod/capture.c's hotplug walk); it starts again
  * when the CPU returns.
  *
- * Task mode (pid = P, cpu = -1 or N; kmod/modes.c follows P and, with
+ * Task mode (pid = P, cpu = -1 or N; kmod/capture.c follows P and, with
  * inherit, its children): the unit traces only while a followed task runs,
  * as perf starts and stops a per-thread PT event at context switches. A
  * followed task switched in starts the unit on that CPU; every tick that
@@ -73,7 +73,7 @@ struct kring_aux_tracer_cpu {
 };
 
 struct kring_aux_tracer {
-	struct kring_cap cap;	/* first: source_priv points at both */
+	struct kring_capture cap;	/* first: source_priv points at both */
 	struct kring_channel *ch;
 	bool task_mode;
 	bool follow;		/* @cap is used: task mode, or CPU mode's hotplug */
@@ -241,7 +241,7 @@ static enum hrtimer_restart kring_aux_tracer_timer(struct hrtimer *t)
 		}
 	} else {
 		raw_spin_lock_irqsave(&tr->lock, flags);
-		if (!tr->halted && kring_cap_follows(&tr->cap, current)) {
+		if (!tr->halted && kring_capture_follows(&tr->cap, current)) {
 			u64 now = ktime_get_mono_fast_ns();
 
 			if (tc->since)
@@ -260,7 +260,7 @@ out:
 }
 
 /* Task mode: the unit follows the task on and off the CPU (rq lock held). */
-static void kring_aux_tracer_switch(struct kring_cap *cap, bool preempt,
+static void kring_aux_tracer_switch(struct kring_capture *cap, bool preempt,
 				    struct task_struct *prev, struct task_struct *next,
 				    unsigned int prev_state)
 {
@@ -272,8 +272,8 @@ static void kring_aux_tracer_switch(struct kring_cap *cap, bool preempt,
 
 	if (cap->cpu >= 0 && cap->cpu != cpu)
 		return;
-	out = kring_cap_follows(cap, prev);
-	in = kring_cap_follows(cap, next);
+	out = kring_capture_follows(cap, prev);
+	in = kring_capture_follows(cap, next);
 	if (!out && !in)
 		return;
 	raw_spin_lock(&tr->lock);
@@ -296,7 +296,7 @@ static void kring_aux_tracer_arm(void *arg)
 	hrtimer_start(&tc->timer, ns_to_ktime(KRING_AUX_TICK_NS), HRTIMER_MODE_REL_PINNED_HARD);
 }
 
-static void kring_aux_tracer_cpu_online(struct kring_cap *cap, unsigned int cpu)
+static void kring_aux_tracer_cpu_online(struct kring_capture *cap, unsigned int cpu)
 {
 	struct kring_aux_tracer *tr = container_of(cap, struct kring_aux_tracer, cap);
 
@@ -304,7 +304,7 @@ static void kring_aux_tracer_cpu_online(struct kring_cap *cap, unsigned int cpu)
 		kring_aux_tracer_arm(&tr->cpus[cpu]);
 }
 
-static void kring_aux_tracer_cpu_offline(struct kring_cap *cap, unsigned int cpu)
+static void kring_aux_tracer_cpu_offline(struct kring_capture *cap, unsigned int cpu)
 {
 	struct kring_aux_tracer *tr = container_of(cap, struct kring_aux_tracer, cap);
 
@@ -312,14 +312,14 @@ static void kring_aux_tracer_cpu_offline(struct kring_cap *cap, unsigned int cpu
 	tr->cpus[cpu].since = 0;
 }
 
-static const struct kring_cap_ops kring_aux_tracer_cap_ops = {
+static const struct kring_capture_ops kring_aux_tracer_capture_ops = {
 	.sched_switch = kring_aux_tracer_switch,
 	.cpu_online = kring_aux_tracer_cpu_online,
 	.cpu_offline = kring_aux_tracer_cpu_offline,
 };
 
 /* CPU mode: hotplug only, no hook on every context switch. */
-static const struct kring_cap_ops kring_aux_tracer_cpu_ops = {
+static const struct kring_capture_ops kring_aux_tracer_cpu_ops = {
 	.cpu_online = kring_aux_tracer_cpu_online,
 	.cpu_offline = kring_aux_tracer_cpu_offline,
 };
@@ -404,15 +404,16 @@ static int kring_aux_tracer_configure(struct kring_channel *ch)
 	if (!tr->pkt || !tr->cpus)
 		goto err_free;
 	/*
-	 * Task mode: modes.c finds the task, checks permissions and hands us
+	 * Task mode: capture.c finds the task, checks permissions and hands us
 	 * its context switches. CPU mode uses it for hotplug only, where the
-	 * kernel offers the tracepoints modes.c needs; elsewhere the unit
+	 * kernel offers the tracepoints capture.c needs; elsewhere the unit
 	 * simply stops for good if its CPU goes offline.
 	 */
 	tr->task_mode = a->pid != -1;
-	if (tr->task_mode || kring_modes_available()) {
-		ret = kring_cap_init(&tr->cap, ch, tr->task_mode ? &kring_aux_tracer_cap_ops :
-						      &kring_aux_tracer_cpu_ops);
+	if (tr->task_mode || kring_capture_available()) {
+		ret = kring_capture_init(&tr->cap, ch,
+					 tr->task_mode ? &kring_aux_tracer_capture_ops :
+							 &kring_aux_tracer_cpu_ops);
 		if (ret)
 			goto err_free;
 		tr->follow = true;
@@ -439,7 +440,7 @@ static int kring_aux_tracer_start(struct kring_channel *ch)
 
 	tr->nr_started = 0;	/* no writer yet: timers and hooks start below */
 	if (tr->follow)
-		kring_cap_enable(&tr->cap);
+		kring_capture_enable(&tr->cap);
 	return tr->paused ? 0 : kring_aux_tracer_run(tr);
 }
 
@@ -448,7 +449,7 @@ static void kring_aux_tracer_stop(struct kring_channel *ch)
 	struct kring_aux_tracer *tr = ch->source_priv;
 
 	if (tr->follow)
-		kring_cap_disable(&tr->cap);	/* no hook or hotplug call after this */
+		kring_capture_disable(&tr->cap);	/* no hook or hotplug call after this */
 	kring_aux_tracer_halt(tr);	/* -EINVAL: not snapshot mode, fine */
 }
 
@@ -460,7 +461,7 @@ static void kring_aux_tracer_release(struct kring_channel *ch)
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
 		hrtimer_cancel(&tr->cpus[cpu].timer);
 	if (tr->follow)
-		kring_cap_release(&tr->cap);
+		kring_capture_release(&tr->cap);
 	kfree(tr->cpus);
 	kfree(tr->pkt);
 	kfree(tr);

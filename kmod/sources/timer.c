@@ -10,7 +10,7 @@
  * running stops (so enable arms every CPU once, and each stops at its first
  * expiry unless a followed task is there).
  *
- * When a CPU goes offline its timers are cancelled there (kmod/modes.c's
+ * When a CPU goes offline its timers are cancelled there (kmod/capture.c's
  * hotplug callback) and restarted when it comes back; a timer that finds
  * itself on another CPU than its own anyway stops.
  */
@@ -37,7 +37,7 @@ struct kring_timer_cpu {
 };
 
 struct kring_timer {
-	struct kring_cap cap;		/* first: source_priv points at both */
+	struct kring_capture cap;		/* first: source_priv points at both */
 	u64 period;			/* ns */
 	bool stopping;
 	struct kring_timer_cpu *cpus;	/* nr_cpu_ids of them */
@@ -45,7 +45,7 @@ struct kring_timer {
 
 static void kring_timer_sample(struct kring_timer *tm, struct pt_regs *regs, u64 overruns)
 {
-	struct kring_cap *cap = &tm->cap;
+	struct kring_capture *cap = &tm->cap;
 	struct kring_channel *ch = cap->ch;
 	u64 type = ch->attr.sample_type;
 	struct kring_sample_data d = {};
@@ -93,7 +93,7 @@ static enum hrtimer_restart kring_timer_fire(struct hrtimer *t)
 	if (READ_ONCE(tm->stopping) || smp_processor_id() != tc->cpu)
 		return HRTIMER_NORESTART;
 	/* No followed task here: stop until one is switched in. */
-	if (!kring_cap_follows(&tm->cap, current))
+	if (!kring_capture_follows(&tm->cap, current))
 		return tm->cap.tid ? HRTIMER_NORESTART : HRTIMER_RESTART;
 	overruns = hrtimer_forward_now(t, ns_to_ktime(tm->period));
 	if (regs) {
@@ -120,7 +120,7 @@ static void kring_timer_arm(void *arg)
  * A followed task is switched in on this CPU (rq lock held, irqs off): arm
  * the CPU's timer unless it runs. Its callback cannot be running here now.
  */
-static void kring_timer_switch(struct kring_cap *cap, bool preempt,
+static void kring_timer_switch(struct kring_capture *cap, bool preempt,
 			       struct task_struct *prev, struct task_struct *next,
 			       unsigned int prev_state)
 {
@@ -130,12 +130,12 @@ static void kring_timer_switch(struct kring_cap *cap, bool preempt,
 
 	if ((cap->cpu >= 0 && cap->cpu != cpu) || READ_ONCE(tm->stopping))
 		return;
-	if (kring_cap_follows(cap, next) && !hrtimer_is_queued(t))
+	if (kring_capture_follows(cap, next) && !hrtimer_is_queued(t))
 		hrtimer_start(t, ns_to_ktime(tm->period), HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 /* On @cpu itself (cpuhp thread), ch->lock held: see kmod/capture.h. */
-static void kring_timer_cpu_online(struct kring_cap *cap, unsigned int cpu)
+static void kring_timer_cpu_online(struct kring_capture *cap, unsigned int cpu)
 {
 	struct kring_timer *tm = container_of(cap, struct kring_timer, cap);
 
@@ -145,7 +145,7 @@ static void kring_timer_cpu_online(struct kring_cap *cap, unsigned int cpu)
 			      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
-static void kring_timer_cpu_offline(struct kring_cap *cap, unsigned int cpu)
+static void kring_timer_cpu_offline(struct kring_capture *cap, unsigned int cpu)
 {
 	struct kring_timer *tm = container_of(cap, struct kring_timer, cap);
 
@@ -153,13 +153,13 @@ static void kring_timer_cpu_offline(struct kring_cap *cap, unsigned int cpu)
 }
 
 /* Per-CPU channels: no scheduler events, only hotplug. */
-static const struct kring_cap_ops kring_timer_cpu_ops = {
+static const struct kring_capture_ops kring_timer_cpu_ops = {
 	.cpu_online = kring_timer_cpu_online,
 	.cpu_offline = kring_timer_cpu_offline,
 };
 
 /* Channels that follow tasks: timers armed where the tasks run. */
-static const struct kring_cap_ops kring_timer_task_ops = {
+static const struct kring_capture_ops kring_timer_task_ops = {
 	.sched_switch = kring_timer_switch,
 	.cpu_online = kring_timer_cpu_online,
 	.cpu_offline = kring_timer_cpu_offline,
@@ -193,7 +193,7 @@ static int kring_timer_configure(struct kring_channel *ch)
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	ret = kring_cap_init(&tm->cap, ch, attr->pid == -1 ? &kring_timer_cpu_ops :
+	ret = kring_capture_init(&tm->cap, ch, attr->pid == -1 ? &kring_timer_cpu_ops :
 							     &kring_timer_task_ops);
 	if (ret)
 		goto err_free;
@@ -218,7 +218,7 @@ static int kring_timer_start(struct kring_channel *ch)
 	unsigned int cpu;
 
 	WRITE_ONCE(tm->stopping, false);
-	kring_cap_enable(&tm->cap);
+	kring_capture_enable(&tm->cap);
 	for_each_online_cpu(cpu) {
 		if (tm->cap.cpu >= 0 && tm->cap.cpu != cpu)
 			continue;
@@ -234,7 +234,7 @@ static void kring_timer_stop(struct kring_channel *ch)
 
 	WRITE_ONCE(tm->stopping, true);
 	/* Off the list first: no hotplug callback re-arms a timer after this. */
-	kring_cap_disable(&tm->cap);
+	kring_capture_disable(&tm->cap);
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
 		hrtimer_cancel(&tm->cpus[cpu].hrtimer);
 }
@@ -243,7 +243,7 @@ static void kring_timer_release(struct kring_channel *ch)
 {
 	struct kring_timer *tm = ch->source_priv;
 
-	kring_cap_release(&tm->cap);
+	kring_capture_release(&tm->cap);
 	kfree(tm->cpus);
 	kfree(tm);
 	ch->source_priv = NULL;
