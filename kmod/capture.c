@@ -35,6 +35,7 @@
 #include <linux/binfmts.h>
 
 #include "capture.h"
+#include "source.h"
 
 static unsigned int kring_floor_tick_us = 10000;
 module_param_named(floor_tick_us, kring_floor_tick_us, uint, 0444);
@@ -235,7 +236,7 @@ again:
 		rcu_read_unlock();
 		mutex_lock(&ch->lock);
 		/* Still enabled: still listed, @cap still allocated. */
-		if (ch->enabled && ch->source_priv == cap)
+		if (ch->enabled && ch->source->capture(ch) == cap)
 			kring_capture_hotplug(cap, cpu, online);
 		mutex_unlock(&ch->lock);
 		kring_channel_put(ch);
@@ -340,16 +341,10 @@ void kring_capture_module_exit(void)
 static enum hrtimer_restart kring_floor_tick(struct hrtimer *t)
 {
 	struct kring_capture *cap = container_of(t, struct kring_capture, floor_timer);
-	struct kring_buffer *buf;
-	unsigned long flags;
 
 	if (READ_ONCE(cap->floor_stop) || smp_processor_id() != cap->cpu)
 		return HRTIMER_NORESTART;
-	buf = kring_out_lock(cap->ch, &flags);
-	if (buf) {
-		kring_floor_advance(&buf->ring);
-		kring_out_unlock(buf, flags);
-	}
+	kring_capture_tick(cap);
 	hrtimer_forward_now(t, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC));
 	return HRTIMER_RESTART;
 }
@@ -399,7 +394,7 @@ int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
 		task = current;
 		get_task_struct(task);
 	}
-	ret = kring_perm_check(attr, task);
+	ret = kring_perm_check(ch->source, attr, task);
 	if (ret)
 		goto out;
 	cap->ch = ch;
@@ -408,6 +403,7 @@ int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
 	cap->tid = task ? task->pid : 0;
 	cap->root = task ? get_pid(task_pid(task)) : NULL;
 	cap->follow[0] = cap->tid;
+	ch->follow_tid = cap->tid;
 	cap->inherit = attr->flags & KRING_ATTR_F_INHERIT;
 	cap->owner = get_current_cred();
 	cap->owner_ptrace = has_capability_noaudit(current, CAP_SYS_PTRACE);
@@ -498,7 +494,7 @@ bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *
 		if (i == KRING_FOLLOW_MAX)
 			return false;
 	}
-	if (!kring_perm_task(cap, t)) {
+	if (!kring_perm_task(cap->owner, cap->owner_ptrace, t)) {
 		kring_capture_revoke(cap);
 		return false;
 	}
@@ -515,187 +511,44 @@ void kring_capture_release(struct kring_capture *cap)
 	cap->owner = NULL;
 }
 
-/* ---- set-output -------------------------------------------------------- */
-
-/* The capture state of a channel whose source can be redirected, else NULL. */
-static struct kring_capture *kring_channel_cap(struct kring_channel *ch)
-{
-	if (!ch->configured || !ch->source || !ch->source->redirectable)
-		return NULL;
-	return ch->source_priv;		/* struct kring_capture comes first */
-}
-
 /**
- * kring_channel_redirected() - whether set-output sends @ch's records away
- * @ch:	a channel, its lock or kring_output_rwsem held
+ * kring_capture_emit() - write one capture sample and advance the floor
+ * @cap:	the channel's capture state
+ * @sample_type: the SAMPLE's layout (the channel's, with what the source
+ *		always adds)
+ * @d:		its fields but id and time, which are filled in here; NULL
+ *		writes no record and only advances the timestamp floor
  *
- * A redirected channel has no buffer of its own: kring_mmap() refuses it.
+ * The one path every capture record takes: the buffer the channel writes
+ * into (its own or its set-output target's) is locked with its write_lock,
+ * so this CPU is its only writer; a record that does not fit is counted
+ * lost by the ring core. Then the buffer's timestamp floor is raised
+ * (kring_floor_advance(); docs/CAPTURE.md): always on a call without a
+ * record, after a record on a bound channel or with a clock synchronised
+ * across CPUs (not KRING_CLOCK_LOCAL).
  *
- * Return: true while @ch writes into another channel's buffer.
+ * Context: preemption disabled (the buffer lives until we return: RCU),
+ * not NMI.
  */
-bool kring_channel_redirected(struct kring_channel *ch)
+void kring_capture_emit(struct kring_capture *cap, u64 sample_type,
+			struct kring_sample_data *d)
 {
-	return rcu_access_pointer(ch->out);
-}
+	struct kring_channel *ch = cap->ch;
+	struct kring_output_handle h;
+	struct kring_buffer *buf;
+	unsigned long flags;
 
-/* What set-output needs to know of its target, read under its lock. */
-struct kring_output_target {
-	bool configured;
-	bool capture;
-	pid_t tid;
-	bool inherit;
-	s32 cpu;
-	u32 clockid;
-};
-
-static void kring_output_target_read(struct kring_channel *t,
-				     struct kring_output_target *o)
-{
-	struct kring_capture *tcap;
-
-	mutex_lock(&t->lock);
-	tcap = kring_channel_cap(t);
-	o->configured = t->configured;
-	o->capture = tcap;
-	o->tid = tcap ? tcap->tid : 0;
-	o->inherit = tcap && tcap->inherit;
-	o->cpu = t->attr.cpu;
-	o->clockid = t->attr.clockid;
-	mutex_unlock(&t->lock);
-}
-
-/*
- * perf's constraints: the channels sharing a buffer are bound to the same
- * CPU, or follow the same single task without inherit (the buffer's
- * write_lock serialises what still runs on two CPUs: wakeups written on
- * the waker's CPU, AUX records from an ioctl).
- */
-static int kring_output_compatible(struct kring_channel *ch, struct kring_capture *cap,
-				   const struct kring_output_target *t)
-{
-	if (!t->configured || t->clockid != ch->attr.clockid)
-		return -EINVAL;
-	if (cap->cpu >= 0)
-		return t->cpu == cap->cpu ? 0 : -EINVAL;
-	if (t->cpu != -1 || !t->capture || t->tid != cap->tid || cap->inherit || t->inherit)
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * Take @ch out of its target's list and drop the target (kring_output_rwsem
- * held for writing, @ch disabled). Returns the old target for the caller to
- * put once the lock is dropped; a pointer that readers of the old list may
- * still follow stays valid for a grace period (channels are RCU-freed).
- */
-static struct kring_channel *kring_output_unlink(struct kring_channel *ch)
-{
-	struct kring_channel *old;
-
-	lockdep_assert_held_write(&kring_output_rwsem);
-	old = rcu_dereference_protected(ch->out, lockdep_is_held(&kring_output_rwsem));
-	if (old) {
-		list_del_rcu(&ch->out_node);
-		RCU_INIT_POINTER(ch->out, NULL);
-	}
-	return old;
-}
-
-/**
- * kring_output_release() - a channel goes: undo its set-output
- * @ch:	the channel, disabled
- */
-void kring_output_release(struct kring_channel *ch)
-{
-	struct kring_channel *old;
-
-	/* Its file is going: no set-output on @ch can race with this read. */
-	if (!rcu_access_pointer(ch->out))
+	buf = kring_out_lock(ch, &flags);
+	if (!buf)
 		return;
-	down_write(&kring_output_rwsem);
-	old = kring_output_unlink(ch);
-	up_write(&kring_output_rwsem);
-	kring_channel_put(old);
-}
-
-/**
- * kring_ioctl_set_output() - KRING_IOC_SET_OUTPUT
- * @ch:	the channel whose records are redirected
- * @fd:	a kring file descriptor (the target), or -1 to undo
- *
- * The whole graph changes under kring_output_rwsem, so two calls cannot
- * both pass their checks and build a cycle or a chain (A to B while B to
- * A, or A to B while B to C): a target is never redirected itself, and a
- * channel that is a target is never redirected.
- *
- * Return: 0; -EBADF for a bad descriptor; -EINVAL for a target that is not
- * a configured kring channel, is @ch, is itself redirected or breaks the
- * constraints above, for a channel that is the target of another, or for
- * a channel whose source cannot be redirected; -EBUSY while @ch is enabled
- * or mapped.
- */
-long kring_ioctl_set_output(struct kring_channel *ch, int fd)
-{
-	struct kring_output_target t = {};
-	struct kring_channel *target = NULL, *old = NULL;
-	struct file *file = NULL;
-	struct kring_capture *cap;
-	long ret;
-
-	if (fd != -1) {
-		file = fget(fd);
-		if (!file)
-			return -EBADF;
-		if (file->f_op != &kring_fops || file->private_data == ch) {
-			ret = -EINVAL;
-			goto out_fput;
-		}
-		target = file->private_data;
+	if (d && !kring_output_begin(&h, &buf->ring,
+				     kring_sample_size(sample_type, d->raw_size), 0)) {
+		d->id = ch->id;
+		d->time = h.time;
+		kring_output_sample(&h, sample_type, d);
+		kring_output_end(&h);
 	}
-	down_write(&kring_output_rwsem);
-	if (target) {
-		/* Not under ch->lock: no two channel locks are ever nested. */
-		kring_output_target_read(target, &t);
-		ret = -EINVAL;
-		if (rcu_access_pointer(target->out) || !list_empty(&ch->redirected))
-			goto out_unlock_graph;
-	}
-	mutex_lock(&ch->lock);
-	cap = kring_channel_cap(ch);
-	if (!cap) {
-		ret = -EINVAL;
-		goto out_unlock;
-	}
-	if (ch->enabled || rcu_access_pointer(ch->buf)) {
-		ret = -EBUSY;
-		goto out_unlock;
-	}
-	if (target) {
-		ret = kring_output_compatible(ch, cap, &t);
-		if (ret)
-			goto out_unlock;
-	}
-	old = kring_output_unlink(ch);
-	if (target) {
-		/*
-		 * A wakeup walking @old's list may still be on @ch's node:
-		 * wait before the node joins another list.
-		 */
-		if (old)
-			synchronize_rcu();
-		refcount_inc(&target->refs);	/* the file holds one */
-		list_add_tail_rcu(&ch->out_node, &target->redirected);
-		/* Disabled: no writer reads it until the channel is enabled again. */
-		rcu_assign_pointer(ch->out, target);
-	}
-	ret = 0;
-out_unlock:
-	mutex_unlock(&ch->lock);
-out_unlock_graph:
-	up_write(&kring_output_rwsem);
-	kring_channel_put(old);
-out_fput:
-	if (file)
-		fput(file);
-	return ret;
+	if (!d || cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
+		kring_floor_advance(&buf->ring);
+	kring_out_unlock(buf, flags);
 }

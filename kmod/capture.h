@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The capture layer (kmod/capture.c): which tasks and CPUs the sched, timer
- * and AUX tracer sources record,
- * permission checks (kmod/perm.c) and record clocks (kmod/clock.c).
+ * Layer 4 of kring.ko, capture (docs/ARCHITECTURE.md): which tasks and CPUs
+ * the sched, timer and AUX tracer sources record, the scheduler and CPU
+ * hotplug events that drive them and the one path that writes their
+ * samples (capture.c), and the throttling of hard-irq work (throttle.c).
+ * Built on the channel layer (channel.h); the sources above it hand it
+ * their handlers in a struct kring_capture_ops.
  */
 #ifndef _KRING_CAPTURE_H
 #define _KRING_CAPTURE_H
@@ -13,7 +16,7 @@
 #include <linux/sched.h>
 #include <linux/hrtimer.h>
 
-#include "kring_internal.h"
+#include "channel.h"
 
 /* Tasks a followed-mode channel can track: the task and its descendants. */
 #define KRING_FOLLOW_MAX	64
@@ -43,7 +46,7 @@ struct kring_capture_ops {
 
 /*
  * struct kring_capture - the capture state of one sched, timer or AUX tracer channel
- * @ch:		the channel (source_priv points here)
+ * @ch:		the channel (its source reaches @cap through ops->capture())
  * @ops:	the source's event handlers
  * @cpu:	the CPU the channel is bound to, -1 for any
  * @tid:	the followed task's id (init pid namespace), 0: every task
@@ -97,15 +100,21 @@ int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
 void kring_capture_enable(struct kring_capture *cap);
 void kring_capture_disable(struct kring_capture *cap);
 void kring_capture_release(struct kring_capture *cap);
-long kring_ioctl_set_output(struct kring_channel *ch, int fd);
-bool kring_channel_redirected(struct kring_channel *ch);
-void kring_output_release(struct kring_channel *ch);
 bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *t);
+void kring_capture_emit(struct kring_capture *cap, u64 sample_type,
+			struct kring_sample_data *d);
 
-/* perm.c */
-int kring_perm_check(const struct kring_attr *attr, struct task_struct *target);
-bool kring_perm_see_all(void);
-bool kring_perm_task(const struct kring_capture *cap, const struct task_struct *p);
+/*
+ * kring_capture_tick() - advance the timestamp floor of the buffer @cap
+ * writes into, without a record (time moves on for a bound channel's CPU)
+ * @cap: a channel's capture state
+ *
+ * Context: preemption disabled, not NMI.
+ */
+static inline void kring_capture_tick(struct kring_capture *cap)
+{
+	kring_capture_emit(cap, 0, NULL);
+}
 
 /*
  * kring_capture_may_see() - whether @cap's records may name @t
@@ -119,19 +128,9 @@ static inline bool kring_capture_may_see(struct kring_capture *cap, const struct
 	return cap->see_all || kring_capture_follows(cap, t);
 }
 
-/* clock.c */
-typedef u64 (*kring_clock_t)(void);
-bool kring_clock_valid(u32 clockid);
-kring_clock_t kring_clock_fn(u32 clockid);
-void kring_clock_setup_ctl(struct kring_ctl_page *ctl, u32 clockid);
-void kring_clock_refresh_ctl(struct kring_ctl_page *ctl, u32 clockid);
-void kring_floor_advance(struct kring_ring *rb);
-int kring_tsc_mult_shift(u32 khz, u32 *mult, u16 *shift);
-u64 kring_cyc_to_ns(u64 cyc, u32 mult, u16 shift, u64 zero);
-u64 kring_time_zero(u64 now, u64 cyc, u32 mult, u16 shift);
-
-/* sources */
-extern const struct kring_source_ops kring_sched_source;
-extern const struct kring_source_ops kring_timer_source;
+/* throttle.c */
+#define KRING_THROTTLE_WINDOW_NS	(10 * NSEC_PER_MSEC)
+bool kring_throttle_enter(u64 *t0);
+void kring_throttle_exit(u64 t0);
 
 #endif /* _KRING_CAPTURE_H */

@@ -7,7 +7,7 @@
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
 
-#include "kring_internal.h"
+#include "channel.h"
 #include "capture.h"
 
 /*

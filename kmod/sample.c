@@ -8,7 +8,7 @@
 #include <linux/string.h>
 
 #include "compat.h"
-#include "kring_internal.h"
+#include "kring_producer.h"
 
 /* RAW's size field: the data padded so that u32 + data ends 8-aligned. */
 static u32 kring_raw_padded(u32 raw_size)

@@ -45,6 +45,7 @@
 #include "../compat.h"
 #include "../capture.h"
 #include "../aux.h"
+#include "sources.h"
 
 #define KRING_AUX_TICK_NS	NSEC_PER_MSEC
 #define KRING_AUX_MAX_PER_TICK	4096
@@ -73,7 +74,7 @@ struct kring_aux_tracer_cpu {
 };
 
 struct kring_aux_tracer {
-	struct kring_capture cap;	/* first: source_priv points at both */
+	struct kring_capture cap;	/* used when @follow */
 	struct kring_channel *ch;
 	bool task_mode;
 	bool follow;		/* @cap is used: task mode, or CPU mode's hotplug */
@@ -468,69 +469,45 @@ static void kring_aux_tracer_release(struct kring_channel *ch)
 	ch->source_priv = NULL;
 }
 
+static struct kring_capture *kring_aux_tracer_capture(struct kring_channel *ch)
+{
+	struct kring_aux_tracer *tr = ch->source_priv;
+
+	return tr && tr->follow ? &tr->cap : NULL;
+}
+
+/* KRING_IOC_AUX_PAUSE, and _SNAPSHOT with a snapshot-mode area (aux.c). */
+static int kring_aux_tracer_pause(struct kring_channel *ch)
+{
+	struct kring_aux_tracer *tr = ch->source_priv;
+
+	tr->paused = true;
+	return kring_aux_tracer_halt(tr);
+}
+
+/* KRING_IOC_AUX_RESUME (aux.c). */
+static int kring_aux_tracer_resume(struct kring_channel *ch)
+{
+	struct kring_aux_tracer *tr = ch->source_priv;
+	int ret = 0;
+
+	if (tr->paused && ch->enabled)
+		ret = kring_aux_tracer_run(tr);
+	tr->paused = false;
+	return ret;
+}
+
 const struct kring_source_ops kring_aux_tracer_source = {
 	.name = "aux-tracer",
-	.test_only = true,
+	/* CPU mode writes synthetic packets only: no task is named. */
+	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_OWNS_AUX | KRING_SRC_CPU_WIDE_OPEN |
+		KRING_SRC_TEST_ONLY,
+	.features = KRING_FEAT_AUX_TRACER,
 	.configure = kring_aux_tracer_configure,
 	.start = kring_aux_tracer_start,
 	.stop = kring_aux_tracer_stop,
 	.release = kring_aux_tracer_release,
+	.capture = kring_aux_tracer_capture,
+	.aux_pause = kring_aux_tracer_pause,
+	.aux_resume = kring_aux_tracer_resume,
 };
-
-/**
- * kring_aux_ioctl() - KRING_IOC_AUX_SNAPSHOT, _PAUSE and _RESUME
- * @ch:		the channel
- * @cmd:	the ioctl
- *
- * Return: 0; -EINVAL for an unconfigured channel or, for a snapshot, one
- * without a read-only AUX mapping; -EOPNOTSUPP when the channel's AUX
- * producer is not kring's tracer (another module's producer is controlled
- * by that module).
- */
-long kring_aux_ioctl(struct kring_channel *ch, unsigned int cmd)
-{
-	struct kring_aux_tracer *tr;
-	long ret = 0;
-
-	cpus_read_lock();	/* RESUME starts the unit: as kring_ioctl_enable() */
-	mutex_lock(&ch->lock);
-	if (!ch->configured) {
-		ret = -EINVAL;
-		goto out;
-	}
-	if (ch->source != &kring_aux_tracer_source) {
-		ret = -EOPNOTSUPP;
-		goto out;
-	}
-	tr = ch->source_priv;
-	switch (cmd) {
-	case KRING_IOC_AUX_PAUSE:
-		tr->paused = true;
-		kring_aux_tracer_halt(tr);
-		break;
-	case KRING_IOC_AUX_RESUME:
-		if (tr->paused && ch->enabled)
-			ret = kring_aux_tracer_run(tr);
-		tr->paused = false;
-		break;
-	case KRING_IOC_AUX_SNAPSHOT:
-		/*
-		 * Stop the unit and publish; it stays stopped while the
-		 * consumer copies the window, until KRING_IOC_AUX_RESUME (as
-		 * perf record disables a PT event around a snapshot).
-		 */
-		if (!kring_aux_mode_snapshot(ch)) {
-			ret = -EINVAL;
-			break;
-		}
-		tr->paused = true;
-		ret = kring_aux_tracer_halt(tr);
-		break;
-	default:
-		ret = -ENOTTY;
-	}
-out:
-	mutex_unlock(&ch->lock);
-	cpus_read_unlock();
-	return ret;
-}

@@ -18,6 +18,7 @@
 
 #include "../compat.h"
 #include "../capture.h"
+#include "sources.h"
 
 /*
  * Name @t on one side of a record (@next: the next_* fields, else prev_*):
@@ -48,37 +49,17 @@ static void kring_sched_name(struct kring_sched_raw *raw, bool next,
 static void kring_sched_emit(struct kring_capture *cap, const struct task_struct *who,
 			     struct kring_sched_raw *raw)
 {
-	struct kring_channel *ch = cap->ch;
-	u64 type = ch->attr.sample_type | KRING_SAMPLE_RAW;
 	struct kring_sample_data d = {};
-	struct kring_output_handle h;
-	struct kring_buffer *buf;
-	unsigned long flags;
 
-	/*
-	 * Preemption is off: the buffer lives until we return (RCU). Its
-	 * write lock makes this CPU its only writer.
-	 */
-	buf = kring_out_lock(ch, &flags);
-	if (!buf)
-		return;
 	raw->cpu = smp_processor_id();
-	if (!kring_output_begin(&h, &buf->ring, kring_sample_size(type, sizeof(*raw)), 0)) {
-		d.id = ch->id;
-		d.ip = 0;
-		d.pid = who->tgid;
-		d.tid = who->pid;
-		d.time = h.time;
-		d.cpu = raw->cpu;
-		d.period = 1;
-		d.raw = raw;
-		d.raw_size = sizeof(*raw);
-		kring_output_sample(&h, type, &d);
-		kring_output_end(&h);
-	}
-	if (cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
-		kring_floor_advance(&buf->ring);
-	kring_out_unlock(buf, flags);
+	d.ip = 0;
+	d.pid = who->tgid;
+	d.tid = who->pid;
+	d.cpu = raw->cpu;
+	d.period = 1;
+	d.raw = raw;
+	d.raw_size = sizeof(*raw);
+	kring_capture_emit(cap, cap->ch->attr.sample_type | KRING_SAMPLE_RAW, &d);
 }
 
 static bool kring_sched_here(const struct kring_capture *cap)
@@ -92,8 +73,6 @@ static void kring_sched_switch(struct kring_capture *cap, bool preempt,
 {
 	struct kring_sched_raw raw;
 	const struct task_struct *who;
-	struct kring_buffer *buf;
-	unsigned long flags;
 	bool show_prev, show_next;
 
 	if (!kring_sched_here(cap))
@@ -109,13 +88,8 @@ static void kring_sched_switch(struct kring_capture *cap, bool preempt,
 		show_next = true;
 	} else {
 		/* Not ours, but time moves on for this CPU's buffer. */
-		if (cap->cpu >= 0) {
-			buf = kring_out_lock(cap->ch, &flags);
-			if (buf) {
-				kring_floor_advance(&buf->ring);
-				kring_out_unlock(buf, flags);
-			}
-		}
+		if (cap->cpu >= 0)
+			kring_capture_tick(cap);
 		return;
 	}
 	memset(&raw, 0, sizeof(raw));
@@ -221,11 +195,19 @@ static void kring_sched_release(struct kring_channel *ch)
 	ch->source_priv = NULL;
 }
 
+static struct kring_capture *kring_sched_capture(struct kring_channel *ch)
+{
+	return ch->source_priv;
+}
+
 const struct kring_source_ops kring_sched_source = {
 	.name = "sched",
-	.redirectable = true,
+	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_REDIRECTABLE,
+	.features = KRING_FEAT_SCHED | KRING_FEAT_CAPTURE,
+	.available = kring_capture_available,
 	.configure = kring_sched_configure,
 	.start = kring_sched_start,
 	.stop = kring_sched_stop,
 	.release = kring_sched_release,
+	.capture = kring_sched_capture,
 };

@@ -24,6 +24,7 @@
 
 #include "../compat.h"
 #include "../capture.h"
+#include "sources.h"
 
 #define KRING_TIMER_MAX_HZ	100000
 #define KRING_TIMER_MIN_PERIOD	10000	/* ns */
@@ -37,7 +38,7 @@ struct kring_timer_cpu {
 };
 
 struct kring_timer {
-	struct kring_capture cap;		/* first: source_priv points at both */
+	struct kring_capture cap;
 	u64 period;			/* ns */
 	bool stopping;
 	struct kring_timer_cpu *cpus;	/* nr_cpu_ids of them */
@@ -47,40 +48,24 @@ static void kring_timer_sample(struct kring_timer *tm, struct pt_regs *regs, u64
 {
 	struct kring_capture *cap = &tm->cap;
 	struct kring_channel *ch = cap->ch;
-	u64 type = ch->attr.sample_type;
 	struct kring_sample_data d = {};
 	struct kring_timer_raw raw = {};
-	struct kring_output_handle h;
-	struct kring_buffer *buf;
-	unsigned long flags;
 	bool user = user_mode(regs);
 
 	if (!user && (ch->attr.flags & KRING_ATTR_F_EXCLUDE_KERNEL))
 		return;
-	/* Hard irq context: the buffer lives until we return (RCU). */
-	buf = kring_out_lock(ch, &flags);
-	if (!buf)
-		return;
 	raw.flags = user ? KRING_TIMER_F_USER : 0;
 	raw.cpu = smp_processor_id();
 	raw.overruns = overruns;
-	if (!kring_output_begin(&h, &buf->ring,
-				kring_sample_size(type, sizeof(raw)), 0)) {
-		d.id = ch->id;
-		d.ip = instruction_pointer(regs);
-		d.pid = current->tgid;
-		d.tid = current->pid;
-		d.time = h.time;
-		d.cpu = raw.cpu;
-		d.period = tm->period * overruns;
-		d.raw = &raw;
-		d.raw_size = sizeof(raw);
-		kring_output_sample(&h, type, &d);
-		kring_output_end(&h);
-	}
-	if (cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
-		kring_floor_advance(&buf->ring);
-	kring_out_unlock(buf, flags);
+	d.ip = instruction_pointer(regs);
+	d.pid = current->tgid;
+	d.tid = current->pid;
+	d.cpu = raw.cpu;
+	d.period = tm->period * overruns;
+	d.raw = &raw;
+	d.raw_size = sizeof(raw);
+	/* Hard irq context: the buffer lives until we return (RCU). */
+	kring_capture_emit(cap, ch->attr.sample_type, &d);
 }
 
 static enum hrtimer_restart kring_timer_fire(struct hrtimer *t)
@@ -249,11 +234,21 @@ static void kring_timer_release(struct kring_channel *ch)
 	ch->source_priv = NULL;
 }
 
+static struct kring_capture *kring_timer_capture(struct kring_channel *ch)
+{
+	struct kring_timer *tm = ch->source_priv;
+
+	return tm ? &tm->cap : NULL;
+}
+
 const struct kring_source_ops kring_timer_source = {
 	.name = "timer",
-	.redirectable = true,
+	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_REDIRECTABLE | KRING_SRC_KERNEL_SAMPLES,
+	.features = KRING_FEAT_TIMER | KRING_FEAT_CAPTURE,
+	.available = kring_capture_available,
 	.configure = kring_timer_configure,
 	.start = kring_timer_start,
 	.stop = kring_timer_stop,
 	.release = kring_timer_release,
+	.capture = kring_timer_capture,
 };

@@ -14,7 +14,7 @@
 #include <linux/uaccess.h>
 
 #include "compat.h"
-#include "kring_internal.h"
+#include "channel.h"
 #include "kring_producer.h"
 
 #ifdef KRING_HAVE_KUNIT_VM_MMAP

@@ -25,8 +25,10 @@ case "${1:-}" in
 --calls)
 	objdir=${2:?usage: include-graph.sh --calls BUILD_DIR}/kmod
 	cd "$objdir"
+	# Objects whose source is still there (a build directory keeps stale ones).
 	objs=$(find . -name '*.o' ! -name '*.mod.o' ! -name kring.o |
-	       sed 's|^\./||' | LC_ALL=C sort)
+	       sed 's|^\./||' | LC_ALL=C sort |
+	       while read -r o; do [ -f "${o%.o}.c" ] && echo "$o"; done)
 	defs=$(mktemp)
 	trap 'rm -f "$defs"' EXIT
 	for o in $objs; do
