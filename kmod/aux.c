@@ -556,7 +556,7 @@ long kring_aux_ioctl(struct kring_channel *ch, unsigned int cmd)
 	const struct kring_source_ops *src;
 	long ret = 0;
 
-	cpus_read_lock();	/* RESUME starts the unit: as kring_ioctl_enable() */
+	cpus_read_lock();	/* RESUME may start the producer: as kring_ioctl_enable() */
 	mutex_lock(&ch->lock);
 	if (!ch->configured) {
 		ret = -EINVAL;
