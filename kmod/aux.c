@@ -30,8 +30,11 @@
 #include <linux/gfp.h>
 #include <linux/irq_work.h>
 
+#include <linux/cpu.h>
+
 #include "compat.h"
-#include "kring_internal.h"
+#include "channel.h"
+#include "source.h"
 #include "aux.h"
 
 /* Largest chunk tried: 2 MiB with 4 KiB pages, below every MAX_ORDER. */
@@ -507,18 +510,6 @@ int kring_aux_snapshot(struct kring_channel *ch)
 	return 0;
 }
 
-/* Whether @ch has a snapshot-mode (read-only) AUX area; ch->lock held. */
-bool kring_aux_mode_snapshot(struct kring_channel *ch)
-{
-	struct kring_buffer *buf;
-	struct kring_aux *aux;
-
-	lockdep_assert_held(&ch->lock);
-	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
-	aux = buf ? rcu_dereference_protected(buf->aux, lockdep_is_held(&ch->lock)) : NULL;
-	return aux && aux->overwrite;
-}
-
 /* The KRING_STATS_AUX_* figures (ch->lock held). */
 void kring_aux_read_stats(struct kring_buffer *buf, struct kring_stats *st)
 {
@@ -530,4 +521,71 @@ void kring_aux_read_stats(struct kring_buffer *buf, struct kring_stats *st)
 	st->reserved[KRING_STATS_AUX_RECORDS] = READ_ONCE(aux->records);
 	st->reserved[KRING_STATS_AUX_TRUNCATED] = READ_ONCE(aux->nr_truncated);
 	st->reserved[KRING_STATS_AUX_CHUNK_ORDER] = aux->chunk_order;
+}
+
+/* Whether @ch has a snapshot-mode (read-only) AUX area; ch->lock held. */
+static bool kring_aux_mode_snapshot(struct kring_channel *ch)
+{
+	struct kring_buffer *buf;
+	struct kring_aux *aux;
+
+	lockdep_assert_held(&ch->lock);
+	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
+	aux = buf ? rcu_dereference_protected(buf->aux, lockdep_is_held(&ch->lock)) : NULL;
+	return aux && aux->overwrite;
+}
+
+/**
+ * kring_aux_ioctl() - KRING_IOC_AUX_SNAPSHOT, _PAUSE and _RESUME
+ * @ch:		the channel
+ * @cmd:	the ioctl
+ *
+ * Dispatched to the channel's source (struct kring_source_ops: @aux_pause,
+ * @aux_resume). A snapshot stops the AUX producer and publishes the area;
+ * the producer stays stopped while the consumer copies the window, until
+ * KRING_IOC_AUX_RESUME (as perf record disables a PT event around a
+ * snapshot).
+ *
+ * Return: 0; -EINVAL for an unconfigured channel or, for a snapshot, one
+ * without a read-only AUX mapping; -EOPNOTSUPP when the channel's AUX
+ * producer is not kring's (KRING_SRC_OWNS_AUX: another module's producer
+ * is controlled by that module); a snapshot's kring_aux_snapshot() error.
+ */
+long kring_aux_ioctl(struct kring_channel *ch, unsigned int cmd)
+{
+	const struct kring_source_ops *src;
+	long ret = 0;
+
+	cpus_read_lock();	/* RESUME may start the producer: as kring_ioctl_enable() */
+	mutex_lock(&ch->lock);
+	if (!ch->configured) {
+		ret = -EINVAL;
+		goto out;
+	}
+	src = ch->source;
+	if (!kring_source_can(src, KRING_SRC_OWNS_AUX)) {
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+	switch (cmd) {
+	case KRING_IOC_AUX_PAUSE:
+		src->aux_pause(ch);	/* -EINVAL: not snapshot mode, fine */
+		break;
+	case KRING_IOC_AUX_RESUME:
+		ret = src->aux_resume(ch);
+		break;
+	case KRING_IOC_AUX_SNAPSHOT:
+		if (!kring_aux_mode_snapshot(ch)) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = src->aux_pause(ch);
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+out:
+	mutex_unlock(&ch->lock);
+	cpus_read_unlock();
+	return ret;
 }

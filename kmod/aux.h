@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kring AUX area: the second buffer of a channel, written by hardware-like
- * producers through kring_aux_output_begin()/_end() (<kring/producer.h>).
+ * producers through kring_aux_output_begin()/_end() (<kring/producer.h>),
+ * and its ioctls. Part of the channel layer (docs/ARCHITECTURE.md): aux.c
+ * maps the area of a channel's buffer and dispatches the AUX ioctls to the
+ * channel's source (struct kring_source_ops).
  */
 #ifndef _KRING_AUX_H
 #define _KRING_AUX_H
@@ -10,7 +13,7 @@
 #include <linux/atomic.h>
 #include <linux/rcupdate.h>
 
-#include "kring_internal.h"
+#include "channel.h"
 
 struct page;
 
@@ -116,10 +119,6 @@ int kring_aux_mmap(struct file *file, struct vm_area_struct *vma);
 void kring_aux_free(struct kring_aux *aux);
 void kring_aux_read_stats(struct kring_buffer *buf, struct kring_stats *st);
 int kring_aux_snapshot(struct kring_channel *ch);
-bool kring_aux_mode_snapshot(struct kring_channel *ch);
-
-/* sources/aux_tracer.c */
-extern const struct kring_source_ops kring_aux_tracer_source;
 long kring_aux_ioctl(struct kring_channel *ch, unsigned int cmd);
 
 #endif /* _KRING_AUX_H */

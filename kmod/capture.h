@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Capture modes shared by the sched and timer sources (kmod/modes.c),
- * permission checks (kmod/perm.c) and record clocks (kmod/clock.c).
+ * Layer 4 of kring.ko, capture (docs/ARCHITECTURE.md): which tasks and CPUs
+ * the sched, timer and AUX tracer sources record, the scheduler and CPU
+ * hotplug events that drive them and the one path that writes their
+ * samples (capture.c), and the throttling of hard-irq work (throttle.c).
+ * Built on the channel layer (channel.h); the sources above it hand it
+ * their handlers in a struct kring_capture_ops.
  */
 #ifndef _KRING_CAPTURE_H
 #define _KRING_CAPTURE_H
@@ -12,44 +16,44 @@
 #include <linux/sched.h>
 #include <linux/hrtimer.h>
 
-#include "kring_internal.h"
+#include "channel.h"
 
 /* Tasks a followed-mode channel can track: the task and its descendants. */
 #define KRING_FOLLOW_MAX	64
 
-struct kring_cap;
+struct kring_capture;
 
-/* What a source does with the events the mode layer hands it. */
-struct kring_cap_ops {
+/* What a source does with the events the capture layer hands it. */
+struct kring_capture_ops {
 	/* context switch on this CPU; rq lock held, irqs off */
-	void (*sched_switch)(struct kring_cap *cap, bool preempt,
+	void (*sched_switch)(struct kring_capture *cap, bool preempt,
 			     struct task_struct *prev, struct task_struct *next,
 			     unsigned int prev_state);
 	/* @parent forked @child / @p exits; preemption disabled */
-	void (*fork)(struct kring_cap *cap, struct task_struct *parent,
+	void (*fork)(struct kring_capture *cap, struct task_struct *parent,
 		     struct task_struct *child);
-	void (*exit)(struct kring_cap *cap, struct task_struct *p);
+	void (*exit)(struct kring_capture *cap, struct task_struct *p);
 	/* current wakes @p (sched_waking, sched_wakeup_new); any context */
-	void (*wakeup)(struct kring_cap *cap, struct task_struct *p);
+	void (*wakeup)(struct kring_capture *cap, struct task_struct *p);
 	/*
 	 * CPU @cpu is going offline or came back online; called on that CPU
 	 * (cpuhp thread) with ch->lock held, for channels bound to @cpu and
 	 * unbound ones.
 	 */
-	void (*cpu_offline)(struct kring_cap *cap, unsigned int cpu);
-	void (*cpu_online)(struct kring_cap *cap, unsigned int cpu);
+	void (*cpu_offline)(struct kring_capture *cap, unsigned int cpu);
+	void (*cpu_online)(struct kring_capture *cap, unsigned int cpu);
 };
 
 /*
- * struct kring_cap - the mode of one sched or timer channel
- * @ch:		the channel (source_priv points here)
+ * struct kring_capture - the capture state of one sched, timer or AUX tracer channel
+ * @ch:		the channel (its source reaches @cap through ops->capture())
  * @ops:	the source's event handlers
  * @cpu:	the CPU the channel is bound to, -1 for any
  * @tid:	the followed task's id (init pid namespace), 0: every task
  * @root:	the followed task's struct pid (a reference): compared instead
  *		of @tid, so a recycled task id never matches another task
  * @inherit:	follow the tasks @tid forks, and theirs
- * @node:	in the list of enabled channels (kring_cap_list), RCU
+ * @node:	in the list of enabled channels (kring_capture_list), RCU
  * @follow:	followed task ids, 0 = free slot; @follow[0] is @tid
  * @follow_dropped: children that did not fit in @follow
  * @hp_gen:	CPU hotplug pass that last visited @cap (hotplug callbacks
@@ -67,9 +71,9 @@ struct kring_cap_ops {
  *		setuid exec: kring_perm_task()): nothing is followed any
  *		more (KRING_STATS_F_REVOKED)
  */
-struct kring_cap {
+struct kring_capture {
 	struct kring_channel *ch;
-	const struct kring_cap_ops *ops;
+	const struct kring_capture_ops *ops;
 	int cpu;
 	pid_t tid;
 	struct pid *root;
@@ -86,51 +90,47 @@ struct kring_cap {
 	bool revoked;
 };
 
-/* modes.c */
-int kring_modes_init(void);
-void kring_modes_exit(void);
-bool kring_modes_available(void);
-bool kring_modes_wakeups_available(void);
-int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
-		   const struct kring_cap_ops *ops);
-void kring_cap_enable(struct kring_cap *cap);
-void kring_cap_disable(struct kring_cap *cap);
-void kring_cap_release(struct kring_cap *cap);
-long kring_ioctl_set_output(struct kring_channel *ch, int fd);
-bool kring_channel_redirected(struct kring_channel *ch);
-void kring_output_release(struct kring_channel *ch);
-bool kring_cap_follows(struct kring_cap *cap, const struct task_struct *t);
-
-/* perm.c */
-int kring_perm_check(const struct kring_attr *attr, struct task_struct *target);
-bool kring_perm_see_all(void);
-bool kring_perm_task(const struct kring_cap *cap, const struct task_struct *p);
+/* capture.c */
+int kring_capture_module_init(void);
+void kring_capture_module_exit(void);
+bool kring_capture_available(void);
+bool kring_capture_wakeups_available(void);
+int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
+		       const struct kring_capture_ops *ops);
+void kring_capture_enable(struct kring_capture *cap);
+void kring_capture_disable(struct kring_capture *cap);
+void kring_capture_release(struct kring_capture *cap);
+bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *t);
+void kring_capture_emit(struct kring_capture *cap, u64 sample_type,
+			struct kring_sample_data *d);
 
 /*
- * kring_cap_may_see() - whether @cap's records may name @t
- * @cap: a channel's mode
+ * kring_capture_tick() - advance the timestamp floor of the buffer @cap
+ * writes into, without a record (time moves on for a bound channel's CPU)
+ * @cap: a channel's capture state
+ *
+ * Context: preemption disabled, not NMI.
+ */
+static inline void kring_capture_tick(struct kring_capture *cap)
+{
+	kring_capture_emit(cap, 0, NULL);
+}
+
+/*
+ * kring_capture_may_see() - whether @cap's records may name @t
+ * @cap: a channel's capture state
  * @t: a task on the other side of an event (a switch, a wakeup)
  *
  * Context: any.
  */
-static inline bool kring_cap_may_see(struct kring_cap *cap, const struct task_struct *t)
+static inline bool kring_capture_may_see(struct kring_capture *cap, const struct task_struct *t)
 {
-	return cap->see_all || kring_cap_follows(cap, t);
+	return cap->see_all || kring_capture_follows(cap, t);
 }
 
-/* clock.c */
-typedef u64 (*kring_clock_t)(void);
-bool kring_clock_valid(u32 clockid);
-kring_clock_t kring_clock_fn(u32 clockid);
-void kring_clock_setup_ctl(struct kring_ctl_page *ctl, u32 clockid);
-void kring_clock_refresh_ctl(struct kring_ctl_page *ctl, u32 clockid);
-void kring_floor_advance(struct kring_ring *rb);
-int kring_tsc_mult_shift(u32 khz, u32 *mult, u16 *shift);
-u64 kring_cyc_to_ns(u64 cyc, u32 mult, u16 shift, u64 zero);
-u64 kring_time_zero(u64 now, u64 cyc, u32 mult, u16 shift);
-
-/* sources */
-extern const struct kring_source_ops kring_sched_source;
-extern const struct kring_source_ops kring_timer_source;
+/* throttle.c */
+#define KRING_THROTTLE_WINDOW_NS	(10 * NSEC_PER_MSEC)
+bool kring_throttle_enter(u64 *t0);
+void kring_throttle_exit(u64 t0);
 
 #endif /* _KRING_CAPTURE_H */

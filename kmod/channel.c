@@ -23,10 +23,13 @@
 #include <linux/hardirq.h>
 #include <linux/rculist.h>
 #include <linux/rwsem.h>
+#include <linux/mm.h>
+#include <linux/file.h>
+#include <linux/log2.h>
 
 #include "compat.h"
-#include "kring_internal.h"
-#include "capture.h"
+#include "channel.h"
+#include "source.h"
 #include "aux.h"
 
 static atomic64_t kring_next_id = ATOMIC64_INIT(0);
@@ -42,16 +45,22 @@ static DEFINE_XARRAY(kring_channels);
  */
 void kring_abi_info_fill(struct kring_abi_info *info)
 {
+	const struct kring_source_ops *src;
+	unsigned int i;
+
 	memset(info, 0, sizeof(*info));
 	info->size = sizeof(*info);
 	info->abi_major = KRING_ABI_MAJOR;
 	info->abi_minor = KRING_ABI_MINOR;
 	info->features = KRING_FEAT_ABI_QUERY | KRING_FEAT_DATA_RING |
 			 KRING_FEAT_OVERWRITE | KRING_FEAT_MIRROR |
-			 KRING_FEAT_SYNTHETIC | KRING_FEAT_CLOCKS;
-	if (kring_modes_available())
-		info->features |= KRING_FEAT_SCHED | KRING_FEAT_TIMER | KRING_FEAT_CAPTURE;
-	info->features |= KRING_FEAT_AUX | KRING_FEAT_AUX_TRACER;
+			 KRING_FEAT_CLOCKS | KRING_FEAT_AUX;
+	/* Each source's, when it works on this kernel. */
+	for (i = 0; i < ARRAY_SIZE(kring_sources); i++) {
+		src = kring_sources[i];
+		if (src && (!src->available || src->available()))
+			info->features |= src->features;
+	}
 	info->page_size = PAGE_SIZE;
 	info->max_data_pages_order = KRING_MAX_DATA_ORDER;
 }
@@ -74,13 +83,6 @@ int kring_abi_info_copy_size(__u32 user_size)
 	return min_t(__u32, user_size, sizeof(struct kring_abi_info));
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_abi_info_copy_size);
-
-static const struct kring_source_ops *kring_sources[KRING_SOURCE_MAX] = {
-	[KRING_SOURCE_SYNTHETIC] = &kring_synthetic_source,
-	[KRING_SOURCE_SCHED] = &kring_sched_source,
-	[KRING_SOURCE_TIMER] = &kring_timer_source,
-	[KRING_SOURCE_AUX_TRACER] = &kring_aux_tracer_source,
-};
 
 /**
  * kring_attr_validate() - check an attr copied in from user space
@@ -106,10 +108,10 @@ int kring_attr_validate(const struct kring_attr *attr)
 		return -EINVAL;
 	if (attr->cpu < -1 || (attr->cpu >= 0 && attr->cpu >= nr_cpu_ids))
 		return -EINVAL;
-	/* Only the capture sources and the AUX tracer follow tasks (docs/CAPTURE.md). */
-	if (attr->pid < -1 || (attr->pid != -1 && attr->source != KRING_SOURCE_SCHED &&
-			       attr->source != KRING_SOURCE_TIMER &&
-			       attr->source != KRING_SOURCE_AUX_TRACER))
+	/* Only the sources that follow tasks take a pid (docs/CAPTURE.md). */
+	if (attr->pid < -1 ||
+	    (attr->pid != -1 && !kring_source_can(kring_sources[attr->source],
+						   KRING_SRC_FOLLOWS_TASKS)))
 		return -EINVAL;
 	if ((attr->flags & KRING_ATTR_F_INHERIT) && attr->pid == -1)
 		return -EINVAL;
@@ -164,36 +166,41 @@ static void kring_wakeup_work(struct irq_work *work)
 	rcu_read_unlock();
 }
 
-/* ---- buffer attach/detach (ch->lock held) ------------------------------ */
+/* ---- mapping ---------------------------------------------------------- */
 
-void kring_channel_attach(struct kring_channel *ch, struct kring_buffer *buf)
+/*
+ * What the mapping layer calls back (struct kring_buffer_owner_ops): every
+ * vma of the channel, data ring or AUX area, counts in ch->mmap_count, and
+ * the last one detaches the buffer (kring_channel_vma_gone()).
+ */
+static void kring_channel_vma_open(struct kring_channel *ch)
+{
+	/* A copy of a live vma: the count is above 0 and stays so. */
+	atomic_inc(&ch->mmap_count);
+}
+
+static void kring_channel_vma_close(struct kring_channel *ch)
+{
+	kring_channel_vma_gone(ch);
+}
+
+static const struct kring_buffer_owner_ops kring_channel_owner_ops = {
+	.vma_open = kring_channel_vma_open,
+	.vma_close = kring_channel_vma_close,
+};
+
+/* A new buffer becomes the channel's (ch->lock held). */
+static void kring_channel_attach(struct kring_channel *ch, struct kring_buffer *buf)
 {
 	lockdep_assert_held(&ch->lock);
 	buf->owner = ch;
+	buf->owner_ops = &kring_channel_owner_ops;
 	buf->ring.wakeup = kring_ring_wakeup;
 	buf->ring.clock = kring_clock_fn(ch->attr.clockid);
 	kring_clock_setup_ctl(buf->ctl, ch->attr.clockid);
 	kring_ring_set_wakeup(&buf->ring, ch->watermark, ch->wakeup_events);
 	kring_ring_set_paused(&buf->ring, ch->paused);
 	rcu_assign_pointer(ch->buf, buf);
-}
-
-/*
- * The last mapping is gone (ch->lock held, released here): detach and drop
- * the buffer, as perf does.
- */
-void kring_channel_unmapped(struct kring_channel *ch)
-{
-	struct kring_buffer *buf;
-
-	lockdep_assert_held(&ch->lock);
-	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
-	RCU_INIT_POINTER(ch->buf, NULL);
-	mutex_unlock(&ch->lock);
-	/* Producers that still see @buf are inside rcu_read_lock(); the
-	 * buffer is freed after a grace period (kring_buffer_put()).
-	 */
-	kring_buffer_put(buf);
 }
 
 static struct kring_buffer *kring_channel_buf(struct kring_channel *ch)
@@ -365,6 +372,250 @@ int kring_channel_write_sample(struct kring_channel *ch,
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kring_channel_write_sample);
+
+/* ---- set-output -------------------------------------------------------- */
+
+/* Whether @ch is configured with a source set-output can redirect. */
+static bool kring_channel_redirectable(struct kring_channel *ch)
+{
+	return ch->configured && kring_source_can(ch->source, KRING_SRC_REDIRECTABLE);
+}
+
+/**
+ * kring_channel_redirected() - whether set-output sends @ch's records away
+ * @ch:	a channel, its lock or kring_output_rwsem held
+ *
+ * A redirected channel has no buffer of its own: kring_channel_mmap() refuses it.
+ *
+ * Return: true while @ch writes into another channel's buffer.
+ */
+static bool kring_channel_redirected(struct kring_channel *ch)
+{
+	return rcu_access_pointer(ch->out);
+}
+
+/* What set-output needs to know of its target, read under its lock. */
+struct kring_output_target {
+	bool configured;
+	bool capture;
+	pid_t tid;
+	bool inherit;
+	s32 cpu;
+	u32 clockid;
+};
+
+static void kring_output_target_read(struct kring_channel *t,
+				     struct kring_output_target *o)
+{
+	mutex_lock(&t->lock);
+	o->configured = t->configured;
+	o->capture = kring_channel_redirectable(t);
+	o->tid = o->capture ? t->follow_tid : 0;
+	o->inherit = o->capture && (t->attr.flags & KRING_ATTR_F_INHERIT);
+	o->cpu = t->attr.cpu;
+	o->clockid = t->attr.clockid;
+	mutex_unlock(&t->lock);
+}
+
+/*
+ * perf's constraints: the channels sharing a buffer are bound to the same
+ * CPU, or follow the same single task without inherit (the buffer's
+ * write_lock serialises what still runs on two CPUs: wakeups written on
+ * the waker's CPU, AUX records from an ioctl).
+ */
+static int kring_output_compatible(struct kring_channel *ch,
+				   const struct kring_output_target *t)
+{
+	if (!t->configured || t->clockid != ch->attr.clockid)
+		return -EINVAL;
+	if (ch->attr.cpu >= 0)
+		return t->cpu == ch->attr.cpu ? 0 : -EINVAL;
+	if (t->cpu != -1 || !t->capture || t->tid != ch->follow_tid ||
+	    (ch->attr.flags & KRING_ATTR_F_INHERIT) || t->inherit)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Take @ch out of its target's list and drop the target (kring_output_rwsem
+ * held for writing, @ch disabled). Returns the old target for the caller to
+ * put once the lock is dropped; a pointer that readers of the old list may
+ * still follow stays valid for a grace period (channels are RCU-freed).
+ */
+static struct kring_channel *kring_output_unlink(struct kring_channel *ch)
+{
+	struct kring_channel *old;
+
+	lockdep_assert_held_write(&kring_output_rwsem);
+	old = rcu_dereference_protected(ch->out, lockdep_is_held(&kring_output_rwsem));
+	if (old) {
+		list_del_rcu(&ch->out_node);
+		RCU_INIT_POINTER(ch->out, NULL);
+	}
+	return old;
+}
+
+/**
+ * kring_output_release() - a channel goes: undo its set-output
+ * @ch:	the channel, disabled
+ */
+static void kring_output_release(struct kring_channel *ch)
+{
+	struct kring_channel *old;
+
+	/* Its file is going: no set-output on @ch can race with this read. */
+	if (!rcu_access_pointer(ch->out))
+		return;
+	down_write(&kring_output_rwsem);
+	old = kring_output_unlink(ch);
+	up_write(&kring_output_rwsem);
+	kring_channel_put(old);
+}
+
+/**
+ * kring_ioctl_set_output() - KRING_IOC_SET_OUTPUT
+ * @ch:	the channel whose records are redirected
+ * @fd:	a kring file descriptor (the target), or -1 to undo
+ *
+ * The whole graph changes under kring_output_rwsem, so two calls cannot
+ * both pass their checks and build a cycle or a chain (A to B while B to
+ * A, or A to B while B to C): a target is never redirected itself, and a
+ * channel that is a target is never redirected.
+ *
+ * Return: 0; -EBADF for a bad descriptor; -EINVAL for a target that is not
+ * a configured kring channel, is @ch, is itself redirected or breaks the
+ * constraints above, for a channel that is the target of another, or for
+ * a channel whose source cannot be redirected; -EBUSY while @ch is enabled
+ * or mapped.
+ */
+static long kring_ioctl_set_output(struct kring_channel *ch, int fd)
+{
+	struct kring_output_target t = {};
+	struct kring_channel *target = NULL, *old = NULL;
+	struct file *file = NULL;
+	long ret;
+
+	if (fd != -1) {
+		file = fget(fd);
+		if (!file)
+			return -EBADF;
+		if (file->f_op != &kring_fops || file->private_data == ch) {
+			ret = -EINVAL;
+			goto out_fput;
+		}
+		target = file->private_data;
+	}
+	down_write(&kring_output_rwsem);
+	if (target) {
+		/* Not under ch->lock: no two channel locks are ever nested. */
+		kring_output_target_read(target, &t);
+		ret = -EINVAL;
+		if (rcu_access_pointer(target->out) || !list_empty(&ch->redirected))
+			goto out_unlock_graph;
+	}
+	mutex_lock(&ch->lock);
+	if (!kring_channel_redirectable(ch)) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (ch->enabled || rcu_access_pointer(ch->buf)) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	if (target) {
+		ret = kring_output_compatible(ch, &t);
+		if (ret)
+			goto out_unlock;
+	}
+	old = kring_output_unlink(ch);
+	if (target) {
+		/*
+		 * A wakeup walking @old's list may still be on @ch's node:
+		 * wait before the node joins another list.
+		 */
+		if (old)
+			synchronize_rcu();
+		refcount_inc(&target->refs);	/* the file holds one */
+		list_add_tail_rcu(&ch->out_node, &target->redirected);
+		/* Disabled: no writer reads it until the channel is enabled again. */
+		rcu_assign_pointer(ch->out, target);
+	}
+	ret = 0;
+out_unlock:
+	mutex_unlock(&ch->lock);
+out_unlock_graph:
+	up_write(&kring_output_rwsem);
+	kring_channel_put(old);
+out_fput:
+	if (file)
+		fput(file);
+	return ret;
+}
+
+/* ---- mmap -------------------------------------------------------------- */
+
+/**
+ * kring_channel_mmap() - mmap of a channel
+ * @file: the channel
+ * @vma: at offset 0, the data ring: 1 + 2^n pages, or 1 + 2 * 2^n pages
+ *	with KRING_ATTR_F_MIRROR (mmap.c); elsewhere the AUX area (aux.c)
+ *
+ * Return: 0, -EINVAL for a wrong length, offset or flags, for an
+ * unconfigured or redirected (KRING_IOC_SET_OUTPUT) channel or one whose
+ * buffer has another size, -EPERM beyond the locked-memory limits, -ENOMEM.
+ */
+static int kring_channel_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct kring_channel *ch = file->private_data;
+	unsigned long data_pages;
+	struct kring_buffer *buf;
+	bool overwrite;
+	int ret;
+
+	if (vma->vm_pgoff != 0)
+		return kring_aux_mmap(file, vma);
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;		/* MAP_PRIVATE would copy on write */
+	if (vma->vm_flags & VM_EXEC)
+		return -EINVAL;
+
+	mutex_lock(&ch->lock);
+	ret = -EINVAL;
+	/* A redirected channel writes into its target's buffer, not one here. */
+	if (!ch->configured || kring_channel_redirected(ch))
+		goto out;
+	if (kring_buffer_geometry(vma_pages(vma), ch->attr.flags & KRING_ATTR_F_MIRROR,
+				  &data_pages))
+		goto out;
+
+	buf = kring_channel_buf(ch);
+	if (buf) {
+		if (buf->nr_pages != data_pages)
+			goto out;
+	} else {
+		overwrite = !(vma->vm_flags & VM_WRITE) ||
+			    (ch->attr.flags & KRING_ATTR_F_OVERWRITE);
+		buf = kring_buffer_alloc(ilog2(data_pages), overwrite, ch->id);
+		if (IS_ERR(buf)) {
+			ret = PTR_ERR(buf);
+			goto out;
+		}
+		buf->mirrored = ch->attr.flags & KRING_ATTR_F_MIRROR;
+		ret = kring_charge_pages(&buf->charge, vma->vm_mm, data_pages + 1);
+		if (ret) {
+			kring_buffer_put(buf);
+			goto out;
+		}
+		kring_channel_attach(ch, buf);
+	}
+
+	kring_buffer_map(buf, vma);
+	atomic_inc(&ch->mmap_count);
+	ret = 0;
+out:
+	mutex_unlock(&ch->lock);
+	return ret;
+}
 
 /* ---- ioctls ------------------------------------------------------------ */
 
@@ -689,6 +940,6 @@ const struct file_operations kring_fops = {
 #ifdef CONFIG_COMPAT
 	.compat_ioctl = kring_compat_ioctl,
 #endif
-	.mmap = kring_mmap,
+	.mmap = kring_channel_mmap,
 	.poll = kring_poll,
 };

@@ -31,7 +31,7 @@
 #endif
 
 #include "compat.h"
-#include "capture.h"
+#include "buffer.h"
 
 static u64 kring_clock_mono(void)
 {

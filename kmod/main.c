@@ -7,7 +7,7 @@
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
 
-#include "kring_internal.h"
+#include "channel.h"
 #include "capture.h"
 
 /*
@@ -31,14 +31,14 @@ static int __init kring_init(void)
 	int ret;
 
 	kring_misc.mode = kring_dev_mode & 0666;
-	ret = kring_modes_init();
+	ret = kring_capture_module_init();
 	if (ret)
 		return ret;
 	ret = misc_register(&kring_misc);
 	if (ret) {
 		pr_err("kring: cannot register /dev/%s: %d\n",
 		       KRING_DEVICE_NAME, ret);
-		kring_modes_exit();
+		kring_capture_module_exit();
 		return ret;
 	}
 	pr_info("kring: ABI %u.%u ready on /dev/%s\n", KRING_ABI_MAJOR,
@@ -49,7 +49,7 @@ static int __init kring_init(void)
 static void __exit kring_exit(void)
 {
 	misc_deregister(&kring_misc);
-	kring_modes_exit();
+	kring_capture_module_exit();
 	kring_channels_exit();
 	/*
 	 * Buffers, AUX areas and channels are freed by RCU callbacks in this

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mmap of a kring channel: the control page and the data pages (the AUX
- * area, mapped at aux_offset, is aux.c's).
+ * The memory behind a channel's mapping: the control page and the data
+ * pages, their locked-memory charge and their vm_operations (the channel's
+ * mmap, kring_channel_mmap(), checks the request and attaches the buffer;
+ * the AUX area, mapped at aux_offset, is aux.c's).
  *
  *	offset 0:  [ control page ][ data page 0 ] ... [ data page 2^n - 1 ]
  *	mirrored:  [ control page ][ data 0 .. 2^n - 1 ][ data 0 .. 2^n - 1 ]
@@ -33,9 +35,7 @@
 #include <linux/rcupdate.h>
 
 #include "compat.h"
-#include "kring_internal.h"
-#include "aux.h"
-#include "capture.h"
+#include "buffer.h"
 
 /* Per-user allowance of locked pages, in KiB per online CPU (perf: 516). */
 static unsigned int mlock_kb = 516;
@@ -239,41 +239,24 @@ EXPORT_SYMBOL_IF_KUNIT(kring_buffer_alloc);
 /*
  * Each vma holds a reference on the buffer it maps (vm_private_data), so
  * the fault handler needs no lock: the vma cannot go away under a fault.
- *
- * ch->mmap_count counts the vmas of the channel (data ring and AUX area).
- * It rises from 0 only in kring_mmap()/kring_aux_mmap() under ch->lock,
- * and falls to 0 only under ch->lock (atomic_dec_and_mutex_lock(), as
- * perf_mmap_close() does): a new mapping either finds the count above 0
- * and the buffer attached, or finds the buffer already detached by the
- * last unmap and attaches a new one. It never joins a buffer that a
- * pending unmap is about to detach.
+ * The owner (the channel) counts its vmas, data ring and AUX area, and
+ * detaches the buffer when the last one goes (struct
+ * kring_buffer_owner_ops, kring_channel_vma_gone()).
  */
 static void kring_vm_open(struct vm_area_struct *vma)
 {
-	struct kring_channel *ch = vma->vm_file->private_data;
 	struct kring_buffer *buf = vma->vm_private_data;
 
-	/* A copy of a live vma: the count is above 0 and stays so. */
 	refcount_inc(&buf->refs);
-	atomic_inc(&ch->mmap_count);
-}
-
-/**
- * kring_channel_vma_gone() - a vma of @ch (data ring or AUX area) is closed
- * @ch: the channel
- *
- * The last one detaches the buffer (see above).
- */
-void kring_channel_vma_gone(struct kring_channel *ch)
-{
-	if (atomic_dec_and_mutex_lock(&ch->mmap_count, &ch->lock))
-		kring_channel_unmapped(ch);	/* unlocks ch->lock */
+	buf->owner_ops->vma_open(buf->owner);
 }
 
 static void kring_vm_close(struct vm_area_struct *vma)
 {
-	kring_channel_vma_gone(vma->vm_file->private_data);
-	kring_buffer_put(vma->vm_private_data);
+	struct kring_buffer *buf = vma->vm_private_data;
+
+	buf->owner_ops->vma_close(buf->owner);
+	kring_buffer_put(buf);
 }
 
 static vm_fault_t kring_vm_fault(struct vm_fault *vmf)
@@ -340,74 +323,43 @@ void kring_vma_setup(struct vm_area_struct *vma)
 }
 
 /**
- * kring_mmap() - mmap of a channel at offset 0
- * @file: the channel
- * @vma: 1 + 2^n pages, or 1 + 2 * 2^n pages with KRING_ATTR_F_MIRROR
+ * kring_buffer_geometry() - the data pages of a data-ring mapping
+ * @pages:	the mapping's length in pages (control page included)
+ * @mirror:	KRING_ATTR_F_MIRROR: the data pages are mapped twice
+ * @data_pages:	set to the number of data pages
  *
- * Return: 0, -EINVAL for a wrong length, offset or flags, for an
- * unconfigured or redirected (KRING_IOC_SET_OUTPUT) channel or one whose
- * buffer has another size, -EPERM beyond the locked-memory limits, -ENOMEM.
+ * Return: 0 for 1 + 2^n pages (1 + 2 * 2^n mirrored) with n at most
+ * KRING_MAX_DATA_ORDER, else -EINVAL.
  */
-int kring_mmap(struct file *file, struct vm_area_struct *vma)
+int kring_buffer_geometry(unsigned long pages, bool mirror, unsigned long *data_pages)
 {
-	struct kring_channel *ch = file->private_data;
-	unsigned long pages = vma_pages(vma), data_pages;
-	struct kring_buffer *buf;
-	bool mirror, overwrite;
-	int ret;
+	unsigned long n;
 
-	if (vma->vm_pgoff != 0)
-		return kring_aux_mmap(file, vma);
-	if (!(vma->vm_flags & VM_SHARED))
-		return -EINVAL;		/* MAP_PRIVATE would copy on write */
-	if (vma->vm_flags & VM_EXEC)
-		return -EINVAL;
-
-	mutex_lock(&ch->lock);
-	ret = -EINVAL;
-	/* A redirected channel writes into its target's buffer, not one here. */
-	if (!ch->configured || kring_channel_redirected(ch))
-		goto out;
-	mirror = ch->attr.flags & KRING_ATTR_F_MIRROR;
 	if (pages < 2)
-		goto out;
-	data_pages = pages - 1;
+		return -EINVAL;
+	n = pages - 1;
 	if (mirror) {
-		if (data_pages & 1)
-			goto out;
-		data_pages /= 2;
+		if (n & 1)
+			return -EINVAL;
+		n /= 2;
 	}
-	if (!is_power_of_2(data_pages) || ilog2(data_pages) > KRING_MAX_DATA_ORDER)
-		goto out;
+	if (!is_power_of_2(n) || ilog2(n) > KRING_MAX_DATA_ORDER)
+		return -EINVAL;
+	*data_pages = n;
+	return 0;
+}
 
-	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
-	if (buf) {
-		if (buf->nr_pages != data_pages)
-			goto out;
-	} else {
-		overwrite = !(vma->vm_flags & VM_WRITE) ||
-			    (ch->attr.flags & KRING_ATTR_F_OVERWRITE);
-		buf = kring_buffer_alloc(ilog2(data_pages), overwrite, ch->id);
-		if (IS_ERR(buf)) {
-			ret = PTR_ERR(buf);
-			goto out;
-		}
-		buf->mirrored = mirror;
-		ret = kring_charge_pages(&buf->charge, vma->vm_mm, data_pages + 1);
-		if (ret) {
-			kring_buffer_put(buf);
-			goto out;
-		}
-		kring_channel_attach(ch, buf);
-	}
-
+/**
+ * kring_buffer_map() - make @vma a mapping of @buf's data ring
+ * @buf:	the buffer, attached to its owner
+ * @vma:	checked by kring_buffer_geometry(); takes a buffer reference
+ *
+ * The owner counts the new vma itself (under its lock).
+ */
+void kring_buffer_map(struct kring_buffer *buf, struct vm_area_struct *vma)
+{
 	kring_vma_setup(vma);
 	vma->vm_ops = &kring_vm_ops;
 	refcount_inc(&buf->refs);
 	vma->vm_private_data = buf;
-	atomic_inc(&ch->mmap_count);
-	ret = 0;
-out:
-	mutex_unlock(&ch->lock);
-	return ret;
 }

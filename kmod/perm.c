@@ -28,7 +28,8 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/coredump.h>
 
-#include "capture.h"
+#include "channel.h"
+#include "source.h"
 
 static int kring_paranoid = 2;
 module_param_named(paranoid, kring_paranoid, int, 0644);
@@ -53,7 +54,8 @@ static bool kring_privileged(void)
  */
 int kring_perm_source(const struct kring_source_ops *src)
 {
-	if (src && src->test_only && !READ_ONCE(kring_test_sources) && !kring_privileged())
+	if (kring_source_can(src, KRING_SRC_TEST_ONLY) && !READ_ONCE(kring_test_sources) &&
+	    !kring_privileged())
 		return -EACCES;
 	return 0;
 }
@@ -111,8 +113,9 @@ bool kring_perm_see_all(void)
 }
 
 /**
- * kring_perm_task() - may @cap's owner still observe @p, one of its tasks?
- * @cap: a followed-mode channel's mode
+ * kring_perm_task() - may a channel's owner still observe @p, one of its tasks?
+ * @owner: the credentials of the task that configured the channel
+ * @owner_ptrace: the owner had CAP_SYS_PTRACE then
  * @p: a task the channel follows, about to be recorded (current, the
  *	tasks of a context switch, a sleeping task being woken: none whose mm
  *	or credentials can change under us)
@@ -128,36 +131,39 @@ bool kring_perm_see_all(void)
  * Context: any (RCU read side).
  * Return: true when the channel may go on following @p.
  */
-bool kring_perm_task(const struct kring_cap *cap, const struct task_struct *p)
+bool kring_perm_task(const struct cred *owner, bool owner_ptrace,
+		     const struct task_struct *p)
 {
 	struct mm_struct *mm = READ_ONCE(p->mm);
 
-	if (cap->owner_ptrace)
+	if (owner_ptrace)
 		return true;
 	if (mm && get_dumpable(mm) != SUID_DUMP_USER)
 		return false;
-	return kring_same_ids(cap->owner, p);
+	return kring_same_ids(owner, p);
 }
 
 /**
  * kring_perm_check() - may the caller configure this capture?
+ * @src:	the channel's source
  * @attr:	the validated attr
  * @target:	the followed task, or NULL for none
  *
  * Return: 0 or -EACCES.
  */
-int kring_perm_check(const struct kring_attr *attr, struct task_struct *target)
+int kring_perm_check(const struct kring_source_ops *src, const struct kring_attr *attr,
+		     struct task_struct *target)
 {
 	int paranoid = READ_ONCE(kring_paranoid);
 
 	if (target && !kring_may_follow(target))
 		return -EACCES;
-	/* The emulated tracer's CPU mode writes synthetic packets only. */
-	if (!target && attr->source == KRING_SOURCE_AUX_TRACER)
+	/* A CPU-wide channel that names no task (the emulated tracer's). */
+	if (!target && kring_source_can(src, KRING_SRC_CPU_WIDE_OPEN))
 		return 0;
 	if (!target && paranoid >= 1 && !kring_privileged())
 		return -EACCES;
-	if (attr->source == KRING_SOURCE_TIMER &&
+	if (kring_source_can(src, KRING_SRC_KERNEL_SAMPLES) &&
 	    !(attr->flags & KRING_ATTR_F_EXCLUDE_KERNEL) &&
 	    paranoid >= 2 && !kring_privileged())
 		return -EACCES;

@@ -4,9 +4,10 @@
  * lost accounting, wake-ups, forward and backward (overwrite) writing.
  *
  * Modelled on perf's kernel/events/ring_buffer.c; the same file builds in
- * user space with tests/host/kring_host_shim.h (DESIGN.md section 4), so
- * it uses only READ_ONCE/WRITE_ONCE, the smp_*() barriers, barrier(),
- * local_t/local64_t operations, memcpy/memset and a few helpers.
+ * user space with tests/host/kring_host_shim.h (docs/ARCHITECTURE.md, "The
+ * ring core runs on the host too"), so it uses only READ_ONCE/WRITE_ONCE,
+ * the smp_*() barriers, barrier(), local_t/local64_t operations,
+ * memcpy/memset and a few helpers.
  *
  * Ordering against the consumer, which runs on any CPU:
  *

@@ -29,7 +29,8 @@
  * kring_ring_reset_counters() only while no writer runs.
  *
  * This file and ring.c also build in user space with
- * tests/host/kring_host_shim.h (DESIGN.md section 4).
+ * tests/host/kring_host_shim.h (docs/ARCHITECTURE.md, "The ring core runs on
+ * the host too").
  */
 #ifndef _KRING_RING_H
 #define _KRING_RING_H

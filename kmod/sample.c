@@ -7,8 +7,9 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 
+#include <kring/producer.h>
+
 #include "compat.h"
-#include "kring_internal.h"
 
 /* RAW's size field: the data padded so that u32 + data ends 8-aligned. */
 static u32 kring_raw_padded(u32 raw_size)

@@ -26,7 +26,7 @@
 #include <linux/moduleparam.h>
 #include <linux/math64.h>
 
-#include "kring_internal.h"
+#include "capture.h"
 
 static unsigned int kring_max_sample_rate = 100000;
 module_param_named(max_sample_rate, kring_max_sample_rate, uint, 0644);

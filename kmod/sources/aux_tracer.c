@@ -14,10 +14,10 @@
  * tick starts it again (pmu start) with a SYNC packet. So the discontinuity
  * is real and a consumer sees it in the packet sequence. When CPU N goes
  * offline the unit stops there and the channel's control page says
- * KRING_CTL_F_CPU_OFFLINE (kmod/modes.c's hotplug walk); it starts again
+ * KRING_CTL_F_CPU_OFFLINE (kmod/capture.c's hotplug walk); it starts again
  * when the CPU returns.
  *
- * Task mode (pid = P, cpu = -1 or N; kmod/modes.c follows P and, with
+ * Task mode (pid = P, cpu = -1 or N; kmod/capture.c follows P and, with
  * inherit, its children): the unit traces only while a followed task runs,
  * as perf starts and stops a per-thread PT event at context switches. A
  * followed task switched in starts the unit on that CPU; every tick that
@@ -45,6 +45,7 @@
 #include "../compat.h"
 #include "../capture.h"
 #include "../aux.h"
+#include "sources.h"
 
 #define KRING_AUX_TICK_NS	NSEC_PER_MSEC
 #define KRING_AUX_MAX_PER_TICK	4096
@@ -73,7 +74,7 @@ struct kring_aux_tracer_cpu {
 };
 
 struct kring_aux_tracer {
-	struct kring_cap cap;	/* first: source_priv points at both */
+	struct kring_capture cap;	/* used when @follow */
 	struct kring_channel *ch;
 	bool task_mode;
 	bool follow;		/* @cap is used: task mode, or CPU mode's hotplug */
@@ -241,7 +242,7 @@ static enum hrtimer_restart kring_aux_tracer_timer(struct hrtimer *t)
 		}
 	} else {
 		raw_spin_lock_irqsave(&tr->lock, flags);
-		if (!tr->halted && kring_cap_follows(&tr->cap, current)) {
+		if (!tr->halted && kring_capture_follows(&tr->cap, current)) {
 			u64 now = ktime_get_mono_fast_ns();
 
 			if (tc->since)
@@ -260,7 +261,7 @@ out:
 }
 
 /* Task mode: the unit follows the task on and off the CPU (rq lock held). */
-static void kring_aux_tracer_switch(struct kring_cap *cap, bool preempt,
+static void kring_aux_tracer_switch(struct kring_capture *cap, bool preempt,
 				    struct task_struct *prev, struct task_struct *next,
 				    unsigned int prev_state)
 {
@@ -272,8 +273,8 @@ static void kring_aux_tracer_switch(struct kring_cap *cap, bool preempt,
 
 	if (cap->cpu >= 0 && cap->cpu != cpu)
 		return;
-	out = kring_cap_follows(cap, prev);
-	in = kring_cap_follows(cap, next);
+	out = kring_capture_follows(cap, prev);
+	in = kring_capture_follows(cap, next);
 	if (!out && !in)
 		return;
 	raw_spin_lock(&tr->lock);
@@ -296,7 +297,7 @@ static void kring_aux_tracer_arm(void *arg)
 	hrtimer_start(&tc->timer, ns_to_ktime(KRING_AUX_TICK_NS), HRTIMER_MODE_REL_PINNED_HARD);
 }
 
-static void kring_aux_tracer_cpu_online(struct kring_cap *cap, unsigned int cpu)
+static void kring_aux_tracer_cpu_online(struct kring_capture *cap, unsigned int cpu)
 {
 	struct kring_aux_tracer *tr = container_of(cap, struct kring_aux_tracer, cap);
 
@@ -304,7 +305,7 @@ static void kring_aux_tracer_cpu_online(struct kring_cap *cap, unsigned int cpu)
 		kring_aux_tracer_arm(&tr->cpus[cpu]);
 }
 
-static void kring_aux_tracer_cpu_offline(struct kring_cap *cap, unsigned int cpu)
+static void kring_aux_tracer_cpu_offline(struct kring_capture *cap, unsigned int cpu)
 {
 	struct kring_aux_tracer *tr = container_of(cap, struct kring_aux_tracer, cap);
 
@@ -312,14 +313,14 @@ static void kring_aux_tracer_cpu_offline(struct kring_cap *cap, unsigned int cpu
 	tr->cpus[cpu].since = 0;
 }
 
-static const struct kring_cap_ops kring_aux_tracer_cap_ops = {
+static const struct kring_capture_ops kring_aux_tracer_capture_ops = {
 	.sched_switch = kring_aux_tracer_switch,
 	.cpu_online = kring_aux_tracer_cpu_online,
 	.cpu_offline = kring_aux_tracer_cpu_offline,
 };
 
 /* CPU mode: hotplug only, no hook on every context switch. */
-static const struct kring_cap_ops kring_aux_tracer_cpu_ops = {
+static const struct kring_capture_ops kring_aux_tracer_cpu_ops = {
 	.cpu_online = kring_aux_tracer_cpu_online,
 	.cpu_offline = kring_aux_tracer_cpu_offline,
 };
@@ -404,15 +405,16 @@ static int kring_aux_tracer_configure(struct kring_channel *ch)
 	if (!tr->pkt || !tr->cpus)
 		goto err_free;
 	/*
-	 * Task mode: modes.c finds the task, checks permissions and hands us
+	 * Task mode: capture.c finds the task, checks permissions and hands us
 	 * its context switches. CPU mode uses it for hotplug only, where the
-	 * kernel offers the tracepoints modes.c needs; elsewhere the unit
+	 * kernel offers the tracepoints capture.c needs; elsewhere the unit
 	 * simply stops for good if its CPU goes offline.
 	 */
 	tr->task_mode = a->pid != -1;
-	if (tr->task_mode || kring_modes_available()) {
-		ret = kring_cap_init(&tr->cap, ch, tr->task_mode ? &kring_aux_tracer_cap_ops :
-						      &kring_aux_tracer_cpu_ops);
+	if (tr->task_mode || kring_capture_available()) {
+		ret = kring_capture_init(&tr->cap, ch,
+					 tr->task_mode ? &kring_aux_tracer_capture_ops :
+							 &kring_aux_tracer_cpu_ops);
 		if (ret)
 			goto err_free;
 		tr->follow = true;
@@ -439,7 +441,7 @@ static int kring_aux_tracer_start(struct kring_channel *ch)
 
 	tr->nr_started = 0;	/* no writer yet: timers and hooks start below */
 	if (tr->follow)
-		kring_cap_enable(&tr->cap);
+		kring_capture_enable(&tr->cap);
 	return tr->paused ? 0 : kring_aux_tracer_run(tr);
 }
 
@@ -448,7 +450,7 @@ static void kring_aux_tracer_stop(struct kring_channel *ch)
 	struct kring_aux_tracer *tr = ch->source_priv;
 
 	if (tr->follow)
-		kring_cap_disable(&tr->cap);	/* no hook or hotplug call after this */
+		kring_capture_disable(&tr->cap);	/* no hook or hotplug call after this */
 	kring_aux_tracer_halt(tr);	/* -EINVAL: not snapshot mode, fine */
 }
 
@@ -460,76 +462,52 @@ static void kring_aux_tracer_release(struct kring_channel *ch)
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
 		hrtimer_cancel(&tr->cpus[cpu].timer);
 	if (tr->follow)
-		kring_cap_release(&tr->cap);
+		kring_capture_release(&tr->cap);
 	kfree(tr->cpus);
 	kfree(tr->pkt);
 	kfree(tr);
 	ch->source_priv = NULL;
 }
 
+static struct kring_capture *kring_aux_tracer_capture(struct kring_channel *ch)
+{
+	struct kring_aux_tracer *tr = ch->source_priv;
+
+	return tr && tr->follow ? &tr->cap : NULL;
+}
+
+/* KRING_IOC_AUX_PAUSE, and _SNAPSHOT with a snapshot-mode area (aux.c). */
+static int kring_aux_tracer_pause(struct kring_channel *ch)
+{
+	struct kring_aux_tracer *tr = ch->source_priv;
+
+	tr->paused = true;
+	return kring_aux_tracer_halt(tr);
+}
+
+/* KRING_IOC_AUX_RESUME (aux.c). */
+static int kring_aux_tracer_resume(struct kring_channel *ch)
+{
+	struct kring_aux_tracer *tr = ch->source_priv;
+	int ret = 0;
+
+	if (tr->paused && ch->enabled)
+		ret = kring_aux_tracer_run(tr);
+	tr->paused = false;
+	return ret;
+}
+
 const struct kring_source_ops kring_aux_tracer_source = {
 	.name = "aux-tracer",
-	.test_only = true,
+	/* CPU mode writes synthetic packets only: no task is named. */
+	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_OWNS_AUX | KRING_SRC_CPU_WIDE_OPEN |
+		KRING_SRC_TEST_ONLY,
+	.features = KRING_FEAT_AUX_TRACER,
 	.configure = kring_aux_tracer_configure,
 	.start = kring_aux_tracer_start,
 	.stop = kring_aux_tracer_stop,
 	.release = kring_aux_tracer_release,
+	.capture = kring_aux_tracer_capture,
+	.aux_pause = kring_aux_tracer_pause,
+	.aux_resume = kring_aux_tracer_resume,
 };
-
-/**
- * kring_aux_ioctl() - KRING_IOC_AUX_SNAPSHOT, _PAUSE and _RESUME
- * @ch:		the channel
- * @cmd:	the ioctl
- *
- * Return: 0; -EINVAL for an unconfigured channel or, for a snapshot, one
- * without a read-only AUX mapping; -EOPNOTSUPP when the channel's AUX
- * producer is not kring's tracer (another module's producer is controlled
- * by that module).
- */
-long kring_aux_ioctl(struct kring_channel *ch, unsigned int cmd)
-{
-	struct kring_aux_tracer *tr;
-	long ret = 0;
-
-	cpus_read_lock();	/* RESUME starts the unit: as kring_ioctl_enable() */
-	mutex_lock(&ch->lock);
-	if (!ch->configured) {
-		ret = -EINVAL;
-		goto out;
-	}
-	if (ch->source != &kring_aux_tracer_source) {
-		ret = -EOPNOTSUPP;
-		goto out;
-	}
-	tr = ch->source_priv;
-	switch (cmd) {
-	case KRING_IOC_AUX_PAUSE:
-		tr->paused = true;
-		kring_aux_tracer_halt(tr);
-		break;
-	case KRING_IOC_AUX_RESUME:
-		if (tr->paused && ch->enabled)
-			ret = kring_aux_tracer_run(tr);
-		tr->paused = false;
-		break;
-	case KRING_IOC_AUX_SNAPSHOT:
-		/*
-		 * Stop the unit and publish; it stays stopped while the
-		 * consumer copies the window, until KRING_IOC_AUX_RESUME (as
-		 * perf record disables a PT event around a snapshot).
-		 */
-		if (!kring_aux_mode_snapshot(ch)) {
-			ret = -EINVAL;
-			break;
-		}
-		tr->paused = true;
-		ret = kring_aux_tracer_halt(tr);
-		break;
-	default:
-		ret = -ENOTTY;
-	}
-out:
-	mutex_unlock(&ch->lock);
-	cpus_read_unlock();
-	return ret;
-}

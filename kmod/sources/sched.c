@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The sched source: a SAMPLE record per context switch, fork and exit that
- * the channel's mode selects (kmod/modes.c), with a struct kring_sched_raw
+ * the channel's mode selects (kmod/capture.c), with a struct kring_sched_raw
  * as RAW payload.
  *
  * Per-CPU channels record every switch of their CPU; followed modes record
@@ -18,6 +18,7 @@
 
 #include "../compat.h"
 #include "../capture.h"
+#include "sources.h"
 
 /*
  * Name @t on one side of a record (@next: the next_* fields, else prev_*):
@@ -45,77 +46,50 @@ static void kring_sched_name(struct kring_sched_raw *raw, bool next,
 }
 
 /* Write one record about @who; @raw is complete but for its cpu. */
-static void kring_sched_emit(struct kring_cap *cap, const struct task_struct *who,
+static void kring_sched_emit(struct kring_capture *cap, const struct task_struct *who,
 			     struct kring_sched_raw *raw)
 {
-	struct kring_channel *ch = cap->ch;
-	u64 type = ch->attr.sample_type | KRING_SAMPLE_RAW;
 	struct kring_sample_data d = {};
-	struct kring_output_handle h;
-	struct kring_buffer *buf;
-	unsigned long flags;
 
-	/*
-	 * Preemption is off: the buffer lives until we return (RCU). Its
-	 * write lock makes this CPU its only writer.
-	 */
-	buf = kring_out_lock(ch, &flags);
-	if (!buf)
-		return;
 	raw->cpu = smp_processor_id();
-	if (!kring_output_begin(&h, &buf->ring, kring_sample_size(type, sizeof(*raw)), 0)) {
-		d.id = ch->id;
-		d.ip = 0;
-		d.pid = who->tgid;
-		d.tid = who->pid;
-		d.time = h.time;
-		d.cpu = raw->cpu;
-		d.period = 1;
-		d.raw = raw;
-		d.raw_size = sizeof(*raw);
-		kring_output_sample(&h, type, &d);
-		kring_output_end(&h);
-	}
-	if (cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
-		kring_floor_advance(&buf->ring);
-	kring_out_unlock(buf, flags);
+	d.ip = 0;
+	d.pid = who->tgid;
+	d.tid = who->pid;
+	d.cpu = raw->cpu;
+	d.period = 1;
+	d.raw = raw;
+	d.raw_size = sizeof(*raw);
+	kring_capture_emit(cap, cap->ch->attr.sample_type | KRING_SAMPLE_RAW, &d);
 }
 
-static bool kring_sched_here(const struct kring_cap *cap)
+static bool kring_sched_here(const struct kring_capture *cap)
 {
 	return cap->cpu < 0 || cap->cpu == smp_processor_id();
 }
 
-static void kring_sched_switch(struct kring_cap *cap, bool preempt,
+static void kring_sched_switch(struct kring_capture *cap, bool preempt,
 			       struct task_struct *prev, struct task_struct *next,
 			       unsigned int prev_state)
 {
 	struct kring_sched_raw raw;
 	const struct task_struct *who;
-	struct kring_buffer *buf;
-	unsigned long flags;
 	bool show_prev, show_next;
 
 	if (!kring_sched_here(cap))
 		return;
 	/* Each side's follow check once: it also runs the permission check. */
-	if (kring_cap_follows(cap, prev)) {
+	if (kring_capture_follows(cap, prev)) {
 		who = prev;
 		show_prev = true;
-		show_next = kring_cap_may_see(cap, next);
-	} else if (kring_cap_follows(cap, next)) {
+		show_next = kring_capture_may_see(cap, next);
+	} else if (kring_capture_follows(cap, next)) {
 		who = next;
 		show_prev = cap->see_all;
 		show_next = true;
 	} else {
 		/* Not ours, but time moves on for this CPU's buffer. */
-		if (cap->cpu >= 0) {
-			buf = kring_out_lock(cap->ch, &flags);
-			if (buf) {
-				kring_floor_advance(&buf->ring);
-				kring_out_unlock(buf, flags);
-			}
-		}
+		if (cap->cpu >= 0)
+			kring_capture_tick(cap);
 		return;
 	}
 	memset(&raw, 0, sizeof(raw));
@@ -127,13 +101,13 @@ static void kring_sched_switch(struct kring_cap *cap, bool preempt,
 	kring_sched_emit(cap, who, &raw);
 }
 
-static void kring_sched_fork(struct kring_cap *cap, struct task_struct *parent,
+static void kring_sched_fork(struct kring_capture *cap, struct task_struct *parent,
 			     struct task_struct *child)
 {
 	struct kring_sched_raw raw;
 
 	/* The fork probe runs after the child was added when inheriting. */
-	if (!kring_sched_here(cap) || !kring_cap_follows(cap, parent))
+	if (!kring_sched_here(cap) || !kring_capture_follows(cap, parent))
 		return;
 	memset(&raw, 0, sizeof(raw));
 	raw.kind = KRING_SCHED_FORK;
@@ -143,11 +117,11 @@ static void kring_sched_fork(struct kring_cap *cap, struct task_struct *parent,
 	kring_sched_emit(cap, parent, &raw);
 }
 
-static void kring_sched_exit(struct kring_cap *cap, struct task_struct *p)
+static void kring_sched_exit(struct kring_capture *cap, struct task_struct *p)
 {
 	struct kring_sched_raw raw;
 
-	if (!kring_sched_here(cap) || !kring_cap_follows(cap, p))
+	if (!kring_sched_here(cap) || !kring_capture_follows(cap, p))
 		return;
 	memset(&raw, 0, sizeof(raw));
 	raw.kind = KRING_SCHED_EXIT;
@@ -156,22 +130,22 @@ static void kring_sched_exit(struct kring_cap *cap, struct task_struct *p)
 	kring_sched_emit(cap, p, &raw);
 }
 
-static void kring_sched_wakeup(struct kring_cap *cap, struct task_struct *p)
+static void kring_sched_wakeup(struct kring_capture *cap, struct task_struct *p)
 {
 	struct kring_sched_raw raw;
 
 	if (!(cap->ch->attr.config[0] & KRING_SCHED_CFG_WAKEUPS) ||
-	    !kring_sched_here(cap) || !kring_cap_follows(cap, p))
+	    !kring_sched_here(cap) || !kring_capture_follows(cap, p))
 		return;
 	memset(&raw, 0, sizeof(raw));
 	raw.kind = KRING_SCHED_WAKEUP;
 	raw.prev_state = task_cpu(p);
-	kring_sched_name(&raw, false, current, kring_cap_may_see(cap, current));
+	kring_sched_name(&raw, false, current, kring_capture_may_see(cap, current));
 	kring_sched_name(&raw, true, p, true);	/* followed: checked above */
 	kring_sched_emit(cap, p, &raw);
 }
 
-static const struct kring_cap_ops kring_sched_cap_ops = {
+static const struct kring_capture_ops kring_sched_capture_ops = {
 	.sched_switch = kring_sched_switch,
 	.fork = kring_sched_fork,
 	.exit = kring_sched_exit,
@@ -180,13 +154,13 @@ static const struct kring_cap_ops kring_sched_cap_ops = {
 
 static int kring_sched_configure(struct kring_channel *ch)
 {
-	struct kring_cap *cap;
+	struct kring_capture *cap;
 	unsigned int i;
 	int ret;
 
 	if (ch->attr.config[0] & ~KRING_SCHED_CFG_WAKEUPS)
 		return -EINVAL;
-	if ((ch->attr.config[0] & KRING_SCHED_CFG_WAKEUPS) && !kring_modes_wakeups_available())
+	if ((ch->attr.config[0] & KRING_SCHED_CFG_WAKEUPS) && !kring_capture_wakeups_available())
 		return -EOPNOTSUPP;
 	for (i = 1; i < ARRAY_SIZE(ch->attr.config); i++)
 		if (ch->attr.config[i])
@@ -194,7 +168,7 @@ static int kring_sched_configure(struct kring_channel *ch)
 	cap = kzalloc(sizeof(*cap), GFP_KERNEL_ACCOUNT);
 	if (!cap)
 		return -ENOMEM;
-	ret = kring_cap_init(cap, ch, &kring_sched_cap_ops);
+	ret = kring_capture_init(cap, ch, &kring_sched_capture_ops);
 	if (ret) {
 		kfree(cap);
 		return ret;
@@ -205,27 +179,35 @@ static int kring_sched_configure(struct kring_channel *ch)
 
 static int kring_sched_start(struct kring_channel *ch)
 {
-	kring_cap_enable(ch->source_priv);
+	kring_capture_enable(ch->source_priv);
 	return 0;
 }
 
 static void kring_sched_stop(struct kring_channel *ch)
 {
-	kring_cap_disable(ch->source_priv);
+	kring_capture_disable(ch->source_priv);
 }
 
 static void kring_sched_release(struct kring_channel *ch)
 {
-	kring_cap_release(ch->source_priv);
+	kring_capture_release(ch->source_priv);
 	kfree(ch->source_priv);
 	ch->source_priv = NULL;
 }
 
+static struct kring_capture *kring_sched_capture(struct kring_channel *ch)
+{
+	return ch->source_priv;
+}
+
 const struct kring_source_ops kring_sched_source = {
 	.name = "sched",
-	.redirectable = true,
+	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_REDIRECTABLE,
+	.features = KRING_FEAT_SCHED | KRING_FEAT_CAPTURE,
+	.available = kring_capture_available,
 	.configure = kring_sched_configure,
 	.start = kring_sched_start,
 	.stop = kring_sched_stop,
 	.release = kring_sched_release,
+	.capture = kring_sched_capture,
 };

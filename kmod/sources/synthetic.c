@@ -17,7 +17,7 @@
  * nothing, and the thread binds itself back once the CPU returns.
  *
  * A test and benchmark source: it needs CAP_PERFMON or CAP_SYS_ADMIN
- * unless kring.test_sources=1 (channel.c).
+ * unless kring.test_sources=1 (perm.c).
  */
 #include <linux/kthread.h>
 #include <linux/hrtimer.h>
@@ -28,7 +28,8 @@
 #include <linux/cpumask.h>
 
 #include "../compat.h"
-#include "../kring_internal.h"
+#include "../channel.h"
+#include "sources.h"
 
 #define KRING_SYNTH_DEFAULT_PAYLOAD	64
 #define KRING_SYNTH_MAX_PAYLOAD		32768
@@ -271,7 +272,8 @@ static void kring_synth_release(struct kring_channel *ch)
 
 const struct kring_source_ops kring_synthetic_source = {
 	.name = "synthetic",
-	.test_only = true,
+	.caps = KRING_SRC_TEST_ONLY,
+	.features = KRING_FEAT_SYNTHETIC,
 	.configure = kring_synth_configure,
 	.start = kring_synth_start,
 	.stop = kring_synth_stop,

@@ -10,7 +10,7 @@
  * running stops (so enable arms every CPU once, and each stops at its first
  * expiry unless a followed task is there).
  *
- * When a CPU goes offline its timers are cancelled there (kmod/modes.c's
+ * When a CPU goes offline its timers are cancelled there (kmod/capture.c's
  * hotplug callback) and restarted when it comes back; a timer that finds
  * itself on another CPU than its own anyway stops.
  */
@@ -24,6 +24,7 @@
 
 #include "../compat.h"
 #include "../capture.h"
+#include "sources.h"
 
 #define KRING_TIMER_MAX_HZ	100000
 #define KRING_TIMER_MIN_PERIOD	10000	/* ns */
@@ -37,7 +38,7 @@ struct kring_timer_cpu {
 };
 
 struct kring_timer {
-	struct kring_cap cap;		/* first: source_priv points at both */
+	struct kring_capture cap;
 	u64 period;			/* ns */
 	bool stopping;
 	struct kring_timer_cpu *cpus;	/* nr_cpu_ids of them */
@@ -45,42 +46,26 @@ struct kring_timer {
 
 static void kring_timer_sample(struct kring_timer *tm, struct pt_regs *regs, u64 overruns)
 {
-	struct kring_cap *cap = &tm->cap;
+	struct kring_capture *cap = &tm->cap;
 	struct kring_channel *ch = cap->ch;
-	u64 type = ch->attr.sample_type;
 	struct kring_sample_data d = {};
 	struct kring_timer_raw raw = {};
-	struct kring_output_handle h;
-	struct kring_buffer *buf;
-	unsigned long flags;
 	bool user = user_mode(regs);
 
 	if (!user && (ch->attr.flags & KRING_ATTR_F_EXCLUDE_KERNEL))
 		return;
-	/* Hard irq context: the buffer lives until we return (RCU). */
-	buf = kring_out_lock(ch, &flags);
-	if (!buf)
-		return;
 	raw.flags = user ? KRING_TIMER_F_USER : 0;
 	raw.cpu = smp_processor_id();
 	raw.overruns = overruns;
-	if (!kring_output_begin(&h, &buf->ring,
-				kring_sample_size(type, sizeof(raw)), 0)) {
-		d.id = ch->id;
-		d.ip = instruction_pointer(regs);
-		d.pid = current->tgid;
-		d.tid = current->pid;
-		d.time = h.time;
-		d.cpu = raw.cpu;
-		d.period = tm->period * overruns;
-		d.raw = &raw;
-		d.raw_size = sizeof(raw);
-		kring_output_sample(&h, type, &d);
-		kring_output_end(&h);
-	}
-	if (cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
-		kring_floor_advance(&buf->ring);
-	kring_out_unlock(buf, flags);
+	d.ip = instruction_pointer(regs);
+	d.pid = current->tgid;
+	d.tid = current->pid;
+	d.cpu = raw.cpu;
+	d.period = tm->period * overruns;
+	d.raw = &raw;
+	d.raw_size = sizeof(raw);
+	/* Hard irq context: the buffer lives until we return (RCU). */
+	kring_capture_emit(cap, ch->attr.sample_type, &d);
 }
 
 static enum hrtimer_restart kring_timer_fire(struct hrtimer *t)
@@ -93,7 +78,7 @@ static enum hrtimer_restart kring_timer_fire(struct hrtimer *t)
 	if (READ_ONCE(tm->stopping) || smp_processor_id() != tc->cpu)
 		return HRTIMER_NORESTART;
 	/* No followed task here: stop until one is switched in. */
-	if (!kring_cap_follows(&tm->cap, current))
+	if (!kring_capture_follows(&tm->cap, current))
 		return tm->cap.tid ? HRTIMER_NORESTART : HRTIMER_RESTART;
 	overruns = hrtimer_forward_now(t, ns_to_ktime(tm->period));
 	if (regs) {
@@ -120,7 +105,7 @@ static void kring_timer_arm(void *arg)
  * A followed task is switched in on this CPU (rq lock held, irqs off): arm
  * the CPU's timer unless it runs. Its callback cannot be running here now.
  */
-static void kring_timer_switch(struct kring_cap *cap, bool preempt,
+static void kring_timer_switch(struct kring_capture *cap, bool preempt,
 			       struct task_struct *prev, struct task_struct *next,
 			       unsigned int prev_state)
 {
@@ -130,12 +115,12 @@ static void kring_timer_switch(struct kring_cap *cap, bool preempt,
 
 	if ((cap->cpu >= 0 && cap->cpu != cpu) || READ_ONCE(tm->stopping))
 		return;
-	if (kring_cap_follows(cap, next) && !hrtimer_is_queued(t))
+	if (kring_capture_follows(cap, next) && !hrtimer_is_queued(t))
 		hrtimer_start(t, ns_to_ktime(tm->period), HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 /* On @cpu itself (cpuhp thread), ch->lock held: see kmod/capture.h. */
-static void kring_timer_cpu_online(struct kring_cap *cap, unsigned int cpu)
+static void kring_timer_cpu_online(struct kring_capture *cap, unsigned int cpu)
 {
 	struct kring_timer *tm = container_of(cap, struct kring_timer, cap);
 
@@ -145,7 +130,7 @@ static void kring_timer_cpu_online(struct kring_cap *cap, unsigned int cpu)
 			      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
-static void kring_timer_cpu_offline(struct kring_cap *cap, unsigned int cpu)
+static void kring_timer_cpu_offline(struct kring_capture *cap, unsigned int cpu)
 {
 	struct kring_timer *tm = container_of(cap, struct kring_timer, cap);
 
@@ -153,13 +138,13 @@ static void kring_timer_cpu_offline(struct kring_cap *cap, unsigned int cpu)
 }
 
 /* Per-CPU channels: no scheduler events, only hotplug. */
-static const struct kring_cap_ops kring_timer_cpu_ops = {
+static const struct kring_capture_ops kring_timer_cpu_ops = {
 	.cpu_online = kring_timer_cpu_online,
 	.cpu_offline = kring_timer_cpu_offline,
 };
 
 /* Channels that follow tasks: timers armed where the tasks run. */
-static const struct kring_cap_ops kring_timer_task_ops = {
+static const struct kring_capture_ops kring_timer_task_ops = {
 	.sched_switch = kring_timer_switch,
 	.cpu_online = kring_timer_cpu_online,
 	.cpu_offline = kring_timer_cpu_offline,
@@ -193,7 +178,7 @@ static int kring_timer_configure(struct kring_channel *ch)
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	ret = kring_cap_init(&tm->cap, ch, attr->pid == -1 ? &kring_timer_cpu_ops :
+	ret = kring_capture_init(&tm->cap, ch, attr->pid == -1 ? &kring_timer_cpu_ops :
 							     &kring_timer_task_ops);
 	if (ret)
 		goto err_free;
@@ -218,7 +203,7 @@ static int kring_timer_start(struct kring_channel *ch)
 	unsigned int cpu;
 
 	WRITE_ONCE(tm->stopping, false);
-	kring_cap_enable(&tm->cap);
+	kring_capture_enable(&tm->cap);
 	for_each_online_cpu(cpu) {
 		if (tm->cap.cpu >= 0 && tm->cap.cpu != cpu)
 			continue;
@@ -234,7 +219,7 @@ static void kring_timer_stop(struct kring_channel *ch)
 
 	WRITE_ONCE(tm->stopping, true);
 	/* Off the list first: no hotplug callback re-arms a timer after this. */
-	kring_cap_disable(&tm->cap);
+	kring_capture_disable(&tm->cap);
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
 		hrtimer_cancel(&tm->cpus[cpu].hrtimer);
 }
@@ -243,17 +228,27 @@ static void kring_timer_release(struct kring_channel *ch)
 {
 	struct kring_timer *tm = ch->source_priv;
 
-	kring_cap_release(&tm->cap);
+	kring_capture_release(&tm->cap);
 	kfree(tm->cpus);
 	kfree(tm);
 	ch->source_priv = NULL;
 }
 
+static struct kring_capture *kring_timer_capture(struct kring_channel *ch)
+{
+	struct kring_timer *tm = ch->source_priv;
+
+	return tm ? &tm->cap : NULL;
+}
+
 const struct kring_source_ops kring_timer_source = {
 	.name = "timer",
-	.redirectable = true,
+	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_REDIRECTABLE | KRING_SRC_KERNEL_SAMPLES,
+	.features = KRING_FEAT_TIMER | KRING_FEAT_CAPTURE,
+	.available = kring_capture_available,
 	.configure = kring_timer_configure,
 	.start = kring_timer_start,
 	.stop = kring_timer_stop,
 	.release = kring_timer_release,
+	.capture = kring_timer_capture,
 };

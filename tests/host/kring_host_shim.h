@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The few kernel primitives kmod/ring.c uses, for building that same file
- * in user space (DESIGN.md section 4). Included by kmod/ring.h when
- * __KERNEL__ is not defined; nothing else of the kernel is emulated.
+ * in user space (docs/ARCHITECTURE.md, "The ring core runs on the host too").
+ * Included by kmod/ring.h when __KERNEL__ is not defined; nothing else of
+ * the kernel is emulated.
  *
  * Memory-model mapping:
  *   READ_ONCE/WRITE_ONCE  volatile accesses, as the kernel's (relaxed);

@@ -7,7 +7,7 @@
 #include <linux/module.h>
 
 #include "compat.h"
-#include "kring_internal.h"
+#include "channel.h"
 
 static void abi_info_describes_module(struct kunit *test)
 {

@@ -15,7 +15,7 @@
 #include <kring/producer.h>
 
 #include "compat.h"
-#include "kring_internal.h"
+#include "channel.h"
 
 #ifdef KRING_HAVE_KUNIT_VM_MMAP
 

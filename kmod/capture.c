@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Capture modes: which tasks and CPUs a sched or timer channel records
+ * The capture layer: which tasks and CPUs a sched, timer or AUX tracer channel
+ * records
  * (per-CPU, per-thread, "default" with inherit), and the scheduler
  * tracepoints that drive them.
  *
@@ -34,28 +35,29 @@
 #include <linux/binfmts.h>
 
 #include "capture.h"
+#include "source.h"
 
 static unsigned int kring_floor_tick_us = 10000;
 module_param_named(floor_tick_us, kring_floor_tick_us, uint, 0444);
 MODULE_PARM_DESC(floor_tick_us,
 		 "period of the timestamp floor's refresh on a quiet bound channel (0: only when records are written)");
 
-static LIST_HEAD(kring_cap_list);	/* enabled channels, RCU */
-static DEFINE_MUTEX(kring_cap_mutex);	/* serialises list changes */
+static LIST_HEAD(kring_capture_list);	/* enabled channels, RCU */
+static DEFINE_MUTEX(kring_capture_mutex);	/* serialises list changes */
 
 /* ---- probes ------------------------------------------------------------ */
 
 static void kring_probe_switch(void *data, bool preempt, struct task_struct *prev,
 			       struct task_struct *next, unsigned int prev_state)
 {
-	struct kring_cap *cap;
+	struct kring_capture *cap;
 
-	list_for_each_entry_rcu(cap, &kring_cap_list, node)
+	list_for_each_entry_rcu(cap, &kring_capture_list, node)
 		if (cap->ops->sched_switch)
 			cap->ops->sched_switch(cap, preempt, prev, next, prev_state);
 }
 
-static void kring_follow_add(struct kring_cap *cap, pid_t pid)
+static void kring_follow_add(struct kring_capture *cap, pid_t pid)
 {
 	unsigned int i;
 
@@ -68,10 +70,10 @@ static void kring_follow_add(struct kring_cap *cap, pid_t pid)
 static void kring_probe_fork(void *data, struct task_struct *parent,
 			     struct task_struct *child)
 {
-	struct kring_cap *cap;
+	struct kring_capture *cap;
 
-	list_for_each_entry_rcu(cap, &kring_cap_list, node) {
-		if (cap->inherit && kring_cap_follows(cap, parent))
+	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
+		if (cap->inherit && kring_capture_follows(cap, parent))
 			kring_follow_add(cap, child->pid);
 		if (cap->ops->fork)
 			cap->ops->fork(cap, parent, child);
@@ -80,10 +82,10 @@ static void kring_probe_fork(void *data, struct task_struct *parent,
 
 static void kring_probe_exit(void *data, struct task_struct *p)
 {
-	struct kring_cap *cap;
+	struct kring_capture *cap;
 	unsigned int i;
 
-	list_for_each_entry_rcu(cap, &kring_cap_list, node) {
+	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
 		if (cap->ops->exit)
 			cap->ops->exit(cap, p);
 		/* A task id may be reused: forget the children that exit. */
@@ -94,7 +96,7 @@ static void kring_probe_exit(void *data, struct task_struct *p)
 }
 
 /* Stop following, for good: the owner may not observe a followed task. */
-static void kring_cap_revoke(struct kring_cap *cap)
+static void kring_capture_revoke(struct kring_capture *cap)
 {
 	WRITE_ONCE(cap->revoked, true);
 	WRITE_ONCE(cap->ch->revoked, true);
@@ -108,17 +110,17 @@ static void kring_cap_revoke(struct kring_cap *cap)
 static void kring_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 			     struct linux_binprm *bprm)
 {
-	struct kring_cap *cap;
+	struct kring_capture *cap;
 
-	list_for_each_entry_rcu(cap, &kring_cap_list, node)
-		kring_cap_follows(cap, p);	/* revokes if need be */
+	list_for_each_entry_rcu(cap, &kring_capture_list, node)
+		kring_capture_follows(cap, p);	/* revokes if need be */
 }
 
 static void kring_probe_wakeup(void *data, struct task_struct *p)
 {
-	struct kring_cap *cap;
+	struct kring_capture *cap;
 
-	list_for_each_entry_rcu(cap, &kring_cap_list, node)
+	list_for_each_entry_rcu(cap, &kring_capture_list, node)
 		if (cap->ops->wakeup)
 			cap->ops->wakeup(cap, p);
 }
@@ -146,11 +148,11 @@ static struct kring_tp kring_tps[] = {
 };
 
 /**
- * kring_modes_wakeups_available() - whether wakeup records can be written
+ * kring_capture_wakeups_available() - whether wakeup records can be written
  *
  * Return: true if both wakeup tracepoints are attached.
  */
-bool kring_modes_wakeups_available(void)
+bool kring_capture_wakeups_available(void)
 {
 	return kring_tps_ok && kring_tps[4].registered && kring_tps[5].registered;
 }
@@ -168,7 +170,7 @@ static int kring_hp_state;
 static u64 kring_hp_gen;	/* serialised by the hotplug core */
 
 /* Set or clear KRING_CTL_F_CPU_OFFLINE (under ch->lock, like the pause flag). */
-static void kring_cap_flag_offline(struct kring_cap *cap, bool offline)
+static void kring_capture_flag_offline(struct kring_capture *cap, bool offline)
 {
 	struct kring_channel *ch = cap->ch;
 	struct kring_buffer *buf;
@@ -191,7 +193,7 @@ static void kring_cap_flag_offline(struct kring_cap *cap, bool offline)
  * channel's own control page and let the source stop or restart what runs
  * on that CPU.
  */
-static void kring_cap_hotplug(struct kring_cap *cap, unsigned int cpu, bool online)
+static void kring_capture_hotplug(struct kring_capture *cap, unsigned int cpu, bool online)
 {
 	lockdep_assert_held(&cap->ch->lock);
 	if (cap->cpu == cpu && online && kring_floor_tick_us && !READ_ONCE(cap->floor_stop))
@@ -200,7 +202,7 @@ static void kring_cap_hotplug(struct kring_cap *cap, unsigned int cpu, bool onli
 	else if (cap->cpu == cpu && !online)
 		hrtimer_cancel(&cap->floor_timer);
 	if (cap->cpu == cpu)
-		kring_cap_flag_offline(cap, !online);
+		kring_capture_flag_offline(cap, !online);
 	if (online && cap->ops->cpu_online)
 		cap->ops->cpu_online(cap, cpu);
 	else if (!online && cap->ops->cpu_offline)
@@ -217,12 +219,12 @@ static void kring_cap_hotplug(struct kring_cap *cap, unsigned int cpu, bool onli
 static int kring_cpu_event(unsigned int cpu, bool online)
 {
 	struct kring_channel *ch;
-	struct kring_cap *cap;
+	struct kring_capture *cap;
 	u64 gen = ++kring_hp_gen;
 
 again:
 	rcu_read_lock();
-	list_for_each_entry_rcu(cap, &kring_cap_list, node) {
+	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
 		if (cap->hp_gen == gen)
 			continue;
 		cap->hp_gen = gen;
@@ -234,8 +236,8 @@ again:
 		rcu_read_unlock();
 		mutex_lock(&ch->lock);
 		/* Still enabled: still listed, @cap still allocated. */
-		if (ch->enabled && ch->source_priv == cap)
-			kring_cap_hotplug(cap, cpu, online);
+		if (ch->enabled && ch->source->capture(ch) == cap)
+			kring_capture_hotplug(cap, cpu, online);
 		mutex_unlock(&ch->lock);
 		kring_channel_put(ch);
 		goto again;
@@ -255,12 +257,12 @@ static int kring_cpu_offline(unsigned int cpu)
 }
 
 /**
- * kring_modes_available() - whether the sched tracepoints were found
+ * kring_capture_available() - whether the sched tracepoints were found
  *
  * Return: false if the sched and timer sources cannot follow tasks on this
  * kernel (they are then refused at configure time).
  */
-bool kring_modes_available(void)
+bool kring_capture_available(void)
 {
 	return kring_tps_ok;
 }
@@ -279,7 +281,7 @@ static void kring_tps_unregister(void)
 	tracepoint_synchronize_unregister();
 }
 
-int kring_modes_init(void)
+int kring_capture_module_init(void)
 {
 	unsigned int i;
 	int ret;
@@ -319,7 +321,7 @@ err_unregister:
 	return 0;
 }
 
-void kring_modes_exit(void)
+void kring_capture_module_exit(void)
 {
 	if (kring_hp_state > 0)
 		cpuhp_remove_state_nocalls(kring_hp_state);
@@ -338,31 +340,25 @@ void kring_modes_exit(void)
  */
 static enum hrtimer_restart kring_floor_tick(struct hrtimer *t)
 {
-	struct kring_cap *cap = container_of(t, struct kring_cap, floor_timer);
-	struct kring_buffer *buf;
-	unsigned long flags;
+	struct kring_capture *cap = container_of(t, struct kring_capture, floor_timer);
 
 	if (READ_ONCE(cap->floor_stop) || smp_processor_id() != cap->cpu)
 		return HRTIMER_NORESTART;
-	buf = kring_out_lock(cap->ch, &flags);
-	if (buf) {
-		kring_floor_advance(&buf->ring);
-		kring_out_unlock(buf, flags);
-	}
+	kring_capture_tick(cap);
 	hrtimer_forward_now(t, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC));
 	return HRTIMER_RESTART;
 }
 
 static void kring_floor_tick_arm(void *arg)
 {
-	struct kring_cap *cap = arg;
+	struct kring_capture *cap = arg;
 
 	hrtimer_start(&cap->floor_timer, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 /**
- * kring_cap_init() - set up the mode of a sched or timer channel
+ * kring_capture_init() - set up the capture state of a channel
  * @cap:	zeroed
  * @ch:		the channel being configured (ch->attr validated)
  * @ops:	the source's handlers
@@ -374,14 +370,14 @@ static void kring_floor_tick_arm(void *arg)
  * no such task, -EINVAL for a CPU that is not online, or the refusal of
  * kring_perm_check().
  */
-int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
-		   const struct kring_cap_ops *ops)
+int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
+		       const struct kring_capture_ops *ops)
 {
 	const struct kring_attr *attr = &ch->attr;
 	struct task_struct *task = NULL;
 	int ret;
 
-	if (!kring_modes_available())
+	if (!kring_capture_available())
 		return -EOPNOTSUPP;
 	if (attr->cpu >= 0 && !cpu_online(attr->cpu))
 		return -EINVAL;
@@ -398,7 +394,7 @@ int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
 		task = current;
 		get_task_struct(task);
 	}
-	ret = kring_perm_check(attr, task);
+	ret = kring_perm_check(ch->source, attr, task);
 	if (ret)
 		goto out;
 	cap->ch = ch;
@@ -407,6 +403,7 @@ int kring_cap_init(struct kring_cap *cap, struct kring_channel *ch,
 	cap->tid = task ? task->pid : 0;
 	cap->root = task ? get_pid(task_pid(task)) : NULL;
 	cap->follow[0] = cap->tid;
+	ch->follow_tid = cap->tid;
 	cap->inherit = attr->flags & KRING_ATTR_F_INHERIT;
 	cap->owner = get_current_cred();
 	cap->owner_ptrace = has_capability_noaudit(current, CAP_SYS_PTRACE);
@@ -429,31 +426,31 @@ out:
  * the control page says so at once, and its cpu_online callback starts
  * what runs there (the floor tick below only arms on an online CPU).
  */
-void kring_cap_enable(struct kring_cap *cap)
+void kring_capture_enable(struct kring_capture *cap)
 {
 	lockdep_assert_held(&cap->ch->lock);
-	mutex_lock(&kring_cap_mutex);
-	list_add_tail_rcu(&cap->node, &kring_cap_list);
-	mutex_unlock(&kring_cap_mutex);
+	mutex_lock(&kring_capture_mutex);
+	list_add_tail_rcu(&cap->node, &kring_capture_list);
+	mutex_unlock(&kring_capture_mutex);
 	WRITE_ONCE(cap->floor_stop, false);
 	if (cap->cpu >= 0) {
 		bool online = cpu_online(cap->cpu);
 
-		kring_cap_flag_offline(cap, !online);
+		kring_capture_flag_offline(cap, !online);
 		if (online && kring_floor_tick_us)
 			smp_call_function_single(cap->cpu, kring_floor_tick_arm, cap, 1);
 	}
 }
 
 /* Stop, and wait until no probe still uses @cap (ch->lock held). */
-void kring_cap_disable(struct kring_cap *cap)
+void kring_capture_disable(struct kring_capture *cap)
 {
 	unsigned int i;
 
 	WRITE_ONCE(cap->floor_stop, true);
-	mutex_lock(&kring_cap_mutex);
+	mutex_lock(&kring_capture_mutex);
 	list_del_rcu(&cap->node);
-	mutex_unlock(&kring_cap_mutex);
+	mutex_unlock(&kring_capture_mutex);
 	/*
 	 * Probes run with preemption disabled: an RCU read side. Hotplug
 	 * callbacks act under ch->lock, which our caller holds, and see
@@ -467,8 +464,8 @@ void kring_cap_disable(struct kring_cap *cap)
 }
 
 /**
- * kring_cap_follows() - whether @cap records @t
- * @cap: the channel's mode
+ * kring_capture_follows() - whether @cap records @t
+ * @cap: the channel's capture state
  * @t: a task
  *
  * Context: any.
@@ -477,7 +474,7 @@ void kring_cap_disable(struct kring_cap *cap)
  * still observe it (kring_perm_task(); the first task that fails revokes
  * the channel).
  */
-bool kring_cap_follows(struct kring_cap *cap, const struct task_struct *t)
+bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *t)
 {
 	pid_t pid = t->pid;
 	unsigned int i;
@@ -497,15 +494,15 @@ bool kring_cap_follows(struct kring_cap *cap, const struct task_struct *t)
 		if (i == KRING_FOLLOW_MAX)
 			return false;
 	}
-	if (!kring_perm_task(cap, t)) {
-		kring_cap_revoke(cap);
+	if (!kring_perm_task(cap->owner, cap->owner_ptrace, t)) {
+		kring_capture_revoke(cap);
 		return false;
 	}
 	return true;
 }
 
-/* Drop what the mode holds (the channel is being released). */
-void kring_cap_release(struct kring_cap *cap)
+/* Drop what the capture state holds (the channel is being released). */
+void kring_capture_release(struct kring_capture *cap)
 {
 	put_pid(cap->root);
 	cap->root = NULL;
@@ -514,187 +511,44 @@ void kring_cap_release(struct kring_cap *cap)
 	cap->owner = NULL;
 }
 
-/* ---- set-output -------------------------------------------------------- */
-
-/* The mode of a channel whose source can be redirected, else NULL. */
-static struct kring_cap *kring_channel_cap(struct kring_channel *ch)
-{
-	if (!ch->configured || !ch->source || !ch->source->redirectable)
-		return NULL;
-	return ch->source_priv;		/* struct kring_cap comes first */
-}
-
 /**
- * kring_channel_redirected() - whether set-output sends @ch's records away
- * @ch:	a channel, its lock or kring_output_rwsem held
+ * kring_capture_emit() - write one capture sample and advance the floor
+ * @cap:	the channel's capture state
+ * @sample_type: the SAMPLE's layout (the channel's, with what the source
+ *		always adds)
+ * @d:		its fields but id and time, which are filled in here; NULL
+ *		writes no record and only advances the timestamp floor
  *
- * A redirected channel has no buffer of its own: kring_mmap() refuses it.
+ * The one path every capture record takes: the buffer the channel writes
+ * into (its own or its set-output target's) is locked with its write_lock,
+ * so this CPU is its only writer; a record that does not fit is counted
+ * lost by the ring core. Then the buffer's timestamp floor is raised
+ * (kring_floor_advance(); docs/CAPTURE.md): always on a call without a
+ * record, after a record on a bound channel or with a clock synchronised
+ * across CPUs (not KRING_CLOCK_LOCAL).
  *
- * Return: true while @ch writes into another channel's buffer.
+ * Context: preemption disabled (the buffer lives until we return: RCU),
+ * not NMI.
  */
-bool kring_channel_redirected(struct kring_channel *ch)
+void kring_capture_emit(struct kring_capture *cap, u64 sample_type,
+			struct kring_sample_data *d)
 {
-	return rcu_access_pointer(ch->out);
-}
+	struct kring_channel *ch = cap->ch;
+	struct kring_output_handle h;
+	struct kring_buffer *buf;
+	unsigned long flags;
 
-/* What set-output needs to know of its target, read under its lock. */
-struct kring_output_target {
-	bool configured;
-	bool capture;
-	pid_t tid;
-	bool inherit;
-	s32 cpu;
-	u32 clockid;
-};
-
-static void kring_output_target_read(struct kring_channel *t,
-				     struct kring_output_target *o)
-{
-	struct kring_cap *tcap;
-
-	mutex_lock(&t->lock);
-	tcap = kring_channel_cap(t);
-	o->configured = t->configured;
-	o->capture = tcap;
-	o->tid = tcap ? tcap->tid : 0;
-	o->inherit = tcap && tcap->inherit;
-	o->cpu = t->attr.cpu;
-	o->clockid = t->attr.clockid;
-	mutex_unlock(&t->lock);
-}
-
-/*
- * perf's constraints: the channels sharing a buffer are bound to the same
- * CPU, or follow the same single task without inherit (the buffer's
- * write_lock serialises what still runs on two CPUs: wakeups written on
- * the waker's CPU, AUX records from an ioctl).
- */
-static int kring_output_compatible(struct kring_channel *ch, struct kring_cap *cap,
-				   const struct kring_output_target *t)
-{
-	if (!t->configured || t->clockid != ch->attr.clockid)
-		return -EINVAL;
-	if (cap->cpu >= 0)
-		return t->cpu == cap->cpu ? 0 : -EINVAL;
-	if (t->cpu != -1 || !t->capture || t->tid != cap->tid || cap->inherit || t->inherit)
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * Take @ch out of its target's list and drop the target (kring_output_rwsem
- * held for writing, @ch disabled). Returns the old target for the caller to
- * put once the lock is dropped; a pointer that readers of the old list may
- * still follow stays valid for a grace period (channels are RCU-freed).
- */
-static struct kring_channel *kring_output_unlink(struct kring_channel *ch)
-{
-	struct kring_channel *old;
-
-	lockdep_assert_held_write(&kring_output_rwsem);
-	old = rcu_dereference_protected(ch->out, lockdep_is_held(&kring_output_rwsem));
-	if (old) {
-		list_del_rcu(&ch->out_node);
-		RCU_INIT_POINTER(ch->out, NULL);
-	}
-	return old;
-}
-
-/**
- * kring_output_release() - a channel goes: undo its set-output
- * @ch:	the channel, disabled
- */
-void kring_output_release(struct kring_channel *ch)
-{
-	struct kring_channel *old;
-
-	/* Its file is going: no set-output on @ch can race with this read. */
-	if (!rcu_access_pointer(ch->out))
+	buf = kring_out_lock(ch, &flags);
+	if (!buf)
 		return;
-	down_write(&kring_output_rwsem);
-	old = kring_output_unlink(ch);
-	up_write(&kring_output_rwsem);
-	kring_channel_put(old);
-}
-
-/**
- * kring_ioctl_set_output() - KRING_IOC_SET_OUTPUT
- * @ch:	the channel whose records are redirected
- * @fd:	a kring file descriptor (the target), or -1 to undo
- *
- * The whole graph changes under kring_output_rwsem, so two calls cannot
- * both pass their checks and build a cycle or a chain (A to B while B to
- * A, or A to B while B to C): a target is never redirected itself, and a
- * channel that is a target is never redirected.
- *
- * Return: 0; -EBADF for a bad descriptor; -EINVAL for a target that is not
- * a configured kring channel, is @ch, is itself redirected or breaks the
- * constraints above, for a channel that is the target of another, or for
- * a channel whose source cannot be redirected; -EBUSY while @ch is enabled
- * or mapped.
- */
-long kring_ioctl_set_output(struct kring_channel *ch, int fd)
-{
-	struct kring_output_target t = {};
-	struct kring_channel *target = NULL, *old = NULL;
-	struct file *file = NULL;
-	struct kring_cap *cap;
-	long ret;
-
-	if (fd != -1) {
-		file = fget(fd);
-		if (!file)
-			return -EBADF;
-		if (file->f_op != &kring_fops || file->private_data == ch) {
-			ret = -EINVAL;
-			goto out_fput;
-		}
-		target = file->private_data;
+	if (d && !kring_output_begin(&h, &buf->ring,
+				     kring_sample_size(sample_type, d->raw_size), 0)) {
+		d->id = ch->id;
+		d->time = h.time;
+		kring_output_sample(&h, sample_type, d);
+		kring_output_end(&h);
 	}
-	down_write(&kring_output_rwsem);
-	if (target) {
-		/* Not under ch->lock: no two channel locks are ever nested. */
-		kring_output_target_read(target, &t);
-		ret = -EINVAL;
-		if (rcu_access_pointer(target->out) || !list_empty(&ch->redirected))
-			goto out_unlock_graph;
-	}
-	mutex_lock(&ch->lock);
-	cap = kring_channel_cap(ch);
-	if (!cap) {
-		ret = -EINVAL;
-		goto out_unlock;
-	}
-	if (ch->enabled || rcu_access_pointer(ch->buf)) {
-		ret = -EBUSY;
-		goto out_unlock;
-	}
-	if (target) {
-		ret = kring_output_compatible(ch, cap, &t);
-		if (ret)
-			goto out_unlock;
-	}
-	old = kring_output_unlink(ch);
-	if (target) {
-		/*
-		 * A wakeup walking @old's list may still be on @ch's node:
-		 * wait before the node joins another list.
-		 */
-		if (old)
-			synchronize_rcu();
-		refcount_inc(&target->refs);	/* the file holds one */
-		list_add_tail_rcu(&ch->out_node, &target->redirected);
-		/* Disabled: no writer reads it until the channel is enabled again. */
-		rcu_assign_pointer(ch->out, target);
-	}
-	ret = 0;
-out_unlock:
-	mutex_unlock(&ch->lock);
-out_unlock_graph:
-	up_write(&kring_output_rwsem);
-	kring_channel_put(old);
-out_fput:
-	if (file)
-		fput(file);
-	return ret;
+	if (!d || cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
+		kring_floor_advance(&buf->ring);
+	kring_out_unlock(buf, flags);
 }

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Layer 2 of kring.ko, buffer and mapping (docs/ARCHITECTURE.md): the memory
+ * behind a channel's mapping (mmap.c) and the record clocks and control
+ * page time fields (clock.c). Built on the ring core (ring.h); knows the
+ * channel above it only as an opaque owner it calls back through
+ * struct kring_buffer_owner_ops.
+ */
+#ifndef _KRING_BUFFER_H
+#define _KRING_BUFFER_H
+
+#include <linux/types.h>
+#include <linux/refcount.h>
+#include <linux/rcupdate.h>
+#include <linux/spinlock.h>
+#include <linux/timekeeping.h>
+#include <linux/kring.h>
+
+#include "ring.h"
+
+struct mm_struct;
+struct vm_area_struct;
+struct kring_channel;
+struct kring_user_lock;
+struct kring_aux;
+
+/*
+ * struct kring_charge - locked memory charged for a buffer's pages, the way
+ * perf charges it: first the user's allowance, the rest as the mm's
+ * pinned_vm against RLIMIT_MEMLOCK.
+ */
+struct kring_charge {
+	struct kring_user_lock *user_lock;
+	struct mm_struct *mm;
+	unsigned long charged_user;
+	unsigned long charged_pinned;
+};
+
+/* Largest data area: 2^KRING_MAX_DATA_ORDER pages. */
+#define KRING_MAX_DATA_ORDER	16
+
+/**
+ * struct kring_buffer_owner_ops - what the mapping layer calls in the owner
+ *	of a buffer (the channel it is attached to)
+ * @vma_open:	a vma mapping the buffer (data ring or AUX area) was copied
+ * @vma_close:	such a vma was closed; the owner's last one detaches the
+ *		buffer (the vma's own buffer reference is dropped afterwards)
+ */
+struct kring_buffer_owner_ops {
+	void (*vma_open)(struct kring_channel *owner);
+	void (*vma_close)(struct kring_channel *owner);
+};
+
+/*
+ * struct kring_buffer - the memory behind one channel's mapping
+ *
+ * Allocated by the first mmap, detached from the channel by the last
+ * munmap, freed after an RCU grace period when its last reference goes:
+ * producers find it with rcu_dereference(ch->buf) inside rcu_read_lock().
+ *
+ * @write_lock serialises the writers that kring itself runs on more than
+ * one CPU into one buffer: capture sources (sched, timer, floor ticks) of
+ * the channel and of every channel redirected into it, and AUX records.
+ * The ring core wants one writer CPU at a time (ring.h); this lock makes
+ * it so for every buffer a set-output group or an unbound channel shares.
+ * Taken with interrupts off, never in NMI, innermost of all locks but the
+ * scheduler's (it nests inside the runqueue lock in sched_switch).
+ */
+struct kring_buffer {
+	refcount_t refs;
+	raw_spinlock_t write_lock;
+	struct kring_ring ring;
+	struct kring_ctl_page *ctl;
+	struct page *ctl_page;
+	struct page **data_pages;
+	void **data_addrs;
+	unsigned int nr_pages;
+	bool overwrite;
+	bool mirrored;
+	struct kring_channel *owner;	/* wakeups go to its waiters */
+	const struct kring_buffer_owner_ops *owner_ops;	/* set with @owner */
+	/* locked-memory charge, undone when the buffer is freed */
+	struct kring_charge charge;
+	/* the AUX area (aux.c), NULL until mapped; producers read it under RCU */
+	struct kring_aux __rcu *aux;
+	unsigned long time_refreshed;	/* jiffies of the last kring_clock_refresh_ctl() */
+	struct rcu_head rcu;
+};
+
+/* The clock of record timestamps: NMI-safe monotonic nanoseconds. */
+static inline u64 kring_clock_ns(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+
+/* mmap.c */
+struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 id);
+void kring_buffer_put(struct kring_buffer *buf);
+int kring_buffer_geometry(unsigned long pages, bool mirror, unsigned long *data_pages);
+void kring_buffer_map(struct kring_buffer *buf, struct vm_area_struct *vma);
+int kring_charge_pages(struct kring_charge *c, struct mm_struct *mm, unsigned long pages);
+void kring_uncharge_pages(struct kring_charge *c);
+void kring_vma_setup(struct vm_area_struct *vma);
+
+/* clock.c */
+typedef u64 (*kring_clock_t)(void);
+bool kring_clock_valid(u32 clockid);
+kring_clock_t kring_clock_fn(u32 clockid);
+void kring_clock_setup_ctl(struct kring_ctl_page *ctl, u32 clockid);
+void kring_clock_refresh_ctl(struct kring_ctl_page *ctl, u32 clockid);
+void kring_floor_advance(struct kring_ring *rb);
+int kring_tsc_mult_shift(u32 khz, u32 *mult, u16 *shift);
+u64 kring_cyc_to_ns(u64 cyc, u32 mult, u16 shift, u64 zero);
+u64 kring_time_zero(u64 now, u64 cyc, u32 mult, u16 shift);
+
+#endif /* _KRING_BUFFER_H */

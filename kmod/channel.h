@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Layer 3 of kring.ko, channel and ioctls (docs/ARCHITECTURE.md): one open
+ * /dev/kring file is one channel (channel.c: file operations, ioctls,
+ * set-output; aux.c: the channel's AUX area; perm.c: who may configure
+ * what). Built on the buffer layer (buffer.h); calls the sources above it
+ * only through their struct kring_source_ops (source.h).
+ */
+#ifndef _KRING_CHANNEL_H
+#define _KRING_CHANNEL_H
+
+#include <linux/types.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+#include <linux/irq_work.h>
+#include <linux/refcount.h>
+#include <linux/rcupdate.h>
+#include <linux/rwsem.h>
+#include <linux/spinlock.h>
+#include <linux/list.h>
+#include <linux/kring.h>
+#include <kring/producer.h>
+
+#include "buffer.h"
+
+struct file;
+struct task_struct;
+struct cred;
+struct kring_source_ops;
+
+/*
+ * struct kring_channel - one open /dev/kring file
+ * @lock:	serialises configuration, enable state and buffer attach/detach
+ * @buf:	the mapped buffer (RCU), NULL while unmapped
+ * @mmap_count:	vmas mapping @buf
+ * @wakeup_work: defers consumer wakeups out of producer context (NMI-safe)
+ * @wait:	poll/epoll waiters
+ * @poll_pending: a wakeup happened since poll last reported readiness
+ * @source:	the source's operations (source.h), NULL for KRING_SOURCE_NONE
+ * @source_priv: the source's state; the capture layer reaches its part
+ *		through @source->capture()
+ * @follow_tid:	the task a capture source follows, by its id in the init
+ *		pid namespace, 0 for none: set at configure by the capture
+ *		layer, compared by set-output
+ * @out:	KRING_IOC_SET_OUTPUT target (a reference), NULL: own buffer.
+ *		Changed only under kring_output_rwsem (write) while the
+ *		channel is disabled and unmapped; writers read it under RCU.
+ * @out_node:	in @out's @redirected list
+ * @redirected:	channels whose @out is this one (RCU list, changed under
+ *		kring_output_rwsem): their pollers are woken with ours
+ */
+struct kring_channel {
+	refcount_t refs;		/* the file, kring_channel_get() users */
+	struct rcu_head rcu;
+	struct mutex lock;		/* see the comment above */
+	u64 id;
+	bool configured;
+	bool enabled;
+	bool paused;
+	bool revoked;			/* see struct kring_capture */
+	atomic64_t throttled;		/* samples dropped by throttle.c */
+	struct kring_attr attr;
+	struct kring_buffer __rcu *buf;
+	atomic_t mmap_count;
+	struct irq_work wakeup_work;
+	struct irq_work free_work;	/* kring_channel_put() in NMI */
+	wait_queue_head_t wait;
+	atomic_t poll_pending;
+	unsigned long watermark;
+	unsigned int wakeup_events;
+	const struct kring_source_ops *source;
+	void *source_priv;
+	pid_t follow_tid;
+	struct kring_channel __rcu *out;
+	struct list_head out_node;
+	struct list_head redirected;
+};
+
+/*
+ * kring_output_rwsem: set-output graph changes and RESET take it for
+ * writing, enable and disable for reading, always before any channel's
+ * lock. So the graph (every @out and @redirected) is stable under either
+ * side, and a RESET never runs while a writer of the buffer is enabled.
+ */
+extern struct rw_semaphore kring_output_rwsem;
+
+/*
+ * The buffer @ch's records go to: its own or its set-output target's.
+ * Context: preemption disabled (an RCU read side: buffers and channels are
+ * freed after a grace period).
+ */
+static inline struct kring_buffer *kring_channel_out_buf(struct kring_channel *ch)
+{
+	struct kring_channel *dst = rcu_dereference_sched(ch->out);
+
+	return rcu_dereference_sched((dst ? dst : ch)->buf);
+}
+
+/*
+ * kring_out_lock() - the buffer @ch writes into, its write_lock held
+ * (interrupts off), or NULL when there is none; kring_out_unlock() ends it.
+ * Context: preemption disabled, not NMI.
+ */
+static inline struct kring_buffer *kring_out_lock(struct kring_channel *ch,
+						  unsigned long *flags)
+{
+	struct kring_buffer *buf = kring_channel_out_buf(ch);
+
+	if (buf)
+		raw_spin_lock_irqsave(&buf->write_lock, *flags);
+	return buf;
+}
+
+static inline void kring_out_unlock(struct kring_buffer *buf, unsigned long flags)
+{
+	raw_spin_unlock_irqrestore(&buf->write_lock, flags);
+}
+
+/*
+ * kring_channel_vma_gone() - a vma of @ch (data ring or AUX area) is closed
+ *
+ * ch->mmap_count rises from 0 only in mmap under ch->lock and falls to 0
+ * only under ch->lock (atomic_dec_and_mutex_lock(), as perf_mmap_close()
+ * does): the last vma detaches the buffer, and a new mapping either finds
+ * the count above 0 and the buffer attached, or the buffer already
+ * detached. The buffer is freed after a grace period when its last
+ * reference goes (kring_buffer_put()): producers that still see it are
+ * inside an RCU read-side section.
+ */
+static inline void kring_channel_vma_gone(struct kring_channel *ch)
+{
+	struct kring_buffer *buf;
+
+	if (!atomic_dec_and_mutex_lock(&ch->mmap_count, &ch->lock))
+		return;
+	buf = rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
+	RCU_INIT_POINTER(ch->buf, NULL);
+	mutex_unlock(&ch->lock);
+	kring_buffer_put(buf);
+}
+
+/* channel.c */
+extern const struct file_operations kring_fops;
+void kring_abi_info_fill(struct kring_abi_info *info);
+int kring_abi_info_copy_size(__u32 user_size);
+int kring_attr_validate(const struct kring_attr *attr);
+void kring_channels_exit(void);
+
+/* perm.c */
+int kring_perm_source(const struct kring_source_ops *src);
+int kring_perm_check(const struct kring_source_ops *src, const struct kring_attr *attr,
+		     struct task_struct *target);
+bool kring_perm_see_all(void);
+bool kring_perm_task(const struct cred *owner, bool owner_ptrace,
+		     const struct task_struct *p);
+
+#endif /* _KRING_CHANNEL_H */
