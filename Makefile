@@ -66,25 +66,25 @@ sparse:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 modules
 
 deps:
-	@tools/deps.sh
+	@tools/dev/deps.sh
 
 user: deps
-	@tools/build-user.sh
+	@tools/dev/build-user.sh
 
 check: deps
-	@tools/check.sh
+	@tools/dev/check.sh
 
 check-host: deps
-	@KERNELS= tools/check.sh
+	@KERNELS= tools/dev/check.sh
 
 check-vm: deps
-	@tools/check.sh --no-host
+	@tools/dev/check.sh --no-host
 
 demo: deps
-	@tools/demo.sh $(KERNEL)
+	@tools/dev/demo/demo.sh $(KERNEL)
 
 vm-shell: deps
-	@tools/vm/shell.sh $(KERNEL)
+	@tools/dev/vm/shell.sh $(KERNEL)
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true

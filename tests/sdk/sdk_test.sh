@@ -15,7 +15,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 name=${1:?usage: sdk_test.sh NAME OUT}
 out=${2:?usage: sdk_test.sh NAME OUT}
-kdir=$("$top/tools/vm/kernel.sh" kdir "$name")
+kdir=$("$top/tools/dev/vm/kernel.sh" kdir "$name")
 unset MAKEFLAGS MAKEOVERRIDES MFLAGS
 rm -rf "$out" && mkdir -p "$out"
 fail() { echo "sdk_test.sh: $name: $*" >&2; exit 1; }

@@ -9,7 +9,7 @@
 #   tools/dev/include-graph.sh --dot        digraph for graphviz
 #   tools/dev/include-graph.sh --calls DIR  file: the files whose symbols it
 #	uses, from the objects of a module build (DIR: the build directory
-#	tools/build-modules.sh prints)
+#	tools/dev/build-modules.sh prints)
 #
 # Only quoted includes are followed: <linux/...> and the uapi header are
 # outside the graph. Paths are relative to kmod/.

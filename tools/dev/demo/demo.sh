@@ -2,35 +2,35 @@
 # `make demo`: boot a kernel (default: Debian's stock 6.12) in QEMU, load
 # kring and show what it does.
 set -euo pipefail
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 k=${1:-stock-6.12}
 echo "kring demo: building the module, the tool and fetching the $k kernel..."
 ubuild=${KRING_BUILD:-$top/build}/user
 mkdir -p "$ubuild"
-if ! "$top/tools/build-user.sh" kring_tool >"$ubuild/demo-build.log" 2>&1; then
+if ! "$top/tools/dev/build-user.sh" kring_tool >"$ubuild/demo-build.log" 2>&1; then
 	tail -40 "$ubuild/demo-build.log" >&2
 	echo "kring demo: building the kring tool failed (see $ubuild/demo-build.log)" >&2
 	exit 1
 fi
-mdir=$("$top/tools/build-modules.sh" "$k")
-image=$("$top/tools/vm/kernel.sh" image "$k")
+mdir=$("$top/tools/dev/build-modules.sh" "$k")
+image=$("$top/tools/dev/vm/kernel.sh" image "$k")
 log=${KRING_BUILD:-$top/build}/demo-console.log
 script=$(mktemp /tmp/kring-demo.XXXXXX.sh)
 trap 'rm -f "$script"' EXIT
-# The guest script: every tools/demo/NN-*.sh fragment in order, between
+# The guest script: every tools/dev/demo/NN-*.sh fragment in order, between
 # loading and unloading the module.
 {
 	echo 'echo "==== KRING-DEMO-BEGIN"'
 	echo 'echo "\$ insmod kring.ko"'
 	echo 'insmod /kring/kring.ko || exit 1'
-	cat "$top"/tools/demo/[0-9][0-9]-*.sh
+	cat "$top"/tools/dev/demo/[0-9][0-9]-*.sh
 	echo 'echo "\$ rmmod kring"'
 	echo 'rmmod kring || exit 1'
 	echo 'echo "==== KRING-DEMO-END"'
 } >"$script"
 echo "kring demo: booting $(basename "$image") under QEMU (console log: $log)"
 rc=0
-"$top/tools/vm/run.sh" --image "$image" --script "$script" --log "$log" --timeout 300 \
+"$top/tools/dev/vm/run.sh" --image "$image" --script "$script" --log "$log" --timeout 300 \
 	--file "$mdir/kmod/kring.ko" --file "$ubuild/tools/kring/kring" || rc=$?
 sed -n '/==== KRING-DEMO-BEGIN/,/==== KRING-DEMO-END/p' "$log" | grep -v '^==== KRING-DEMO' |
 	grep -v -E '^\[ *[0-9]+\.[0-9]+\]'

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Prepare one kernel of the test matrix and print what callers need.
 #
-#   tools/vm/kernel.sh kdir  NAME   # directory to build out-of-tree modules against
-#   tools/vm/kernel.sh image NAME   # bzImage/vmlinuz to boot
-#   tools/vm/kernel.sh release NAME # `uname -r` of that kernel
-#   tools/vm/kernel.sh list         # the names below
-#   tools/vm/kernel.sh source       # the extracted linux-source-6.12 tree
+#   tools/dev/vm/kernel.sh kdir  NAME   # directory to build out-of-tree modules against
+#   tools/dev/vm/kernel.sh image NAME   # bzImage/vmlinuz to boot
+#   tools/dev/vm/kernel.sh release NAME # `uname -r` of that kernel
+#   tools/dev/vm/kernel.sh list         # the names below
+#   tools/dev/vm/kernel.sh source       # the extracted linux-source-6.12 tree
 #
 # NAME is one of:
 #   stock-6.1   Debian's linux-headers-amd64 / linux-image-amd64 (6.1)
 #   stock-6.12  Debian's linux-headers-6.12-amd64 / linux-image-6.12-amd64
-#   kunit       tinyconfig + tools/vm/config/kunit.config, from linux-source-6.12
-#   debug       kunit + tools/vm/config/debug.config (KASAN, lockdep, UBSAN, ...)
+#   kunit       tinyconfig + tools/dev/vm/config/kunit.config, from linux-source-6.12
+#   debug       kunit + tools/dev/vm/config/debug.config (KASAN, lockdep, UBSAN, ...)
 #
 # Package versions are resolved through the meta-packages each time, so a
 # security update is picked up. Everything fetched or built lives under
@@ -32,7 +32,7 @@ log() { echo "kernel.sh: $*" >&2; }
 resolve_meta() {
 	local dep
 	dep=$(dpkg-query -W -f='${Depends}' "$1" 2>/dev/null) ||
-		die "$1 is not installed (run tools/deps.sh)"
+		die "$1 is not installed (run tools/dev/deps.sh)"
 	# "linux-headers-6.1.0-56-amd64 (= 6.1.192-2)"
 	dep=${dep%%,*}
 	local name=${dep%% *} ver=${dep#*(= }
@@ -87,7 +87,7 @@ stock_image() {
 
 src_version() {
 	dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null ||
-		die "linux-source-6.12 is not installed (run tools/deps.sh)"
+		die "linux-source-6.12 is not installed (run tools/dev/deps.sh)"
 }
 
 # Extracted linux-source-6.12, shared by the kunit and debug builds.

@@ -2,7 +2,7 @@
 # Boot a kernel under QEMU (TCG) with an initramfs holding busybox, kring's
 # modules and test binaries, run a guest script, and report its verdict.
 #
-#   tools/vm/run.sh --image BZIMAGE --script GUEST.sh --log LOG
+#   tools/dev/vm/run.sh --image BZIMAGE --script GUEST.sh --log LOG
 #                   [--file SRC[:DEST]]... [--timeout SECONDS] [--shell]
 #                   [--mem MIB] [--cpus N]
 #

@@ -2,12 +2,12 @@
 # Build kring.ko (and, where the kernel has KUnit, kring_kunit.ko) for one
 # kernel of the matrix, with W=1 and -Werror, in a copy of the sources so
 # that builds for different kernels never share objects.
-#   tools/build-modules.sh NAME   -> prints the build directory
+#   tools/dev/build-modules.sh NAME   -> prints the build directory
 set -euo pipefail
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 name=${1:?usage: build-modules.sh NAME}
 out=${KRING_BUILD:-$top/build}/mod/$name
-kdir=$("$top/tools/vm/kernel.sh" kdir "$name")
+kdir=$("$top/tools/dev/vm/kernel.sh" kdir "$name")
 mkdir -p "$out"
 rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 	"$top/Kbuild" "$top/kmod" "$top/uapi" "$top/tests" "$out/"

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Kernel-style checks of the module sources:
-#   tools/lint.sh checkpatch   scripts/checkpatch.pl --strict on every kernel file
-#   tools/lint.sh sparse       sparse (make C=2) against the stock 6.12 headers,
+#   tools/dev/lint.sh checkpatch   scripts/checkpatch.pl --strict on every kernel file
+#   tools/dev/lint.sh sparse       sparse (make C=2) against the stock 6.12 headers,
 #                              the example producer built against the SDK headers
 # Prints the findings and exits non-zero when there are any.
 set -euo pipefail
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top"
 kfiles=(kmod/*.c kmod/*.h kmod/include/kring/*.h kmod/sources/*.c kmod/examples/*.c tests/kunit/*.c)
 
 case ${1:-} in
 checkpatch)
 	# checkpatch.pl comes with the kernel source the test kernels use.
-	src=$("$top/tools/vm/kernel.sh" source)
+	src=$("$top/tools/dev/vm/kernel.sh" source)
 	cp=(perl "$src/scripts/checkpatch.pl" --no-tree --strict --terse --show-types -f)
 	out=$("${cp[@]}" "${kfiles[@]}" 2>&1 | grep -v -E '^total:|^$' || true)
 	# The version tests live in compat.h by design (LINUX_VERSION_CODE
@@ -30,7 +30,7 @@ checkpatch)
 		exit 1
 	fi ;;
 sparse)
-	kdir=$("$top/tools/vm/kernel.sh" kdir stock-6.12)
+	kdir=$("$top/tools/dev/vm/kernel.sh" kdir stock-6.12)
 	out=${KRING_BUILD:-$top/build}/sparse
 	mkdir -p "$out"
 	rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \

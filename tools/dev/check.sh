@@ -6,9 +6,9 @@
 #
 #   KERNELS="stock-6.1 stock-6.12 kunit debug"   kernels to boot (empty: none)
 #   GTEST_FILTER=...                            only these GoogleTest cases
-#   tools/check.sh --no-host                     skip the host tests
+#   tools/dev/check.sh --no-host                     skip the host tests
 set -uo pipefail
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KRING_BUILD:-$top/build}
 kernels=${KERNELS-stock-6.1 stock-6.12 kunit debug}
 host=1
@@ -38,7 +38,7 @@ elapsed() { echo "$(($(date +%s) - start))s"; }
 
 # 1. user space: libkring, tools, host and guest test binaries
 say "building user space ($(elapsed))"
-if "$top/tools/build-user.sh" >"$out/user-build.log" 2>&1; then
+if "$top/tools/dev/build-user.sh" >"$out/user-build.log" 2>&1; then
 	record PASS build/user
 else
 	tail -40 "$out/user-build.log"
@@ -58,7 +58,7 @@ if [ "$host" = 1 ] && [ -x "$ubuild/tests/userlib/kring_userlib_tests" ]; then
 		>"$out/host-tests.log" 2>&1
 	grep -E 'tests passed|Failed|\*\*\*' "$out/host-tests.log" | tail -20
 	if [ -f "$out/host-junit.xml" ]; then
-		python3 "$top/tools/vm/results.py" junit "$out/host-junit.xml" host >>"$results"
+		python3 "$top/tools/dev/vm/results.py" junit "$out/host-junit.xml" host >>"$results"
 	else
 		record FAIL "host/ctest (no result file)"
 	fi
@@ -67,7 +67,7 @@ fi
 # 2. kernel style: checkpatch --strict and sparse
 for l in checkpatch sparse; do
 	say "lint: $l ($(elapsed))"
-	if "$top/tools/lint.sh" "$l" >"$out/lint-$l.log" 2>&1; then
+	if "$top/tools/dev/lint.sh" "$l" >"$out/lint-$l.log" 2>&1; then
 		record PASS "lint/$l"
 	else
 		head -30 "$out/lint-$l.log"
@@ -78,7 +78,7 @@ done
 # 3. kernels
 for k in $kernels; do
 	say "kernel $k: module build ($(elapsed))"
-	if ! mdir=$("$top/tools/build-modules.sh" "$k" 2>"$out/$k-modules.log"); then
+	if ! mdir=$("$top/tools/dev/build-modules.sh" "$k" 2>"$out/$k-modules.log"); then
 		tail -40 "$out/$k-modules.log"
 		record FAIL "build/$k"
 		continue
@@ -94,7 +94,7 @@ for k in $kernels; do
 		record FAIL "sdk/$k (see $out/$k-sdk.log)"
 		example=
 	fi
-	if ! image=$("$top/tools/vm/kernel.sh" image "$k" 2>>"$out/$k-modules.log"); then
+	if ! image=$("$top/tools/dev/vm/kernel.sh" image "$k" 2>>"$out/$k-modules.log"); then
 		tail -20 "$out/$k-modules.log"
 		record FAIL "vm/$k (no kernel image)"
 		continue
@@ -109,11 +109,11 @@ for k in $kernels; do
 	printf 'GTEST_FILTER=%q\n' "$filter" >"$out/$k-env"
 	files+=(--file "$out/$k-env:env")
 	say "kernel $k: guest tests ($(elapsed))"
-	"$top/tools/vm/run.sh" --image "$image" --script "$top/tools/vm/check-guest.sh" \
+	"$top/tools/dev/vm/run.sh" --image "$image" --script "$top/tools/dev/vm/check-guest.sh" \
 		--log "$out/$k-console.log" --timeout "${KRING_VM_TIMEOUT:-900}" "${files[@]}" \
 		2>"$out/$k-vm.err"
 	vmrc=$?
-	python3 "$top/tools/vm/results.py" guest "$out/$k-console.log" "vm/$k" >>"$results"
+	python3 "$top/tools/dev/vm/results.py" guest "$out/$k-console.log" "vm/$k" >>"$results"
 	if [ "$vmrc" != 0 ]; then
 		cat "$out/$k-vm.err"
 		record FAIL "vm/$k/guest (console: $out/$k-console.log)"
@@ -127,4 +127,4 @@ if [ -n "$filter" ] && ! grep -qvE '^(PASS|FAIL) (build/|sdk/|lint/|vm/[^/ ]+/gu
 	record FAIL "GTEST_FILTER=$filter selected no test"
 fi
 say "done in $(elapsed); logs in $out"
-python3 "$top/tools/vm/results.py" summary "$results"
+python3 "$top/tools/dev/vm/results.py" summary "$results"

@@ -6,7 +6,7 @@ set -euo pipefail
 # Variables given to the outer make travel in MAKEFLAGS into every make we
 # start (and from there into the environment of test discovery): drop them.
 unset MAKEFLAGS MAKEOVERRIDES MFLAGS
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 b=${KRING_BUILD:-$top/build}/user
 cmake -S "$top" -B "$b" -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 targets=()

@@ -2,12 +2,12 @@
 # `make vm-shell KERNEL=NAME`: boot NAME with kring loaded and the kring tool
 # and test binaries in /kring, and give the console to this terminal.
 set -euo pipefail
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 k=${1:-stock-6.12}
-"$top/tools/build-user.sh" >/dev/null
+"$top/tools/dev/build-user.sh" >/dev/null
 ubuild=${KRING_BUILD:-$top/build}/user
-mdir=$("$top/tools/build-modules.sh" "$k")
-image=$("$top/tools/vm/kernel.sh" image "$k")
+mdir=$("$top/tools/dev/build-modules.sh" "$k")
+image=$("$top/tools/dev/vm/kernel.sh" image "$k")
 script=$(mktemp /tmp/kring-shell.XXXXXX.sh)
 trap 'rm -f "$script"' EXIT
 cat >"$script" <<'GUEST'
@@ -18,4 +18,4 @@ files=(--file "$mdir/kmod/kring.ko" --file "$ubuild/tools/kring/kring")
 for t in "$ubuild"/tests/vm/kring_vm_*; do
 	[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
 done
-exec "$top/tools/vm/run.sh" --shell --image "$image" --script "$script" "${files[@]}"
+exec "$top/tools/dev/vm/run.sh" --shell --image "$image" --script "$script" "${files[@]}"
