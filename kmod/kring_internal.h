@@ -130,11 +130,15 @@ struct kring_channel {
  *		its source_priv starts with a struct kring_cap)
  * @test_only:	a generator for tests and benchmarks: needs CAP_PERFMON or
  *		CAP_SYS_ADMIN unless kring.test_sources=1
+ * @sample_type: KRING_SAMPLE_* bits every SAMPLE of the source carries,
+ *		whatever attr.sample_type says; configure adds them to the
+ *		channel's sample_type (with KRING_SAMPLE_SEQ)
  */
 struct kring_source_ops {
 	const char *name;
 	bool redirectable;
 	bool test_only;
+	u64 sample_type;
 	int (*configure)(struct kring_channel *ch);
 	int (*start)(struct kring_channel *ch);
 	void (*stop)(struct kring_channel *ch);

@@ -49,7 +49,7 @@ static void kring_sched_emit(struct kring_cap *cap, const struct task_struct *wh
 			     struct kring_sched_raw *raw)
 {
 	struct kring_channel *ch = cap->ch;
-	u64 type = ch->attr.sample_type | KRING_SAMPLE_RAW;
+	u64 type = ch->attr.sample_type;
 	struct kring_sample_data d = {};
 	struct kring_output_handle h;
 	struct kring_buffer *buf;
@@ -224,6 +224,7 @@ static void kring_sched_release(struct kring_channel *ch)
 const struct kring_source_ops kring_sched_source = {
 	.name = "sched",
 	.redirectable = true,
+	.sample_type = KRING_SAMPLE_RAW,
 	.configure = kring_sched_configure,
 	.start = kring_sched_start,
 	.stop = kring_sched_stop,

@@ -8,8 +8,8 @@
 namespace kring {
 
 namespace {
-// The largest record a __u16 header can describe.
-constexpr std::size_t max_record = 0xffff;
+// The largest record: a wrapped record is copied whole into scratch.
+constexpr std::size_t max_record = KRING_RECORD_MAX_SIZE;
 }  // namespace
 
 reader::reader(const ring_view& v, reader_options o)
