@@ -510,17 +510,17 @@ int kring_aux_snapshot(struct kring_channel *ch)
 	return 0;
 }
 
-/* The KRING_STATS_AUX_* figures (ch->lock held). */
+/* The aux_* figures of struct kring_stats (ch->lock held). */
 void kring_aux_read_stats(struct kring_buffer *buf, struct kring_stats *st)
 {
 	struct kring_aux *aux = rcu_dereference_protected(buf->aux, true);
 
 	if (!aux)
 		return;
-	st->reserved[KRING_STATS_AUX_BYTES] = READ_ONCE(aux->bytes);
-	st->reserved[KRING_STATS_AUX_RECORDS] = READ_ONCE(aux->records);
-	st->reserved[KRING_STATS_AUX_TRUNCATED] = READ_ONCE(aux->nr_truncated);
-	st->reserved[KRING_STATS_AUX_CHUNK_ORDER] = aux->chunk_order;
+	st->aux_bytes = READ_ONCE(aux->bytes);
+	st->aux_records = READ_ONCE(aux->records);
+	st->aux_truncated = READ_ONCE(aux->nr_truncated);
+	st->aux_chunk_order = aux->chunk_order;
 }
 
 /* Whether @ch has a snapshot-mode (read-only) AUX area; ch->lock held. */

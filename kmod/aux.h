@@ -34,7 +34,8 @@ struct page;
  * @watermark:	wake the consumer every this many AUX bytes
  * @truncated:	the last record carried TRUNCATED and nothing was written
  *		since: a further empty truncated extent adds no record
- * @bytes, @records, @nr_truncated: kring_stats figures (KRING_STATS_AUX_*)
+ * @bytes, @records, @nr_truncated: kring_stats.aux_bytes, .aux_records,
+ *		.aux_truncated
  * @charge:	locked-memory charge of the pages
  * @rcu:	freed after a grace period: producers find it under RCU
  */

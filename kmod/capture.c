@@ -514,8 +514,8 @@ void kring_capture_release(struct kring_capture *cap)
 /**
  * kring_capture_emit() - write one capture sample and advance the floor
  * @cap:	the channel's capture state
- * @sample_type: the SAMPLE's layout (the channel's, with what the source
- *		always adds)
+ * @sample_type: the SAMPLE's layout: the channel's sample_type as
+ *		configure completed it (struct kring_source_ops.sample_type)
  * @d:		its fields but id and time, which are filled in here; NULL
  *		writes no record and only advances the timestamp floor
  *

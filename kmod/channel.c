@@ -660,6 +660,11 @@ static long kring_ioctl_configure(struct kring_channel *ch, void __user *arg)
 		return ret;
 	attr.size = sizeof(attr);
 	src = kring_sources[attr.source];
+	/*
+	 * The channel's sample_type describes its SAMPLE records alone (perf's
+	 * rule): every SAMPLE carries SEQ, and some sources always write RAW.
+	 */
+	attr.sample_type |= KRING_SAMPLE_SEQ | (src ? src->sample_type : 0);
 	ret = kring_perm_source(src);
 	if (ret)
 		return ret;
@@ -800,6 +805,8 @@ static long kring_ioctl_stats(struct kring_channel *ch, void __user *arg)
 	if (READ_ONCE(ch->revoked))
 		st.flags |= KRING_STATS_F_REVOKED;
 	st.throttled = atomic64_read(&ch->throttled);
+	if (ch->configured)
+		st.sample_type = ch->attr.sample_type;
 	mutex_unlock(&ch->lock);
 	st.size = min_t(__u32, usize, sizeof(st));
 	if (copy_to_user(arg, &st, st.size))
@@ -807,12 +814,26 @@ static long kring_ioctl_stats(struct kring_channel *ch, void __user *arg)
 	return 0;
 }
 
+/*
+ * KRING_IOC_STATS encodes the caller's sizeof(struct kring_stats), which
+ * grows with each version: any size matches, and kring_stats.size
+ * negotiates what is filled in (kring_ioctl_stats()).
+ */
+static unsigned int kring_ioctl_sized(unsigned int cmd)
+{
+	if (_IOC_TYPE(cmd) == _IOC_TYPE(KRING_IOC_STATS) &&
+	    _IOC_NR(cmd) == _IOC_NR(KRING_IOC_STATS) &&
+	    _IOC_DIR(cmd) == _IOC_DIR(KRING_IOC_STATS))
+		return KRING_IOC_STATS;
+	return cmd;
+}
+
 static long kring_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct kring_channel *ch = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
-	switch (cmd) {
+	switch (kring_ioctl_sized(cmd)) {
 	case KRING_IOC_QUERY_ABI:
 		return kring_ioctl_query_abi(uarg);
 	case KRING_IOC_CONFIGURE:

@@ -578,7 +578,7 @@ int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 		err = -E2BIG;
 		goto fail;
 	}
-	size = round_up(size, 8U);
+	size = round_up(size, KRING_RECORD_ALIGN);
 	total = size;
 
 	if (!overwrite && unlikely(local_read(&rb->lost_pending))) {

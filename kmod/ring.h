@@ -75,9 +75,6 @@
 /* Size of a KRING_RECORD_LOST record: header, perf's body, kring's range. */
 #define KRING_LOST_RECORD_SIZE	((unsigned int)sizeof(struct kring_lost_record))
 
-/* Largest record size a __u16 header can describe, 8-byte aligned. */
-#define KRING_RECORD_MAX_SIZE	(U16_MAX & ~7U)
-
 /* Backward mode: checkpoints for the lost_overwritten estimate. */
 #define KRING_OVW_SLICES	16	/* per data area */
 #define KRING_OVW_CKPTS		32	/* power of two > KRING_OVW_SLICES */

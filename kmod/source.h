@@ -47,6 +47,9 @@ struct kring_capture;
  * @name:	for messages
  * @caps:	KRING_SRC_* above
  * @features:	the KRING_FEAT_* bits KRING_IOC_QUERY_ABI reports for it
+ * @sample_type: KRING_SAMPLE_* bits every SAMPLE of the source carries,
+ *		whatever attr.sample_type says; configure adds them to the
+ *		channel's sample_type (with KRING_SAMPLE_SEQ)
  * @available:	whether it works on this kernel (NULL: always); the
  *		features are reported only then
  * @configure:	validate attr->config[] etc. and set ch->source_priv;
@@ -66,6 +69,7 @@ struct kring_source_ops {
 	const char *name;
 	unsigned int caps;
 	u64 features;
+	u64 sample_type;
 	bool (*available)(void);
 	int (*configure)(struct kring_channel *ch);
 	int (*start)(struct kring_channel *ch);

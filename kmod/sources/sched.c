@@ -59,7 +59,7 @@ static void kring_sched_emit(struct kring_capture *cap, const struct task_struct
 	d.period = 1;
 	d.raw = raw;
 	d.raw_size = sizeof(*raw);
-	kring_capture_emit(cap, cap->ch->attr.sample_type | KRING_SAMPLE_RAW, &d);
+	kring_capture_emit(cap, cap->ch->attr.sample_type, &d);
 }
 
 static bool kring_sched_here(const struct kring_capture *cap)
@@ -205,6 +205,7 @@ const struct kring_source_ops kring_sched_source = {
 	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_REDIRECTABLE,
 	.features = KRING_FEAT_SCHED | KRING_FEAT_CAPTURE,
 	.available = kring_capture_available,
+	.sample_type = KRING_SAMPLE_RAW,
 	.configure = kring_sched_configure,
 	.start = kring_sched_start,
 	.stop = kring_sched_stop,

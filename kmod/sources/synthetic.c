@@ -74,7 +74,7 @@ static void kring_synth_fill(u8 *buf, u32 len, u64 seq, u32 cpu)
 static int kring_synth_emit(struct kring_synth *sy, u8 *buf, bool window)
 {
 	struct kring_channel *ch = sy->ch;
-	u64 type = ch->attr.sample_type | KRING_SAMPLE_RAW;
+	u64 type = ch->attr.sample_type;
 	struct kring_sample_data d = {};
 	struct kring_output_handle h;
 	struct kring_buffer *b;
@@ -274,6 +274,7 @@ const struct kring_source_ops kring_synthetic_source = {
 	.name = "synthetic",
 	.caps = KRING_SRC_TEST_ONLY,
 	.features = KRING_FEAT_SYNTHETIC,
+	.sample_type = KRING_SAMPLE_RAW,
 	.configure = kring_synth_configure,
 	.start = kring_synth_start,
 	.stop = kring_synth_stop,

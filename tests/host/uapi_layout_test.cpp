@@ -149,4 +149,34 @@ TEST(UapiLayout, SampleBitsArePerfs)
 	EXPECT_EQ(KRING_SAMPLE_SUPPORTED & ~KRING_SAMPLE_SEQ & ~((__u64)PERF_SAMPLE_MAX - 1), 0u);
 }
 
+TEST(UapiLayout, RecordSizeRulesFitPerfsHeader)
+{
+	struct perf_event_header h;
+
+	/* The largest record is the largest 8-byte multiple a header holds. */
+	h.size = (__u16)KRING_RECORD_MAX_SIZE;
+	EXPECT_EQ(h.size, KRING_RECORD_MAX_SIZE);
+	EXPECT_EQ(KRING_RECORD_MAX_SIZE % KRING_RECORD_ALIGN, 0u);
+	EXPECT_GT(KRING_RECORD_MAX_SIZE + KRING_RECORD_ALIGN, 0xffffu);
+	/* perf's RAW rule: size + 4 is a multiple of 8, the pad under 8. */
+	for (__u32 n = 0; n < 64; n++) {
+		__u32 p = KRING_RAW_PADDED(n);
+
+		EXPECT_EQ((p + 4) % 8, 0u) << n;
+		EXPECT_GE(p, n) << n;
+		EXPECT_LT(p - n, 8u) << n;
+	}
+}
+
+TEST(UapiLayout, StatsGrowBySize)
+{
+	/* The AUX figures took reserved[0..3] of the first version. */
+	EXPECT_EQ(offsetof(struct kring_stats, aux_bytes), 72u);
+	EXPECT_EQ(offsetof(struct kring_stats, aux_chunk_order), 96u);
+	EXPECT_EQ(offsetof(struct kring_stats, throttled) + 8, (size_t)KRING_STATS_SIZE_VER1);
+	EXPECT_EQ(offsetof(struct kring_stats, sample_type) + 8, (size_t)KRING_STATS_SIZE_VER2);
+	EXPECT_EQ(sizeof(struct kring_stats), (size_t)KRING_STATS_SIZE_VER2);
+	EXPECT_EQ(_IOC_SIZE(KRING_IOC_STATS), sizeof(struct kring_stats));
+}
+
 } // namespace

@@ -66,10 +66,25 @@ static void abi_info_ver0_size_is_published_size(struct kunit *test)
 			(size_t)20);
 }
 
+static void abi_sample_size_follows_uapi_rules(struct kunit *test)
+{
+	/* header + TIME + SEQ, whether the caller names SEQ or not */
+	KUNIT_EXPECT_EQ(test, kring_sample_size(KRING_SAMPLE_TIME, 0), 24U);
+	KUNIT_EXPECT_EQ(test, kring_sample_size(KRING_SAMPLE_TIME | KRING_SAMPLE_SEQ, 0), 24U);
+	/* RAW: a u32 size, then the data padded by KRING_RAW_PADDED() */
+	KUNIT_EXPECT_EQ(test, kring_sample_size(KRING_SAMPLE_RAW, 5),
+			8U + 4U + KRING_RAW_PADDED(5U) + 8U);
+	KUNIT_EXPECT_EQ(test, kring_sample_size(KRING_SAMPLE_RAW, 5) % KRING_RECORD_ALIGN, 0U);
+	/* The largest record fits the header's __u16 size. */
+	KUNIT_EXPECT_LE(test, KRING_RECORD_MAX_SIZE, (unsigned int)U16_MAX);
+	KUNIT_EXPECT_EQ(test, KRING_RECORD_MAX_SIZE % KRING_RECORD_ALIGN, 0U);
+}
+
 static struct kunit_case kring_abi_cases[] = {
 	KUNIT_CASE(abi_info_describes_module),
 	KUNIT_CASE_PARAM(abi_info_copy_size, abi_size_gen_params),
 	KUNIT_CASE(abi_info_ver0_size_is_published_size),
+	KUNIT_CASE(abi_sample_size_follows_uapi_rules),
 	{}
 };
 

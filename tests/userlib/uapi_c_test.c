@@ -18,7 +18,28 @@ _Static_assert(sizeof(struct kring_attr) == KRING_ATTR_SIZE_VER0, "kring_attr si
 _Static_assert(offsetof(struct kring_attr, config) == 40, "config offset");
 _Static_assert(offsetof(struct kring_attr, clockid) == 72, "clockid offset");
 _Static_assert(offsetof(struct kring_attr, reserved) == 80, "reserved offset");
-_Static_assert(sizeof(struct kring_stats) == KRING_STATS_SIZE_VER1, "kring_stats size");
+
+/*
+ * The stats are versioned by size: each published size ends at the field
+ * it added, and the AUX figures sit where reserved[0..3] of the first
+ * version were (KRING_STATS_AUX_BYTES .. _CHUNK_ORDER indexed them).
+ */
+_Static_assert(sizeof(struct kring_stats) == KRING_STATS_SIZE_VER2, "kring_stats size");
+_Static_assert(offsetof(struct kring_stats, nested) == 64, "nested offset");
+_Static_assert(offsetof(struct kring_stats, aux_bytes) == 72, "aux_bytes offset");
+_Static_assert(offsetof(struct kring_stats, aux_records) == 80, "aux_records offset");
+_Static_assert(offsetof(struct kring_stats, aux_truncated) == 88, "aux_truncated offset");
+_Static_assert(offsetof(struct kring_stats, aux_chunk_order) == 96, "aux_chunk_order offset");
+_Static_assert(offsetof(struct kring_stats, throttled) == KRING_STATS_SIZE_VER0, "throttled offset");
+_Static_assert(offsetof(struct kring_stats, sample_type) == KRING_STATS_SIZE_VER1,
+	       "sample_type offset");
+
+/* Records: 8-byte aligned, at most KRING_RECORD_MAX_SIZE, RAW padded. */
+_Static_assert(KRING_RECORD_MAX_SIZE == 65528, "largest record");
+_Static_assert(KRING_RECORD_MAX_SIZE % KRING_RECORD_ALIGN == 0, "largest record aligned");
+_Static_assert(KRING_RAW_PADDED(0) == 4 && KRING_RAW_PADDED(4) == 4 &&
+	       KRING_RAW_PADDED(5) == 12 && KRING_RAW_PADDED(12) == 12, "RAW padding");
+_Static_assert((KRING_SAMPLE_SUPPORTED & KRING_SAMPLE_SEQ) != 0, "SEQ is a sample_type bit");
 
 /* AUX records: perf's PERF_RECORD_AUX and ITRACE_START bodies first. */
 _Static_assert(offsetof(struct kring_aux_record, aux_offset) == 8, "aux_offset offset");

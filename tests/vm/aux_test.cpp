@@ -251,11 +251,11 @@ TEST(Aux, NormalModeFastConsumerLosesNothing) {
     // is read. Disabling waits for the tick, then they are final.
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_DISABLE), 0);
     kring_stats st = a.ch.stats();
-    EXPECT_EQ(st.reserved[KRING_STATS_AUX_BYTES], o.bytes);
-    EXPECT_EQ(st.reserved[KRING_STATS_AUX_RECORDS], o.recs.size());
+    EXPECT_EQ(st.aux_bytes, o.bytes);
+    EXPECT_EQ(st.aux_records, o.recs.size());
     std::printf("aux normal: %zu packets, %zu AUX records, %llu bytes, chunk order %llu\n",
                 o.pp.seqs.size(), o.recs.size(), (unsigned long long)o.bytes,
-                (unsigned long long)st.reserved[KRING_STATS_AUX_CHUNK_ORDER]);
+                (unsigned long long)st.aux_chunk_order);
 }
 
 // Normal mode, a consumer that sleeps: the tracer finds the area full and
@@ -319,8 +319,8 @@ TEST(Aux, SlowConsumerGapsAreTruncated) {
     // As above: the counters are final once the tick has stopped.
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_DISABLE), 0);
     kring_stats st = a.ch.stats();
-    EXPECT_EQ(st.reserved[KRING_STATS_AUX_BYTES], bytes);
-    EXPECT_EQ(st.reserved[KRING_STATS_AUX_TRUNCATED], truncated);
+    EXPECT_EQ(st.aux_bytes, bytes);
+    EXPECT_EQ(st.aux_truncated, truncated);
     std::printf("aux slow: %zu packets delivered, %llu lost in %llu gaps, %llu TRUNCATED "
                 "records, %llu bytes\n",
                 pp.seqs.size(), (unsigned long long)lost, (unsigned long long)gaps,

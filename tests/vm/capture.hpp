@@ -60,7 +60,8 @@ struct rec {
 
 struct channel {
     kt::raw_channel ch;
-    std::uint64_t type = 0;
+    std::uint64_t type = 0;  // the channel's, as the kernel reports it
+    bool sched = false;
     std::vector<rec> recs;
     std::uint64_t lost = 0, bad = 0, decreasing = 0, last_time = 0;
 
@@ -68,9 +69,10 @@ struct channel {
     int open(const kring_attr& a, unsigned order = 6) {
         if (int e = ch.open_dev())
             return e;
-        type = a.sample_type | (a.source == KRING_SOURCE_SCHED ? KRING_SAMPLE_RAW : 0);
+        sched = a.source == KRING_SOURCE_SCHED;
         if (int e = ch.configure(a))
             return e;
+        type = ch.sample_type();
         return ch.map_ring(order, true, false);
     }
     int enable() { return ch.ioctl0(KRING_IOC_ENABLE); }
@@ -94,7 +96,7 @@ struct channel {
                 bad++;
                 return;
             }
-            if (r.s.raw && r.s.raw_size >= sizeof(kring_sched_raw) && type == sched_type)
+            if (r.s.raw && r.s.raw_size >= sizeof(kring_sched_raw) && sched)
                 std::memcpy(&r.sched, r.s.raw, sizeof(r.sched));
             else if (r.s.raw && r.s.raw_size >= sizeof(kring_timer_raw))
                 std::memcpy(&r.timer, r.s.raw, sizeof(r.timer));

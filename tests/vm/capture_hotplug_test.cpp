@@ -126,6 +126,7 @@ TEST(CaptureHotplug, SyntheticWritesOnlyOnItsCpu) {
     a.config[0] = 20000;
     a.config[2] = KRING_SYNTH_F_NEST;
     ASSERT_EQ(ch.configure(a), 0);
+    const std::uint64_t layout = ch.sample_type();  // type and SEQ
     ASSERT_EQ(ch.map_ring(6, true, false), 0);
     long good = 0, bad = 0, after_return = 0;
     std::uint64_t back_at = ~0ull;
@@ -135,7 +136,7 @@ TEST(CaptureHotplug, SyntheticWritesOnlyOnItsCpu) {
                 return;
             kt::sample s;
             std::uint32_t pcpu = 0;
-            if (!kt::parse_sample(rec, type, s) ||
+            if (!kt::parse_sample(rec, layout, s) ||
                 !kt::synth_payload_ok(s.raw, s.raw_size, s.seq, &pcpu) || s.cpu != 1 || pcpu != 1) {
                 bad++;
                 return;

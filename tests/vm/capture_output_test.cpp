@@ -39,9 +39,13 @@ TEST(CaptureOutput, SameCpuShareOneBuffer) {
     ASSERT_EQ(sched.ioctl0(KRING_IOC_DISABLE), 0);
     long from_sched = 0, from_timer = 0, bad = 0;
     std::uint64_t last = 0, decreasing = 0;
+    // One layout for both: the same attr.sample_type, RAW and SEQ added.
+    const std::uint64_t type = sched.sample_type();
+    EXPECT_EQ(type, id_type | KRING_SAMPLE_SEQ);
+    EXPECT_EQ(timer.sample_type(), type);
     sched.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
         kt::sample s;
-        if (h.type != KRING_RECORD_SAMPLE || !kt::parse_sample(rec, id_type, s)) {
+        if (h.type != KRING_RECORD_SAMPLE || !kt::parse_sample(rec, type, s)) {
             bad++;
             return;
         }

@@ -59,7 +59,7 @@ struct tally {
         }
         kt::sample s;
         std::uint32_t pcpu = 0;
-        if (!kt::parse_sample(rec, type | KRING_SAMPLE_RAW, s) ||
+        if (!kt::parse_sample(rec, type, s) ||
             !kt::synth_payload_ok(s.raw, s.raw_size, s.seq, &pcpu) || s.cpu != std::uint32_t(cpu) ||
             pcpu != std::uint32_t(cpu)) {
             bad++;
@@ -118,8 +118,9 @@ void run_every_cpu(std::uint64_t limit, unsigned order, std::uint64_t nest_cpu_m
     while (clk::now() < deadline) {
         bool all_done = true;
         for (auto& r : runs) {
+            const std::uint64_t type = r->ch.sample_type();
             long n = r->ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
-                r->t.record(h, rec, base_type, r->cpu);
+                r->t.record(h, rec, type, r->cpu);
             });
             ASSERT_GE(n, 0) << "corrupt record on cpu " << r->cpu;
             r->st = r->ch.stats();
@@ -140,8 +141,9 @@ void run_every_cpu(std::uint64_t limit, unsigned order, std::uint64_t nest_cpu_m
     for (auto& r : runs)
         ASSERT_EQ(r->ch.ioctl0(KRING_IOC_DISABLE), 0);
     for (auto& r : runs) {
+        const std::uint64_t type = r->ch.sample_type();
         r->ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
-            r->t.record(h, rec, base_type, r->cpu);
+            r->t.record(h, rec, type, r->cpu);
         });
         r->st = r->ch.stats();
         const auto& st = r->st;
@@ -217,6 +219,7 @@ TEST(DataRing, OverwriteKeepsNewestRecordsIntact) {
     ASSERT_EQ(ch.ioctl0(KRING_IOC_DISABLE), 0);
     ASSERT_EQ(ch.ioctl0(KRING_IOC_PAUSE_OUTPUT), 0);
     kring_stats st = ch.stats();
+    const std::uint64_t type = st.sample_type;
     EXPECT_EQ(st.produced, limit);
     EXPECT_EQ(st.written, limit);  // overwriting loses nothing at write time
     EXPECT_EQ(st.lost_no_space, 0u);
@@ -235,7 +238,7 @@ TEST(DataRing, OverwriteKeepsNewestRecordsIntact) {
         std::memcpy(&h, rec, sizeof(h));
         ASSERT_EQ(h.type, std::uint32_t(KRING_RECORD_SAMPLE)) << "record " << n;
         kt::sample s;
-        ASSERT_TRUE(kt::parse_sample(rec, KRING_SAMPLE_TIME | KRING_SAMPLE_RAW, s));
+        ASSERT_TRUE(kt::parse_sample(rec, type, s));
         ASSERT_EQ(s.seq, expect) << "records must be newest first, consecutive";
         ASSERT_TRUE(kt::synth_payload_ok(s.raw, s.raw_size, s.seq)) << "seq " << s.seq;
         pos += h.size;
@@ -260,6 +263,7 @@ void wrap_run(bool mirror) {
     a.config[1] = 232;    // 264-byte records: they straddle the end often
     a.config[3] = 1500;
     ASSERT_EQ(ch.configure(a), 0);
+    const std::uint64_t type = ch.sample_type();
     ASSERT_EQ(ch.map_ring(1, true, mirror), 0);
     ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
     tally t;
@@ -267,7 +271,7 @@ void wrap_run(bool mirror) {
     kring_stats st{};
     while (clk::now() < deadline) {
         ASSERT_GE(ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
-            t.record(h, rec, KRING_SAMPLE_TIME, 0);
+            t.record(h, rec, type, 0);
         }),
                   0);
         st = ch.stats();
@@ -320,6 +324,7 @@ TEST(DataRing, PausedOutputCountsLost) {
     a.config[0] = 5000;
     a.config[3] = 500;
     ASSERT_EQ(ch.configure(a), 0);
+    const std::uint64_t type = ch.sample_type();
     ASSERT_EQ(ch.map_ring(4, true, false), 0);
     ASSERT_EQ(ch.ioctl0(KRING_IOC_PAUSE_OUTPUT), 0);
     ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
@@ -331,7 +336,7 @@ TEST(DataRing, PausedOutputCountsLost) {
     kring_stats st{};
     while (clk::now() < deadline) {
         ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
-            t.record(h, rec, KRING_SAMPLE_TIME, 0);
+            t.record(h, rec, type, 0);
         });
         st = ch.stats();
         if (st.produced >= 500 && t.delivered + t.lost == st.produced)
@@ -343,6 +348,71 @@ TEST(DataRing, PausedOutputCountsLost) {
     EXPECT_EQ(t.delivered + t.lost, st.produced);
     EXPECT_EQ(t.uncovered(st.produced), 0u);
     EXPECT_EQ(t.bad, 0u);
+}
+
+// The channel's sample_type as the kernel reports it describes its SAMPLE
+// layout alone: SEQ is always set, given or not, and so is RAW for the
+// sources that always write it; a timer adds only SEQ.
+TEST(DataRing, SampleTypeReportedBackDescribesTheLayout) {
+    struct {
+        std::uint32_t source;
+        std::uint64_t asked, reported;
+    } cases[] = {
+        {KRING_SOURCE_NONE, KRING_SAMPLE_TIME, KRING_SAMPLE_TIME | KRING_SAMPLE_SEQ},
+        {KRING_SOURCE_NONE, KRING_SAMPLE_TIME | KRING_SAMPLE_SEQ,
+         KRING_SAMPLE_TIME | KRING_SAMPLE_SEQ},
+        {KRING_SOURCE_NONE, 0, KRING_SAMPLE_SEQ},
+        {KRING_SOURCE_SYNTHETIC, KRING_SAMPLE_TID,
+         KRING_SAMPLE_TID | KRING_SAMPLE_RAW | KRING_SAMPLE_SEQ},
+        {KRING_SOURCE_TIMER, KRING_SAMPLE_IP, KRING_SAMPLE_IP | KRING_SAMPLE_SEQ},
+        {KRING_SOURCE_SCHED, KRING_SAMPLE_TIME,
+         KRING_SAMPLE_TIME | KRING_SAMPLE_RAW | KRING_SAMPLE_SEQ},
+    };
+    for (const auto& c : cases) {
+        kt::raw_channel ch;
+        ASSERT_EQ(ch.open_dev(), 0);
+        EXPECT_EQ(ch.sample_type(), 0u) << "unconfigured";
+        kring_attr a = kt::make_attr(c.source, 0, c.asked);
+        if (c.source == KRING_SOURCE_TIMER)
+            a.config[0] = 100;
+        int e = ch.configure(a);
+        if (e == EOPNOTSUPP || e == EACCES)
+            continue;  // not built in, or not ours to run
+        ASSERT_EQ(e, 0) << "source " << c.source;
+        kring_stats st = ch.stats();
+        EXPECT_GE(st.size, std::uint32_t(KRING_STATS_SIZE_VER2));
+        EXPECT_EQ(st.sample_type, c.reported) << "source " << c.source;
+    }
+}
+
+// KRING_IOC_STATS encodes the caller's struct size: a binary built
+// against an older header passes a smaller one, under another ioctl
+// number, and gets exactly its own version filled in.
+TEST(DataRing, StatsAnswerEveryPublishedSize) {
+    kt::raw_channel ch;
+    ASSERT_EQ(ch.open_dev(), 0);
+    ASSERT_EQ(ch.configure(kt::make_attr(KRING_SOURCE_NONE, 0, KRING_SAMPLE_TIME)), 0);
+    ASSERT_EQ(ch.map_ring(2, true, false), 0);
+    for (std::uint32_t size : {std::uint32_t(KRING_STATS_SIZE_VER0),
+                               std::uint32_t(KRING_STATS_SIZE_VER1),
+                               std::uint32_t(KRING_STATS_SIZE_VER2)}) {
+        std::uint8_t buf[KRING_STATS_SIZE_VER2 + 16];
+        std::memset(buf, 0xa5, sizeof(buf));
+        std::memcpy(buf, &size, sizeof(size));
+        unsigned long req = _IOC(_IOC_READ | _IOC_WRITE, KRING_IOC_MAGIC,
+                                 _IOC_NR(KRING_IOC_STATS), size);
+        ASSERT_EQ(::ioctl(ch.fd, req, buf), 0) << size << ": " << std::strerror(errno);
+        kring_stats st;
+        std::memcpy(&st, buf, sizeof(st));
+        EXPECT_EQ(st.size, size);
+        EXPECT_NE(st.flags & KRING_STATS_F_MAPPED, 0u) << size;
+        for (std::uint32_t i = size; i < sizeof(buf); i++) {
+            ASSERT_EQ(buf[i], 0xa5) << size << ": byte " << i << " written";
+        }
+        if (size >= KRING_STATS_SIZE_VER2) {
+            EXPECT_EQ(st.sample_type, KRING_SAMPLE_TIME | KRING_SAMPLE_SEQ);
+        }
+    }
 }
 
 }  // namespace

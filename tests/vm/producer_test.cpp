@@ -22,6 +22,9 @@ TEST(ProducerApi, ExampleModuleWritesIntoChannel) {
     ASSERT_EQ(ch.open_dev(), 0);
     const std::uint64_t type = KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_RAW;
     ASSERT_EQ(ch.configure(kt::make_attr(KRING_SOURCE_NONE, -1, type)), 0);
+    // What the producer API writes: the attr's fields and SEQ.
+    const std::uint64_t layout = ch.sample_type();
+    EXPECT_EQ(layout, type | KRING_SAMPLE_SEQ);
     ASSERT_EQ(ch.map_ring(4, true, false), 0);
     ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
     std::uint64_t id = 0;
@@ -38,7 +41,7 @@ TEST(ProducerApi, ExampleModuleWritesIntoChannel) {
         if (h.type == KRING_RECORD_SAMPLE) {
             kt::sample s;
             std::string want = "kring example record " + std::to_string(samples);
-            if (!kt::parse_sample(rec, type, s) || s.seq != next_seq ||
+            if (!kt::parse_sample(rec, layout, s) || s.seq != next_seq ||
                 s.raw_size < want.size() + 1 || std::string(reinterpret_cast<const char*>(s.raw)) != want)
                 bad++;
             next_seq = s.seq + 1;

@@ -167,8 +167,9 @@ struct sample {
     std::uint32_t raw_size = 0;
 };
 
-// Parse a SAMPLE whose body follows @sample_type (+ RAW + SEQ); false if
-// the fields run past the record.
+// Parse a SAMPLE whose body follows @sample_type, the channel's as the
+// kernel reports it (raw_channel::sample_type(): SEQ and the source's RAW
+// included); false if the fields run past the record or leave bytes over.
 inline bool parse_sample(const std::uint8_t* rec, std::uint64_t sample_type, sample& s) {
     kring_record_header h;
     std::memcpy(&h, rec, sizeof(h));
@@ -214,7 +215,9 @@ inline bool parse_sample(const std::uint8_t* rec, std::uint64_t sample_type, sam
         s.raw = p;
         p += s.raw_size;
     }
-    return u64(s.seq) && p == end;
+    if ((sample_type & KRING_SAMPLE_SEQ) && !u64(s.seq))
+        return false;
+    return p == end;
 }
 
 // True if @raw holds an intact synthetic payload for sequence number @seq.
@@ -291,6 +294,9 @@ public:
             st.size = 0;
         return st;
     }
+    // The channel's sample_type as the kernel reports it: what attr asked
+    // for, KRING_SAMPLE_SEQ and the bits its source always writes.
+    std::uint64_t sample_type() { return stats().sample_type; }
 
     // Protocol, perf ring-buffer doc section 2.3: the consumer loads the
     // head with acquire (C, pairs with the kernel's smp_wmb() B before it

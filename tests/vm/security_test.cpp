@@ -95,6 +95,7 @@ TEST(Security, SyntheticRecordsCarryNoCodeAddress) {
     kring_attr a = kt::make_attr(KRING_SOURCE_SYNTHETIC, 0, type);
     a.config[3] = 200;
     ASSERT_EQ(ch.configure(a), 0);
+    const std::uint64_t layout = ch.sample_type();  // type and SEQ
     ASSERT_EQ(ch.map_ring(4, true, false), 0);
     ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
     long n = 0, with_ip = 0, bad = 0;
@@ -104,7 +105,7 @@ TEST(Security, SyntheticRecordsCarryNoCodeAddress) {
             kt::sample s;
             if (h.type != KRING_RECORD_SAMPLE)
                 return;
-            if (!kt::parse_sample(rec, type, s)) {
+            if (!kt::parse_sample(rec, layout, s)) {
                 bad++;
                 return;
             }
@@ -457,6 +458,8 @@ TEST(Security, TwoCpuWritersShareOneBufferIntact) {
     ASSERT_EQ(e, 0);
     ASSERT_EQ(sched.set_output(timer.fd), 0);
     ASSERT_EQ(timer.map_ring(8, true, false), 0);
+    const std::uint64_t layout = timer.sample_type();  // id_type and SEQ
+    EXPECT_EQ(sched.sample_type(), layout);
     ASSERT_EQ(timer.ioctl0(KRING_IOC_ENABLE), 0);
     ASSERT_EQ(sched.ioctl0(KRING_IOC_ENABLE), 0);
     std::uint64_t sched_id = 0;
@@ -472,7 +475,7 @@ TEST(Security, TwoCpuWritersShareOneBufferIntact) {
                 lost += l.lost;
                 return;
             }
-            if (h.type != KRING_RECORD_SAMPLE || !kt::parse_sample(rec, id_type, x)) {
+            if (h.type != KRING_RECORD_SAMPLE || !kt::parse_sample(rec, layout, x)) {
                 bad++;
                 return;
             }

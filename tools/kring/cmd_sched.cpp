@@ -27,7 +27,8 @@
 namespace kring_tool {
 namespace {
 
-// TID, TIME, CPU, RAW{size, struct kring_sched_raw}.
+// Asked for: TID, TIME, CPU, RAW{size, struct kring_sched_raw}. Records are
+// parsed with the layout the channel reports (channel::sample_type()).
 constexpr std::uint64_t sample_type =
     KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_RAW;
 
@@ -78,8 +79,8 @@ struct summary {
         return t;
     }
 
-    void add(const kring::record& rec) {
-        auto smp = kring::parse_sample(rec, sample_type);
+    void add(const kring::record& rec, std::uint64_t type) {
+        auto smp = kring::parse_sample(rec, type);
         kring_sched_raw r;
         if (!smp || smp->raw.size() < sizeof(r)) {
             bad++;
@@ -134,7 +135,7 @@ std::string hint(int err, const options& o) {
 kring::result<std::size_t> drain(ring& r, summary& s) {
     return r.rd.drain([&](const kring::record& rec) {
         if (rec.type() == KRING_RECORD_SAMPLE)
-            s.add(rec);
+            s.add(rec, r.ch.sample_type());
     });
 }
 

@@ -74,7 +74,7 @@ int report_cpu(int cpu, const kring::error& e) {
 }
 
 void check_sample(cpu_ring& r, const kring::record& rec) {
-    auto s = kring::parse_sample(rec, sample_type);
+    auto s = kring::parse_sample(rec, r.ch.sample_type());
     kring_synth_payload p;
     if (!s || s->raw.size() < sizeof(p)) {
         r.bad++;
@@ -141,7 +141,7 @@ int run(const context& ctx, const options& o) {
         merged++;
     };
     for (auto& r : rings)
-        m.add(r->rd, sample_type);
+        m.add(r->rd, r->ch.sample_type());
 
     auto t0 = std::chrono::steady_clock::now();
     auto deadline = t0 + std::chrono::duration<double>(o.timeout_s);

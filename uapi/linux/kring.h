@@ -4,8 +4,26 @@
  * memory it maps.
  *
  * One open file descriptor of /dev/kring is one channel, like one perf event.
- * Every consumer first asks KRING_IOC_QUERY_ABI which ABI major version and
- * which features the module offers.
+ * A consumer first asks KRING_IOC_QUERY_ABI which ABI major version and
+ * which features the module offers, configures the channel with a struct
+ * kring_attr, maps its control page and data ring (and, optionally, its AUX
+ * area) and enables it.
+ *
+ * The header has one block per concept, each opened by an overview:
+ *
+ *	1. versions and feature bits		struct kring_abi_info
+ *	2. ioctls				KRING_IOC_*
+ *	3. the channel's attr and its flags	struct kring_attr
+ *	4. sources and their config[]		enum kring_source, RAW payloads
+ *	5. the control page and its flags	struct kring_ctl_page
+ *	6. records and their layouts		struct kring_record_header, ...
+ *	7. the AUX area				aux_offset/aux_size, AUX flags
+ *	8. statistics				struct kring_stats
+ *
+ * Every struct of this header has a fixed layout: explicit padding, naturally
+ * aligned fields, the same on every architecture (tests/host and
+ * tests/userlib check the offsets). Structs that grow are versioned by their
+ * first field, @size, and a KRING_*_SIZE_VER* constant per published size.
  *
  * This header compiles as C (C89 with the kernel's __u types) and as C++.
  */
@@ -16,8 +34,14 @@
 #include <linux/ioctl.h>
 
 /*
- * ABI version. A consumer built for major M works with any module whose
- * major is M; minor versions only add features (see feature bits).
+ * =====================================================================
+ * 1. Versions and feature bits
+ * =====================================================================
+ *
+ * A consumer built for ABI major M works with any module whose major is M;
+ * minor versions only add features. A feature is present when its bit is
+ * set in kring_abi_info.features; a consumer checks the bits of everything
+ * it uses (a source, a mode, the AUX area) before configuring a channel.
  */
 #define KRING_ABI_MAJOR		1
 #define KRING_ABI_MINOR		0
@@ -25,12 +49,18 @@
 /* Name of the misc device, as in /dev/kring. */
 #define KRING_DEVICE_NAME	"kring"
 
-/* Feature bits reported in kring_abi_info.features. */
 #define KRING_FEAT_ABI_QUERY	(1ULL << 0)	/* KRING_IOC_QUERY_ABI */
 #define KRING_FEAT_DATA_RING	(1ULL << 1)	/* configure, mmap the data ring */
 #define KRING_FEAT_OVERWRITE	(1ULL << 2)	/* backward, overwritable writing */
 #define KRING_FEAT_MIRROR	(1ULL << 3)	/* mirrored data mapping */
 #define KRING_FEAT_SYNTHETIC	(1ULL << 4)	/* KRING_SOURCE_SYNTHETIC */
+#define KRING_FEAT_SCHED	(1ULL << 5)	/* KRING_SOURCE_SCHED */
+#define KRING_FEAT_TIMER	(1ULL << 6)	/* KRING_SOURCE_TIMER */
+#define KRING_FEAT_CAPTURE	(1ULL << 7)	/* pid/cpu modes, inherit, perms */
+#define KRING_FEAT_CLOCKS	(1ULL << 8)	/* clockid, time_*, timestamp_floor */
+/* Bit 9 is reserved: never set. */
+#define KRING_FEAT_AUX		(1ULL << 10)	/* the AUX area */
+#define KRING_FEAT_AUX_TRACER	(1ULL << 11)	/* KRING_SOURCE_AUX_TRACER */
 
 /*
  * struct kring_abi_info - answer of KRING_IOC_QUERY_ABI.
@@ -58,58 +88,102 @@ struct kring_abi_info {
 
 #define KRING_ABI_INFO_SIZE_VER0	56	/* sizeof first published version */
 
-/* One ioctl magic number for every kring ioctl. */
+/*
+ * =====================================================================
+ * 2. ioctls
+ * =====================================================================
+ *
+ * Every ioctl of a channel, in one table; the block of each concept says
+ * what it does. Numbers: 0x00-0x09 the channel, 0x0a-0x0f capture modes,
+ * 0x10-0x1f the AUX area. A channel is configured once (KRING_IOC_CONFIGURE
+ * again: -EBUSY) and starts disabled.
+ */
 #define KRING_IOC_MAGIC		0xB9
 
-#define KRING_IOC_QUERY_ABI	_IOWR(KRING_IOC_MAGIC, 0x00, struct kring_abi_info)
+#define KRING_IOC_QUERY_ABI	_IOWR(KRING_IOC_MAGIC, 0x00, struct kring_abi_info)	/* 1 */
+#define KRING_IOC_CONFIGURE	_IOW(KRING_IOC_MAGIC, 0x01, struct kring_attr)	/* 3 */
+#define KRING_IOC_ENABLE	_IO(KRING_IOC_MAGIC, 0x02)	/* start the source */
+#define KRING_IOC_DISABLE	_IO(KRING_IOC_MAGIC, 0x03)	/* stop it */
+#define KRING_IOC_RESET		_IO(KRING_IOC_MAGIC, 0x04)	/* zero the counters */
+#define KRING_IOC_PAUSE_OUTPUT	_IO(KRING_IOC_MAGIC, 0x05)	/* KRING_CTL_F_PAUSED */
+#define KRING_IOC_RESUME_OUTPUT	_IO(KRING_IOC_MAGIC, 0x06)
+#define KRING_IOC_SET_WAKEUP	_IOW(KRING_IOC_MAGIC, 0x07, struct kring_wakeup)
+#define KRING_IOC_ID		_IOR(KRING_IOC_MAGIC, 0x08, __u64)	/* SAMPLE_ID value */
+#define KRING_IOC_STATS		_IOWR(KRING_IOC_MAGIC, 0x09, struct kring_stats)	/* 8 */
 
 /*
- * Channel configuration: KRING_IOC_CONFIGURE takes a struct kring_attr.
+ * KRING_IOC_SET_OUTPUT: perf's PERF_EVENT_IOC_SET_OUTPUT. The argument is
+ * a file descriptor of another configured channel (the target) or -1: this
+ * channel's records then go to the target's buffer (this channel must be
+ * disabled and not mapped: else -EBUSY). Both must be bound to the same
+ * CPU, or both follow the same task per-thread without inherit, and both
+ * use the same clockid; the target must not itself be redirected (else
+ * -EINVAL). Only the sched and timer sources can be redirected. -1 undoes
+ * it. A redirected channel has no buffer of its own: mmap of it is
+ * -EINVAL (map the target). Records still carry this channel's id
+ * (SAMPLE_IDENTIFIER / ID).
+ */
+#define KRING_IOC_SET_OUTPUT	_IO(KRING_IOC_MAGIC, 0x0a)
+
+/*
+ * The AUX area (block 7). KRING_IOC_AUX_SNAPSHOT, snapshot mode only: stop
+ * the producer, publish aux_head and write an AUX record with
+ * KRING_AUX_FLAG_OVERWRITE for the newest data; the producer stays stopped
+ * while the consumer copies the window, until KRING_IOC_AUX_RESUME; -EINVAL
+ * unless the AUX area is mapped read-only. KRING_IOC_AUX_PAUSE and
+ * KRING_IOC_AUX_RESUME stop and restart the AUX producer, ending its
+ * current extent (perf's aux_pause); in snapshot mode a pause also
+ * publishes, as a snapshot does.
+ */
+#define KRING_IOC_AUX_SNAPSHOT	_IO(KRING_IOC_MAGIC, 0x10)
+#define KRING_IOC_AUX_PAUSE	_IO(KRING_IOC_MAGIC, 0x11)
+#define KRING_IOC_AUX_RESUME	_IO(KRING_IOC_MAGIC, 0x12)
+
+/* KRING_IOC_SET_WAKEUP: either field 0 keeps the default for it. */
+struct kring_wakeup {
+	__u32 watermark;	/* as kring_attr.wakeup_watermark */
+	__u32 events;		/* as kring_attr.wakeup_events */
+};
+
+/*
+ * =====================================================================
+ * 3. The channel's attr and its flags
+ * =====================================================================
  *
- * The struct is versioned by its first field: the caller sets @size to
+ * KRING_IOC_CONFIGURE takes a struct kring_attr, perf_event_attr's small
+ * sibling. It is versioned by its first field: the caller sets @size to
  * sizeof(struct kring_attr) as it knows it. A shorter struct than
  * KRING_ATTR_SIZE_VER0 is -EINVAL; bytes beyond the module's struct must be
  * zero (else -E2BIG), and so must every reserved field (else -EINVAL).
- * A channel is configured once (again: -EBUSY) and starts disabled.
+ *
+ * Capture modes, chosen by @cpu and @pid as in perf_event_open()
+ * (docs/CAPTURE.md; which sources accept which mode: block 4):
+ *	cpu = N,  pid = -1	per-CPU: every task on CPU N (one channel per
+ *				CPU for system-wide capture)
+ *	cpu = -1, pid = P	per-thread: task P (0: the caller) on any CPU
+ *	cpu = N,  pid = P	P's activity on CPU N only ("default" mode: one
+ *				such channel per CPU); with KRING_ATTR_F_INHERIT
+ *				also every task P forks after the channel is
+ *				enabled, and their children.
+ * A CPU, when given, must be online at configure time.
  */
-enum kring_source {
-	KRING_SOURCE_NONE	= 0,	/* written only through the producer API */
-	KRING_SOURCE_SYNTHETIC	= 1,	/* built-in generator (config[] below) */
-	KRING_SOURCE_SCHED	= 2,	/* context switches (sched tracepoints) */
-	KRING_SOURCE_TIMER	= 3,	/* per-CPU hrtimer sampler, like cpu-clock */
-	KRING_SOURCE_AUX_TRACER	= 4,	/* emulated hardware tracer writing the AUX area */
-	KRING_SOURCE_MAX,
-};
-
-/* kring_attr.flags */
-#define KRING_ATTR_F_OVERWRITE	(1ULL << 0)	/* overwrite writing on a read-write mapping */
-#define KRING_ATTR_F_MIRROR	(1ULL << 1)	/* mmap maps the data pages twice in a row */
-#define KRING_ATTR_F_ALL	(KRING_ATTR_F_OVERWRITE | KRING_ATTR_F_MIRROR)
-
-/*
- * Synthetic source parameters (kring_attr.config[]), one generator on
- * kring_attr.cpu (which must name an online CPU). A test generator: it
- * needs CAP_PERFMON or CAP_SYS_ADMIN unless kring.test_sources=1 (else
- * KRING_IOC_CONFIGURE fails with EACCES). Its SAMPLE ip is always 0.
- *   config[0]  records per second, 0 = as fast as possible
- *   config[1]  payload bytes per record (>= sizeof(struct kring_synth_payload))
- *   config[2]  KRING_SYNTH_F_* flags
- *   config[3]  stop after this many records, 0 = never
- */
-/* an hrtimer writer interrupts task-context writers */
-#define KRING_SYNTH_F_NEST	(1ULL << 0)
 
 /*
  * struct kring_attr - configuration of one channel
  * @size:		sizeof(struct kring_attr) as the caller knows it
- * @source:		enum kring_source
+ * @source:		enum kring_source (block 4)
  * @flags:		KRING_ATTR_F_*
- * @sample_type:	KRING_SAMPLE_* bits of the SAMPLE records the source writes
+ * @sample_type:	KRING_SAMPLE_* bits of the SAMPLE records (block 6).
+ *			KRING_SAMPLE_SEQ may be given or not: every SAMPLE
+ *			carries it, and the channel's sample_type as the
+ *			kernel reports it back (kring_stats.sample_type)
+ *			has it set, with the bits its source always writes
+ *			(RAW for the synthetic and sched sources).
  * @cpu:		CPU the channel is bound to, -1 for none
  * @pid:		task the channel follows, -1 for none
  * @wakeup_events:	wake the consumer every this many records (0: use the watermark)
  * @wakeup_watermark:	wake the consumer every this many bytes written (0: half the data area)
- * @config:		source parameters
+ * @config:		source parameters (block 4)
  * @clockid:		clock of record timestamps (KRING_CLOCK_*; 0: the default)
  * @aux_watermark:	wake the consumer when this many AUX bytes are unread (0: half)
  * @reserved:		zero
@@ -131,90 +205,10 @@ struct kring_attr {
 
 #define KRING_ATTR_SIZE_VER0	104	/* sizeof first published version */
 
-/* KRING_IOC_SET_WAKEUP: either field 0 keeps the default for it. */
-struct kring_wakeup {
-	__u32 watermark;
-	__u32 events;
-};
-
-/*
- * struct kring_stats - KRING_IOC_STATS, versioned like kring_abi_info
- * @size:		in: the caller's size (>= KRING_STATS_SIZE_VER0); out: bytes filled
- * @flags:		KRING_STATS_F_*
- * @produced:		records the producers tried to write (sequence numbers given)
- * @written:		records written into the ring
- * @lost_no_space:	records dropped: the consumer had not freed enough room
- * @lost_too_big:	records dropped: larger than the data area can ever hold
- * @lost_paused:	records dropped: output paused
- * @lost_overwritten:	records overwritten before they were read (overwrite mode)
- * @wakeups:		consumer wakeups issued
- * @nested:		records written while another writer of this ring was interrupted
- * @reserved:		the AUX figures (KRING_STATS_AUX_*), else zero
- * @throttled:		samples this channel's source did not write because its
- *			CPU had spent its sample rate or CPU-time budget
- *			(kring.max_sample_rate, kring.cpu_time_max_percent;
- *			docs/SECURITY.md); since KRING_STATS_SIZE_VER1
- */
-struct kring_stats {
-	__u32 size;
-	__u32 flags;
-	__u64 produced;
-	__u64 written;
-	__u64 lost_no_space;
-	__u64 lost_too_big;
-	__u64 lost_paused;
-	__u64 lost_overwritten;
-	__u64 wakeups;
-	__u64 nested;
-	__u64 reserved[4];
-	__u64 throttled;
-};
-
-#define KRING_STATS_SIZE_VER0	104
-#define KRING_STATS_SIZE_VER1	112	/* + throttled */
-#define KRING_STATS_F_ENABLED	(1U << 0)
-#define KRING_STATS_F_PAUSED	(1U << 1)
-#define KRING_STATS_F_MAPPED	(1U << 2)
-/*
- * A followed task exec'ed an image the channel's owner may not observe (a
- * setuid or setgid program, or one made non-dumpable): the channel stopped
- * following, for good, as perf does (docs/SECURITY.md).
- */
-#define KRING_STATS_F_REVOKED	(1U << 3)
-
-#define KRING_IOC_CONFIGURE	_IOW(KRING_IOC_MAGIC, 0x01, struct kring_attr)
-#define KRING_IOC_ENABLE	_IO(KRING_IOC_MAGIC, 0x02)
-#define KRING_IOC_DISABLE	_IO(KRING_IOC_MAGIC, 0x03)
-#define KRING_IOC_RESET		_IO(KRING_IOC_MAGIC, 0x04)	/* zero the counters */
-#define KRING_IOC_PAUSE_OUTPUT	_IO(KRING_IOC_MAGIC, 0x05)
-#define KRING_IOC_RESUME_OUTPUT	_IO(KRING_IOC_MAGIC, 0x06)
-#define KRING_IOC_SET_WAKEUP	_IOW(KRING_IOC_MAGIC, 0x07, struct kring_wakeup)
-#define KRING_IOC_ID		_IOR(KRING_IOC_MAGIC, 0x08, __u64)
-#define KRING_IOC_STATS		_IOWR(KRING_IOC_MAGIC, 0x09, struct kring_stats)
-/* 0x0a-0x0f: capture modes (set-output, ...); 0x10-0x1f: the AUX area. */
-
-/*
- * ---------------------------------------------------------------------
- * Event sources and capture modes (docs/CAPTURE.md).
- * ---------------------------------------------------------------------
- *
- * Modes, chosen by kring_attr.cpu and .pid as in perf_event_open():
- *	cpu = N,  pid = -1	per-CPU: every task on CPU N (one channel per
- *				CPU for system-wide capture)
- *	cpu = -1, pid = P	per-thread: task P (0: the caller) on any CPU
- *	cpu = N,  pid = P	P's activity on CPU N only ("default" mode: one
- *				such channel per CPU); with KRING_ATTR_F_INHERIT
- *				also every task P forks after the channel is
- *				enabled, and their children.
- * Only the sched and timer sources accept pid != -1.
- */
-#define KRING_FEAT_SCHED	(1ULL << 5)	/* KRING_SOURCE_SCHED */
-#define KRING_FEAT_TIMER	(1ULL << 6)	/* KRING_SOURCE_TIMER */
-#define KRING_FEAT_CAPTURE	(1ULL << 7)	/* pid/cpu modes, inherit, perms */
-#define KRING_FEAT_CLOCKS	(1ULL << 8)	/* clockid, time_*, timestamp_floor */
-/* Bit 9 is reserved: never set. */
-
-/* kring_attr.flags of the capture modes. */
+/* kring_attr.flags */
+#define KRING_ATTR_F_OVERWRITE		(1ULL << 0)	/* overwrite on a read-write mapping */
+#define KRING_ATTR_F_MIRROR		(1ULL << 1)	/* data pages mapped twice in a row */
+#define KRING_ATTR_F_ALL		(KRING_ATTR_F_OVERWRITE | KRING_ATTR_F_MIRROR)
 #define KRING_ATTR_F_INHERIT		(1ULL << 8)	/* follow children (pid != -1) */
 #define KRING_ATTR_F_EXCLUDE_KERNEL	(1ULL << 9)	/* timer: drop kernel-mode samples */
 #define KRING_ATTR_F_CAPTURE_ALL	(KRING_ATTR_F_INHERIT | KRING_ATTR_F_EXCLUDE_KERNEL)
@@ -232,33 +226,92 @@ struct kring_stats {
 #define KRING_CLOCK_LOCAL		0x100	/* perf's local clock */
 
 /*
- * kring_ctl_page.flags of bound channels: the channel's CPU is offline
- * (set when it goes offline, or at enable if it already is); no record is
- * written until it comes back (the flag is then cleared).
+ * =====================================================================
+ * 4. Sources and their config[]
+ * =====================================================================
+ *
+ * kring_attr.source names what writes the channel's records; its
+ * parameters are kring_attr.config[] (unused entries must be zero).
+ *
+ *	source		feature bit	cpu / pid			writes
+ *	NONE		-		any; pid = -1			what the producer API writes
+ *	SYNTHETIC	_SYNTHETIC	cpu = N online; pid = -1	SAMPLE (RAW always)
+ *	SCHED		_SCHED		any mode of block 3		SAMPLE (RAW always)
+ *	TIMER		_TIMER		any mode of block 3		SAMPLE (RAW if asked)
+ *	AUX_TRACER	_AUX_TRACER	cpu = N, pid = -1; or pid = P	AUX, ITRACE_START and
+ *			(+ _CAPTURE	and cpu = -1 or N, inherit	the AUX area
+ *			 for pid)	allowed
+ *
+ * Only the sched, timer and AUX tracer sources accept pid != -1 (else
+ * -EINVAL); only the sched and timer sources can be redirected
+ * (KRING_IOC_SET_OUTPUT). The synthetic and AUX tracer sources are test
+ * generators: they need CAP_PERFMON or CAP_SYS_ADMIN unless
+ * kring.test_sources=1 (else KRING_IOC_CONFIGURE fails with EACCES).
+ * A source known to the ABI but not built into the module (its feature bit
+ * clear) is -EOPNOTSUPP.
  */
-#define KRING_CTL_F_CPU_OFFLINE		(1ULL << 8)
+enum kring_source {
+	KRING_SOURCE_NONE	= 0,	/* written only through the producer API */
+	KRING_SOURCE_SYNTHETIC	= 1,	/* built-in generator */
+	KRING_SOURCE_SCHED	= 2,	/* context switches (sched tracepoints) */
+	KRING_SOURCE_TIMER	= 3,	/* per-CPU hrtimer sampler, like cpu-clock */
+	KRING_SOURCE_AUX_TRACER	= 4,	/* emulated hardware tracer writing the AUX area */
+	KRING_SOURCE_MAX,
+};
 
 /*
- * KRING_IOC_SET_OUTPUT: perf's PERF_EVENT_IOC_SET_OUTPUT. The argument is
- * a file descriptor of another configured channel (the target) or -1: this
- * channel's records then go to the target's buffer (this channel must be
- * disabled and not mapped: else -EBUSY). Both must be bound to the same
- * CPU, or both follow the same task per-thread without inherit, and both
- * use the same clockid; the target must not itself be redirected (else
- * -EINVAL). Only the sched and timer sources can be redirected. -1 undoes
- * it. A redirected channel has no buffer of its own: mmap of it is
- * -EINVAL (map the target). Records still carry this channel's id
- * (SAMPLE_IDENTIFIER / ID).
+ * Synthetic source (KRING_SOURCE_SYNTHETIC): one generator on
+ * kring_attr.cpu (which must name an online CPU) writing SAMPLE records
+ * whose RAW field holds a struct kring_synth_payload; its SAMPLE ip is
+ * always 0.
+ *   config[0]  records per second, 0 = as fast as possible
+ *   config[1]  payload bytes per record (>= sizeof(struct kring_synth_payload))
+ *   config[2]  KRING_SYNTH_F_* flags
+ *   config[3]  stop after this many records, 0 = never
  */
-#define KRING_IOC_SET_OUTPUT		_IO(KRING_IOC_MAGIC, 0x0a)
+/* an hrtimer writer interrupts task-context writers */
+#define KRING_SYNTH_F_NEST	(1ULL << 0)
+
+/*
+ * Payload of the synthetic source's records (the RAW field of its SAMPLE
+ * records): @seq is the record's sequence number, @len the payload size
+ * including this header, and @checksum covers the @len - 24 bytes after it,
+ * byte i of which is kring_synth_byte(seq, i); kring_synth_checksum()
+ * computes the checksum (FNV-1a seeded with the sequence number), so a
+ * consumer detects any torn or misplaced byte.
+ */
+struct kring_synth_payload {
+	__u64 seq;
+	__u32 cpu;
+	__u32 len;
+	__u64 checksum;
+	/* __u8 data[len - 24]; */
+};
+
+static __inline__ __u8 kring_synth_byte(__u64 seq, __u32 i)
+{
+	return (__u8)((seq * 0x9e3779b97f4a7c15ULL + i) >> 56) ^ (__u8)i;
+}
+
+static __inline__ __u64 kring_synth_checksum(__u64 seq, const __u8 *data, __u32 n)
+{
+	__u64 h = 0xcbf29ce484222325ULL ^ seq;
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		h ^= data[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
 
 /*
  * Sched source (KRING_SOURCE_SCHED): a SAMPLE record (with RAW, whatever
- * sample_type says) per context switch, fork and exit the channel's mode
- * selects. The TID field is the task the record is about (for a switch in
- * a followed mode, the followed one of prev and next; else prev); RAW holds
- * a struct kring_sched_raw. config[0] holds KRING_SCHED_CFG_* bits; the
- * rest of config[] must be zero.
+ * attr.sample_type says) per context switch, fork and exit the channel's
+ * mode selects. The TID field is the task the record is about (for a switch
+ * in a followed mode, the followed one of prev and next; else prev); RAW
+ * holds a struct kring_sched_raw. config[0] holds KRING_SCHED_CFG_* bits;
+ * the rest of config[] must be zero.
  */
 #define KRING_SCHED_SWITCH		1	/* prev switched out, next in */
 #define KRING_SCHED_FORK		2	/* prev forked next */
@@ -321,42 +374,47 @@ struct kring_timer_raw {
 };
 
 /*
- * Payload of the synthetic source's records (the RAW field of its SAMPLE
- * records): @seq is the record's sequence number, @len the payload size
- * including this header, and @checksum covers the @len - 24 bytes after it,
- * byte i of which is kring_synth_byte(seq, i); kring_synth_checksum()
- * computes the checksum (FNV-1a seeded with the sequence number), so a
- * consumer detects any torn or misplaced byte.
+ * The emulated tracer (KRING_SOURCE_AUX_TRACER), a PT/ETM-like unit
+ * writing packets straight into the AUX area (block 7): CPU mode (cpu = N,
+ * pid = -1) traces CPU N; task mode (pid = P, cpu = -1 or N, inherit
+ * allowed; needs KRING_FEAT_CAPTURE) runs only while a followed task is on
+ * a CPU, started and stopped at context switches (docs/AUX.md):
+ *   config[0]  packets per millisecond (of run time in task mode; default
+ *		64, at most 4096)
+ *   config[1]  payload bytes per DATA packet, a multiple of 8 (default 32,
+ *		at most 4096); config[0] packets of 32 + config[1] bytes
+ *		come to at most 16384 bytes (the work of one tick)
+ *   config[2]  a SYNC packet every this many packets (default 16)
+ *   config[3]  stop after this many packets, 0 = never
+ * Its data-ring records are AUX and ITRACE_START records.
+ *
+ * Packets are 8-byte aligned and back to back inside an extent. Each
+ * starts with struct kring_aux_packet; @seq counts every packet the tracer
+ * generated, written or not, so a gap in @seq is data lost. Every extent
+ * (after each start, resume or snapshot restart) begins with a SYNC
+ * packet, whose payload is the 8 bytes KRING_AUX_SYNC_MAGIC: a snapshot
+ * reader that starts in the middle of a packet scans 8-byte words for the
+ * magic to resynchronise. A DATA packet's payload byte i is
+ * kring_synth_byte(seq, i).
  */
-struct kring_synth_payload {
-	__u64 seq;
-	__u32 cpu;
-	__u32 len;
-	__u64 checksum;
-	/* __u8 data[len - 24]; */
+#define KRING_AUX_PKT_SYNC	1
+#define KRING_AUX_PKT_DATA	2
+#define KRING_AUX_SYNC_MAGIC	0x4253504e49524b21ULL	/* "!KRINPSB" */
+
+struct kring_aux_packet {
+	__u64	magic;		/* KRING_AUX_SYNC_MAGIC in SYNC packets, else 0 */
+	__u16	type;		/* KRING_AUX_PKT_* */
+	__u16	len;		/* bytes of the packet, this header included */
+	__u32	cpu;
+	__u64	seq;
+	__u64	time;		/* record clock */
+	/* DATA: __u8 payload[len - 32]; */
 };
 
-static __inline__ __u8 kring_synth_byte(__u64 seq, __u32 i)
-{
-	return (__u8)((seq * 0x9e3779b97f4a7c15ULL + i) >> 56) ^ (__u8)i;
-}
-
-static __inline__ __u64 kring_synth_checksum(__u64 seq, const __u8 *data, __u32 n)
-{
-	__u64 h = 0xcbf29ce484222325ULL ^ seq;
-	__u32 i;
-
-	for (i = 0; i < n; i++) {
-		h ^= data[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 /*
- * ---------------------------------------------------------------------
- * The mapped control page and the records of the data ring.
- * ---------------------------------------------------------------------
+ * =====================================================================
+ * 5. The control page and its flags
+ * =====================================================================
  *
  * mmap(fd, (1 + 2^n) * page_size, offset 0) maps one control page followed
  * by the 2^n pages of the data ring. The control page holds a struct
@@ -379,7 +437,7 @@ static __inline__ __u64 kring_synth_checksum(__u64 seq, const __u8 *data, __u32 
  *	  1024	data_head			kernel (smp_wmb before the store)
  *	  1032	data_tail			consumer (forward mode only)
  *	  1040	data_offset, data_size		kernel (once)
- *	  1056	aux_head .. aux_size		AUX area, as in perf
+ *	  1056	aux_head .. aux_size		AUX area, as in perf (block 7)
  *	  1088	end
  *
  * Data ring protocol (perf's; see kmod/ring.c for the kernel side):
@@ -434,6 +492,12 @@ static __inline__ __u64 kring_synth_checksum(__u64 seq, const __u8 *data, __u32 
 /* kring_ctl_page.flags */
 #define KRING_CTL_F_OVERWRITE		(1ULL << 0) /* backward, overwritable */
 #define KRING_CTL_F_PAUSED		(1ULL << 1) /* every record is lost */
+/*
+ * Bound channels: the channel's CPU is offline (set when it goes offline,
+ * or at enable if it already is); no record is written until it comes back
+ * (the flag is then cleared).
+ */
+#define KRING_CTL_F_CPU_OFFLINE		(1ULL << 8)
 
 /*
  * struct kring_ctl_page - the first page of the data-ring mapping.
@@ -455,7 +519,7 @@ static __inline__ __u64 kring_synth_checksum(__u64 seq, const __u8 *data, __u32 
  *			enough space (forward mode only).
  * @lost_too_big:	records dropped because they can never fit: larger than
  *			the data area (less the room of a LOST record in forward
- *			mode) or than a __u16 header size allows.
+ *			mode) or than KRING_RECORD_MAX_SIZE.
  * @lost_paused:	records dropped while the channel was paused.
  * @lost_overwritten:	backward mode: records overwritten by newer ones. A
  *			best-effort lower bound: exact to within the records of
@@ -548,15 +612,36 @@ struct kring_ctl_page {
 #define KRING_CTL_SIZE_VER1		176
 
 /*
- * Records. Every record starts with perf's 8-byte header; records are
- * 8-byte aligned and @size counts the header and any padding, so the next
- * record starts @size bytes later.
+ * =====================================================================
+ * 6. Records and their layouts
+ * =====================================================================
+ *
+ * Every record starts with perf's 8-byte header. Records are 8-byte
+ * aligned (KRING_RECORD_ALIGN) and @size counts the header, the body and
+ * any padding, so the next record starts @size bytes later; the largest
+ * record is KRING_RECORD_MAX_SIZE bytes. A consumer skips a record of a
+ * type it does not know by its size.
+ *
+ *	type				body
+ *	KRING_RECORD_LOST		struct kring_lost_record
+ *	KRING_RECORD_SAMPLE		fields per the channel's sample_type (below)
+ *	KRING_RECORD_AUX		struct kring_aux_record (block 7)
+ *	KRING_RECORD_ITRACE_START	struct kring_itrace_start_record
+ *	KRING_RECORD_PAD		nothing to read (below)
+ *
+ * Every record a producer writes is given the next sequence number of its
+ * ring; SAMPLE (SEQ), LOST (a range), AUX and ITRACE_START records carry it.
  */
 struct kring_record_header {
 	__u32	type;
 	__u16	misc;
 	__u16	size;
 };
+
+/* Records are aligned to, and their sizes are multiples of, 8 bytes. */
+#define KRING_RECORD_ALIGN		8
+/* Largest record: the largest __u16 header size that is a multiple of 8. */
+#define KRING_RECORD_MAX_SIZE		(0xffffU & ~(KRING_RECORD_ALIGN - 1U))
 
 /* Record types kring shares with perf: perf's numbers and body layouts. */
 #define KRING_RECORD_LOST		2
@@ -576,6 +661,128 @@ struct kring_record_header {
  * the sequence number the cancelled record had been given.
  */
 #define KRING_RECORD_PAD		(KRING_RECORD_KRING_BASE + 0)
+
+/*
+ * struct kring_lost_record - KRING_RECORD_LOST: records were dropped.
+ *
+ * @id and @lost are perf's PERF_RECORD_LOST body; kring appends the range of
+ * the lost records' sequence numbers and timestamps (a perf reader ignores
+ * them; header.size covers them). @lost is exact. @first_seq/@last_seq are
+ * the lowest and highest sequence numbers among the lost records and
+ * @first_time/@last_time the lowest and highest timestamps; when writers
+ * nest (an interrupt's record lost while a task's record was in flight),
+ * the range can include sequence numbers of records that were delivered,
+ * so @lost may be smaller than @last_seq - @first_seq + 1.
+ */
+struct kring_lost_record {
+	struct kring_record_header header;
+	__u64	id;
+	__u64	lost;
+	__u64	first_seq;
+	__u64	last_seq;
+	__u64	first_time;
+	__u64	last_time;
+};
+
+/*
+ * struct kring_itrace_start_record - KRING_RECORD_ITRACE_START: the AUX
+ * producer started tracing @pid/@tid (perf's body), at @time with sequence
+ * number @seq (kring's extension).
+ */
+struct kring_itrace_start_record {
+	struct kring_record_header header;
+	__u32	pid;
+	__u32	tid;
+	__u64	time;
+	__u64	seq;
+};
+
+/*
+ * KRING_RECORD_SAMPLE bits (kring_attr.sample_type, kring_stats.sample_type):
+ * perf's PERF_SAMPLE_* values for the fields kring supports, plus
+ * KRING_SAMPLE_SEQ.
+ */
+#define KRING_SAMPLE_IP			(1ULL << 0)
+#define KRING_SAMPLE_TID		(1ULL << 1)
+#define KRING_SAMPLE_TIME		(1ULL << 2)
+#define KRING_SAMPLE_ID			(1ULL << 6)
+#define KRING_SAMPLE_CPU		(1ULL << 7)
+#define KRING_SAMPLE_PERIOD		(1ULL << 8)
+#define KRING_SAMPLE_RAW		(1ULL << 10)
+#define KRING_SAMPLE_IDENTIFIER		(1ULL << 16)
+/*
+ * KRING_SAMPLE_SEQ: the record's per-ring sequence number. Its field comes
+ * after every perf-defined field kring writes (after RAW), so a perf parser
+ * that knows the other bits reads the body unchanged. Every SAMPLE kring
+ * writes carries it: the kernel sets the bit in the channel's sample_type
+ * it reports back (kring_stats.sample_type), whether attr.sample_type had
+ * it or not.
+ */
+#define KRING_SAMPLE_SEQ		(1ULL << 63)
+
+/* Every KRING_SAMPLE_* bit this ABI version defines. */
+#define KRING_SAMPLE_SUPPORTED	(KRING_SAMPLE_IP | KRING_SAMPLE_TID |	\
+				 KRING_SAMPLE_TIME | KRING_SAMPLE_ID |	\
+				 KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | \
+				 KRING_SAMPLE_RAW | KRING_SAMPLE_IDENTIFIER | \
+				 KRING_SAMPLE_SEQ)
+
+/*
+ * KRING_RECORD_SAMPLE body, perf's order, each field present when its bit
+ * is set in the channel's sample_type (kring_stats.sample_type: that value
+ * alone describes the layout, as in perf):
+ *
+ *	struct kring_record_header header;
+ *	{ __u64 id;              } && KRING_SAMPLE_IDENTIFIER
+ *	{ __u64 ip;              } && KRING_SAMPLE_IP
+ *	{ __u32 pid, tid;        } && KRING_SAMPLE_TID
+ *	{ __u64 time;            } && KRING_SAMPLE_TIME
+ *	{ __u64 id;              } && KRING_SAMPLE_ID
+ *	{ __u32 cpu, res;        } && KRING_SAMPLE_CPU
+ *	{ __u64 period;          } && KRING_SAMPLE_PERIOD
+ *	{ __u32 size;
+ *	  char  data[size];      } && KRING_SAMPLE_RAW
+ *	{ __u64 seq;             } && KRING_SAMPLE_SEQ
+ *
+ * As in perf, RAW's size is padded with zeroes so that size + 4 is a
+ * multiple of 8 and the record stays 8-byte aligned: n bytes of data are
+ * written with size KRING_RAW_PADDED(n).
+ */
+#define KRING_RAW_PADDED(n)						\
+	((((n) + 4U + KRING_RECORD_ALIGN - 1U) & ~(KRING_RECORD_ALIGN - 1U)) - 4U)
+
+/*
+ * =====================================================================
+ * 7. The AUX area (docs/AUX.md)
+ * =====================================================================
+ *
+ * A second buffer for bulk data written by hardware-like producers (perf's
+ * AUX area). The consumer stores aux_offset and aux_size into the control
+ * page of its data-ring mapping, then maps that range of the same fd:
+ * aux_offset page aligned and at or past the end of the data-ring mapping,
+ * aux_size a power-of-two number of pages (at most 2^KRING_AUX_MAX_ORDER);
+ * the data ring must be mapped first; a later mapping of the AUX area must
+ * have the same offset, size and protection. Anything else is -EINVAL.
+ *
+ * A read-write AUX mapping is normal mode: the producer writes at aux_head
+ * and never past aux_tail + aux_size, which the consumer advances (the
+ * data ring's A/B/C/D protocol with aux_head/aux_tail). A read-only AUX
+ * mapping is snapshot mode: the producer overwrites freely and publishes
+ * aux_head (with an OVERWRITE record) only when it stops: a snapshot
+ * (KRING_IOC_AUX_SNAPSHOT), an AUX pause, disabling the channel.
+ *
+ * aux_head is a free-running byte count in both modes: the byte at AUX
+ * position p is at p & (aux_size - 1) in the AUX mapping. A snapshot is
+ * therefore the aux_size bytes before aux_head when aux_head >= aux_size
+ * (the buffer wrapped, or is exactly full), else [0, aux_head).
+ *
+ * Each finished extent is announced by a KRING_RECORD_AUX record in the
+ * data ring (struct kring_aux_record): normal mode extents are contiguous
+ * in AUX position; a gap left when the producer found no room follows a
+ * record with KRING_AUX_FLAG_TRUNCATED (possibly of size 0). The AUX
+ * figures are in struct kring_stats (block 8).
+ */
+#define KRING_AUX_MAX_ORDER	16
 
 /*
  * struct kring_aux_record - KRING_RECORD_AUX: the producer of the AUX area
@@ -603,186 +810,81 @@ struct kring_aux_record {
 #define KRING_AUX_FLAG_COLLISION	0x08	/* sample collided with another */
 
 /*
- * struct kring_itrace_start_record - KRING_RECORD_ITRACE_START: the AUX
- * producer started tracing @pid/@tid (perf's body), at @time with sequence
- * number @seq (kring's extension).
+ * =====================================================================
+ * 8. Statistics
+ * =====================================================================
+ *
+ * KRING_IOC_STATS answers with a struct kring_stats, versioned like
+ * kring_abi_info: the caller sets @size to the size it knows (at least
+ * KRING_STATS_SIZE_VER0) and the module fills in min(that, its own size)
+ * bytes and returns that in @size; a figure at or beyond the returned
+ * @size is unknown to the module. The ioctl number encodes the caller's
+ * sizeof(struct kring_stats); the module accepts KRING_IOC_STATS of any
+ * size, so a binary built against an older header keeps working. The record counts are those of the
+ * control page's live figures (block 5), which a mapped consumer reads
+ * without a system call; the stats also work on an unmapped or redirected
+ * channel.
+ *
+ * struct kring_stats
+ * @size:		in: the caller's size (>= KRING_STATS_SIZE_VER0); out: bytes filled
+ * @flags:		KRING_STATS_F_*
+ * @produced:		records the producers tried to write (sequence numbers given)
+ * @written:		records written into the ring
+ * @lost_no_space:	records dropped: the consumer had not freed enough room
+ * @lost_too_big:	records dropped: larger than the data area can ever hold
+ * @lost_paused:	records dropped: output paused
+ * @lost_overwritten:	records overwritten before they were read (overwrite mode)
+ * @wakeups:		consumer wakeups issued
+ * @nested:		records written while another writer of this ring was interrupted
+ * @aux_bytes:		AUX area: bytes announced by AUX records
+ * @aux_records:	AUX area: AUX records written
+ * @aux_truncated:	AUX area: AUX records with KRING_AUX_FLAG_TRUNCATED
+ * @aux_chunk_order:	AUX area: log2 of the pages of the smallest physically
+ *			contiguous chunk (the four aux_* figures are 0
+ *			without an AUX area; they were reserved[0..3] of
+ *			KRING_STATS_SIZE_VER0, at the same offsets)
+ * @throttled:		samples this channel's source did not write because its
+ *			CPU had spent its sample rate or CPU-time budget
+ *			(kring.max_sample_rate, kring.cpu_time_max_percent;
+ *			docs/SECURITY.md); since KRING_STATS_SIZE_VER1
+ * @sample_type:	the channel's sample_type: KRING_SAMPLE_* bits of the
+ *			fields of its SAMPLE records, attr.sample_type plus
+ *			KRING_SAMPLE_SEQ and the bits its source always
+ *			writes; 0 while unconfigured; since
+ *			KRING_STATS_SIZE_VER2
  */
-struct kring_itrace_start_record {
-	struct kring_record_header header;
-	__u32	pid;
-	__u32	tid;
-	__u64	time;
-	__u64	seq;
+struct kring_stats {
+	__u32 size;
+	__u32 flags;
+	__u64 produced;
+	__u64 written;
+	__u64 lost_no_space;
+	__u64 lost_too_big;
+	__u64 lost_paused;
+	__u64 lost_overwritten;
+	__u64 wakeups;
+	__u64 nested;
+	__u64 aux_bytes;
+	__u64 aux_records;
+	__u64 aux_truncated;
+	__u64 aux_chunk_order;
+	__u64 throttled;
+	__u64 sample_type;
 };
 
-/*
- * struct kring_lost_record - KRING_RECORD_LOST: records were dropped.
- *
- * @id and @lost are perf's PERF_RECORD_LOST body; kring appends the range of
- * the lost records' sequence numbers and timestamps (a perf reader ignores
- * them; header.size covers them). @lost is exact. @first_seq/@last_seq are
- * the lowest and highest sequence numbers among the lost records and
- * @first_time/@last_time the lowest and highest timestamps; when writers
- * nest (an interrupt's record lost while a task's record was in flight),
- * the range can include sequence numbers of records that were delivered,
- * so @lost may be smaller than @last_seq - @first_seq + 1.
- */
-struct kring_lost_record {
-	struct kring_record_header header;
-	__u64	id;
-	__u64	lost;
-	__u64	first_seq;
-	__u64	last_seq;
-	__u64	first_time;
-	__u64	last_time;
-};
+#define KRING_STATS_SIZE_VER0	104
+#define KRING_STATS_SIZE_VER1	112	/* + throttled */
+#define KRING_STATS_SIZE_VER2	120	/* + sample_type; aux_* named */
 
+/* kring_stats.flags */
+#define KRING_STATS_F_ENABLED	(1U << 0)
+#define KRING_STATS_F_PAUSED	(1U << 1)
+#define KRING_STATS_F_MAPPED	(1U << 2)
 /*
- * KRING_RECORD_SAMPLE bits: perf's PERF_SAMPLE_* values for the fields
- * kring supports, plus KRING_SAMPLE_SEQ.
+ * A followed task exec'ed an image the channel's owner may not observe (a
+ * setuid or setgid program, or one made non-dumpable): the channel stopped
+ * following, for good, as perf does (docs/SECURITY.md).
  */
-#define KRING_SAMPLE_IP			(1ULL << 0)
-#define KRING_SAMPLE_TID		(1ULL << 1)
-#define KRING_SAMPLE_TIME		(1ULL << 2)
-#define KRING_SAMPLE_ID			(1ULL << 6)
-#define KRING_SAMPLE_CPU		(1ULL << 7)
-#define KRING_SAMPLE_PERIOD		(1ULL << 8)
-#define KRING_SAMPLE_RAW		(1ULL << 10)
-#define KRING_SAMPLE_IDENTIFIER		(1ULL << 16)
-/*
- * KRING_SAMPLE_SEQ: the record's per-channel sequence number. Its field
- * comes after every perf-defined field kring writes (after RAW), so a perf
- * parser that knows the other bits reads the body unchanged. Every record a
- * kring producer writes carries it.
- */
-#define KRING_SAMPLE_SEQ		(1ULL << 63)
-
-/* Every KRING_SAMPLE_* bit this ABI version defines. */
-#define KRING_SAMPLE_SUPPORTED	(KRING_SAMPLE_IP | KRING_SAMPLE_TID |	\
-				 KRING_SAMPLE_TIME | KRING_SAMPLE_ID |	\
-				 KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | \
-				 KRING_SAMPLE_RAW | KRING_SAMPLE_IDENTIFIER | \
-				 KRING_SAMPLE_SEQ)
-
-/*
- * KRING_RECORD_SAMPLE body, perf's order, each field present when its bit
- * is set in the channel's sample_type:
- *
- *	struct kring_record_header header;
- *	{ __u64 id;              } && KRING_SAMPLE_IDENTIFIER
- *	{ __u64 ip;              } && KRING_SAMPLE_IP
- *	{ __u32 pid, tid;        } && KRING_SAMPLE_TID
- *	{ __u64 time;            } && KRING_SAMPLE_TIME
- *	{ __u64 id;              } && KRING_SAMPLE_ID
- *	{ __u32 cpu, res;        } && KRING_SAMPLE_CPU
- *	{ __u64 period;          } && KRING_SAMPLE_PERIOD
- *	{ __u32 size;
- *	  char  data[size];      } && KRING_SAMPLE_RAW
- *	{ __u64 seq;             } && KRING_SAMPLE_SEQ
- *
- * As in perf, RAW's size is padded with zeroes so that size + 4 is a
- * multiple of 8 and the record stays 8-byte aligned.
- */
-
-/*
- * ---------------------------------------------------------------------
- * The AUX area (see docs/AUX.md).
- * ---------------------------------------------------------------------
- *
- * A second buffer for bulk data written by hardware-like producers (perf's
- * AUX area). The consumer stores aux_offset and aux_size into the control
- * page of its data-ring mapping, then maps that range of the same fd:
- * aux_offset page aligned and at or past the end of the data-ring mapping,
- * aux_size a power-of-two number of pages (at most 2^KRING_AUX_MAX_ORDER);
- * the data ring must be mapped first; a later mapping of the AUX area must
- * have the same offset, size and protection. Anything else is -EINVAL.
- *
- * A read-write AUX mapping is normal mode: the producer writes at aux_head
- * and never past aux_tail + aux_size, which the consumer advances (the
- * data ring's A/B/C/D protocol with aux_head/aux_tail). A read-only AUX
- * mapping is snapshot mode: the producer overwrites freely and publishes
- * aux_head (with an OVERWRITE record) only when it stops: a snapshot, an
- * AUX pause, disabling the channel.
- *
- * aux_head is a free-running byte count in both modes: the byte at AUX
- * position p is at p & (aux_size - 1) in the AUX mapping. A snapshot is
- * therefore the aux_size bytes before aux_head when aux_head >= aux_size
- * (the buffer wrapped, or is exactly full), else [0, aux_head).
- *
- * Each finished extent is announced by a KRING_RECORD_AUX record in the
- * data ring (struct kring_aux_record): normal mode extents are contiguous
- * in AUX position; a gap left when the producer found no room follows a
- * record with KRING_AUX_FLAG_TRUNCATED (possibly of size 0).
- */
-#define KRING_FEAT_AUX		(1ULL << 10)	/* the AUX area */
-#define KRING_FEAT_AUX_TRACER	(1ULL << 11)	/* KRING_SOURCE_AUX_TRACER */
-
-#define KRING_AUX_MAX_ORDER	16
-
-/*
- * Snapshot mode: stop the producer, publish aux_head and write an AUX
- * record with KRING_AUX_FLAG_OVERWRITE for the newest data. The producer
- * stays stopped while the consumer copies the window, until
- * KRING_IOC_AUX_RESUME. -EINVAL unless the AUX area is mapped read-only.
- */
-#define KRING_IOC_AUX_SNAPSHOT	_IO(KRING_IOC_MAGIC, 0x10)
-/*
- * Stop / restart the AUX producer, ending its current extent (perf's
- * aux_pause); in snapshot mode a pause also publishes, as a snapshot does.
- */
-#define KRING_IOC_AUX_PAUSE	_IO(KRING_IOC_MAGIC, 0x11)
-#define KRING_IOC_AUX_RESUME	_IO(KRING_IOC_MAGIC, 0x12)
-
-/*
- * kring_stats.reserved[] of a channel with an AUX area:
- *	[KRING_STATS_AUX_BYTES]		bytes announced by AUX records
- *	[KRING_STATS_AUX_RECORDS]	AUX records written
- *	[KRING_STATS_AUX_TRUNCATED]	AUX records with KRING_AUX_FLAG_TRUNCATED
- *	[KRING_STATS_AUX_CHUNK_ORDER]	log2 of the pages of the smallest
- *					physically contiguous AUX chunk
- */
-#define KRING_STATS_AUX_BYTES		0
-#define KRING_STATS_AUX_RECORDS		1
-#define KRING_STATS_AUX_TRUNCATED	2
-#define KRING_STATS_AUX_CHUNK_ORDER	3
-
-/*
- * The emulated tracer (KRING_SOURCE_AUX_TRACER, a test generator: needs
- * CAP_PERFMON or CAP_SYS_ADMIN unless kring.test_sources=1), a PT/ETM-like unit
- * writing packets straight into the AUX area: CPU mode (cpu = N, pid = -1)
- * traces CPU N; task mode (pid = P, cpu = -1 or N, inherit allowed; needs
- * KRING_FEAT_CAPTURE) runs only while a followed task is on a CPU, started
- * and stopped at context switches (docs/AUX.md):
- *   config[0]  packets per millisecond (of run time in task mode; default
- *		64, at most 4096)
- *   config[1]  payload bytes per DATA packet, a multiple of 8 (default 32,
- *		at most 4096); config[0] packets of 32 + config[1] bytes
- *		come to at most 16384 bytes (the work of one tick)
- *   config[2]  a SYNC packet every this many packets (default 16)
- *   config[3]  stop after this many packets, 0 = never
- * Its data-ring records are AUX and ITRACE_START records.
- *
- * Packets are 8-byte aligned and back to back inside an extent. Each
- * starts with struct kring_aux_packet; @seq counts every packet the tracer
- * generated, written or not, so a gap in @seq is data lost. Every extent
- * (after each start, resume or snapshot restart) begins with a SYNC
- * packet, whose payload is the 8 bytes KRING_AUX_SYNC_MAGIC: a snapshot
- * reader that starts in the middle of a packet scans 8-byte words for the
- * magic to resynchronise. A DATA packet's payload byte i is
- * kring_synth_byte(seq, i).
- */
-#define KRING_AUX_PKT_SYNC	1
-#define KRING_AUX_PKT_DATA	2
-#define KRING_AUX_SYNC_MAGIC	0x4253504e49524b21ULL	/* "!KRINPSB" */
-
-struct kring_aux_packet {
-	__u64	magic;		/* KRING_AUX_SYNC_MAGIC in SYNC packets, else 0 */
-	__u16	type;		/* KRING_AUX_PKT_* */
-	__u16	len;		/* bytes of the packet, this header included */
-	__u32	cpu;
-	__u64	seq;
-	__u64	time;		/* record clock */
-	/* DATA: __u8 payload[len - 32]; */
-};
+#define KRING_STATS_F_REVOKED	(1U << 3)
 
 #endif /* _UAPI_LINUX_KRING_H */

@@ -101,6 +101,10 @@ result<channel> channel::open(const channel_options& o) {
     a.aux_watermark = o.aux_watermark.value_or(0);
     if (::ioctl(ch.fd(), KRING_IOC_CONFIGURE, &a) < 0)
         return error::from_errno(errno, "KRING_IOC_CONFIGURE");
+    auto st = ch.stats();
+    if (!st)
+        return st.error();
+    ch.sample_type_ = st->size >= KRING_STATS_SIZE_VER2 ? st->sample_type : o.sample_type;
 
     const std::size_t ps = abi.page_size;
     const std::uint64_t data_size = std::uint64_t(ps) << o.data_pages_order;

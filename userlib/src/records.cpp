@@ -94,8 +94,8 @@ std::optional<sample_info> parse_sample(const record& r, std::uint64_t st) noexc
             return std::nullopt;
         std::memcpy(&n, c.p, 4);
         c.p += 4;
-        // size + 4 is padded to a multiple of 8
-        std::uint64_t padded = (std::uint64_t(n) + 4 + 7) / 8 * 8 - 4;
+        // the kernel writes n data bytes with size KRING_RAW_PADDED(n)
+        std::uint64_t padded = KRING_RAW_PADDED(std::uint64_t(n));
         if (std::uint64_t(c.end - c.p) < padded)
             return std::nullopt;
         s.raw = std::span<const std::byte>(c.p, n);

@@ -81,6 +81,11 @@ public:
     const ring_view& ring() const noexcept { return view_; }
     const aux_view& aux() const noexcept { return aux_; }
     const channel_options& options() const noexcept { return opts_; }
+    // The layout of this channel's SAMPLE records, as the module reports it
+    // (kring_stats.sample_type): the bits asked for plus KRING_SAMPLE_SEQ
+    // and what the source always writes. Parse with this, not with the
+    // options. A module that predates the report: the bits asked for.
+    std::uint64_t sample_type() const noexcept { return sample_type_; }
     kring_ctl_page* ctl() const noexcept { return view_.ctl; }
 
     result<void> enable();
@@ -148,6 +153,7 @@ private:
 
     device dev_;
     channel_options opts_;
+    std::uint64_t sample_type_ = 0;
     unique_mapping map_, aux_map_;
     ring_view view_;
     aux_view aux_;

@@ -25,8 +25,8 @@
 
 namespace kring {
 
-// The largest record a header can describe (its size is a __u16).
-inline constexpr std::size_t max_record_size = 0xffff;
+// The largest record (uapi: a __u16 size that is a multiple of 8).
+inline constexpr std::size_t max_record_size = KRING_RECORD_MAX_SIZE;
 
 // The record types a reader accepts by default: perf's kernel record types
 // (1..63) and kring's own (KRING_RECORD_KRING_BASE .. + 0xffff). Anything
