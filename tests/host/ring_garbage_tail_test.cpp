@@ -10,7 +10,7 @@
 
 #include "ring_test_util.hpp"
 
-using namespace kring_test;
+using namespace kt;
 
 namespace {
 

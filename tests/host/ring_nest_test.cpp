@@ -14,7 +14,7 @@
 
 #include "ring_test_util.hpp"
 
-using namespace kring_test;
+using namespace kt;
 
 namespace {
 

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Helpers of the host tests of kmod/ring.c: a ring over guard-paged data
- * pages, a test record format, and a consumer that validates what it reads.
- *
- * Test records (type kTestType): header, __u64 seq, then __u64 words
- * word(seq, j) for j = 1.. up to the record's size. A record of 8 bytes
- * is a bare header (no seq).
+ * pages, the test record format (tests/common/test_record.h, shared with
+ * the KUnit suite: kTestType, word() and time_of() below name its parts),
+ * and a consumer that validates what it reads.
  */
 #pragma once
 
@@ -24,6 +22,7 @@
 
 extern "C" {
 #include "ring.h"
+#include "test_record.h"
 }
 
 /* The shim's function-like macros clash with the C++ library's names. */
@@ -36,18 +35,13 @@ extern "C" {
 #undef likely
 #undef unlikely
 
-namespace kring_test {
+namespace kt {
 
-constexpr uint32_t kTestType = KRING_RECORD_KRING_BASE + 0x100;
+/* The test record format (tests/common/test_record.h, shared with KUnit). */
+constexpr uint32_t kTestType = KRING_TEST_RECORD_TYPE;
 constexpr unsigned kPage = PAGE_SIZE;
-
-inline uint64_t word(uint64_t seq, uint64_t j)
-{
-	return seq * 0x9E3779B97F4A7C15ULL + j * 0x100000001B3ULL + 1;
-}
-
-/* The record time the tests pass for a sequence number. */
-inline uint64_t time_of(uint64_t seq) { return seq * 10 + 5; }
+inline uint64_t word(uint64_t seq, uint64_t j) { return kring_test_word(seq, j); }
+inline uint64_t time_of(uint64_t seq) { return kring_test_time(seq); }
 
 template <typename T> inline T load_acquire(T &x)
 {
@@ -390,4 +384,4 @@ inline void check_ledger(const Ledger &l, const Tally &t)
 	}
 }
 
-} // namespace kring_test
+} // namespace kt

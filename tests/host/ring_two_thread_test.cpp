@@ -21,7 +21,7 @@
 #define KRING_TWO_THREAD_RECORDS 10000000ULL
 #endif
 
-using namespace kring_test;
+using namespace kt;
 
 namespace {
 

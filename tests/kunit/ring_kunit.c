@@ -6,8 +6,7 @@
  * interrupting a task-context writer), lost accounting and the LOST
  * record, backward writing, discard, wake-up arithmetic and garbage tails.
  *
- * Test records: type TEST_TYPE, then the record's sequence number, then
- * __u64 words test_word(seq, j) up to the record's size.
+ * Test records: tests/common/test_record.h, shared with the host suites.
  */
 #include <kunit/test.h>
 #include <linux/gfp.h>
@@ -21,18 +20,7 @@
 
 #include "compat.h"
 #include "ring.h"
-
-#define TEST_TYPE	(KRING_RECORD_KRING_BASE + 0x100)
-
-static u64 test_word(u64 seq, u64 j)
-{
-	return seq * 0x9E3779B97F4A7C15ULL + j * 0x100000001B3ULL + 1;
-}
-
-static u64 test_time(u64 seq)
-{
-	return seq * 10 + 5;
-}
+#include "test_record.h"
 
 struct test_ring {
 	struct kring_ring rb;
@@ -115,15 +103,15 @@ static int test_write(struct kring_ring *rb, unsigned int size, u64 *seq,
 	int err;
 
 	preempt_disable();
-	err = kring_output_begin(&h, rb, size, test_time(local64_read(&rb->seq)));
+	err = kring_output_begin(&h, rb, size, kring_test_time(local64_read(&rb->seq)));
 	if (seq)
 		*seq = h.seq;
 	if (err)
 		goto out;
-	kring_output_header(&h, TEST_TYPE, 0);
+	kring_output_header(&h, KRING_TEST_RECORD_TYPE, 0);
 	words = (h.rec_size - 8) / 8;
 	for (j = 0; j < words; j++) {
-		w = j ? test_word(h.seq, j) : h.seq;
+		w = j ? kring_test_word(h.seq, j) : h.seq;
 		if (!chunk) {
 			kring_output_copy(&h, &w, 8);
 			continue;
@@ -164,7 +152,7 @@ static unsigned int test_check(struct kunit *test, struct test_ring *tr, u64 pos
 		return 0;
 	}
 	switch (hdr.type) {
-	case TEST_TYPE:
+	case KRING_TEST_RECORD_TYPE:
 		t->records++;
 		if (hdr.size == 8)
 			break;
@@ -172,7 +160,7 @@ static unsigned int test_check(struct kunit *test, struct test_ring *tr, u64 pos
 		t->last_seq = seq;
 		for (j = 1; j < (hdr.size - 8) / 8; j++) {
 			test_read(tr, pos + 8 * (j + 1), &w, 8);
-			if (w != test_word(seq, j)) {
+			if (w != kring_test_word(seq, j)) {
 				KUNIT_FAIL(test, "seq %llu word %llu corrupt at %llu",
 					   seq, j, pos);
 				t->bad = true;
@@ -331,7 +319,7 @@ static void ring_unwritten_tail_zeroed(struct kunit *test)
 	preempt_disable();
 	KUNIT_ASSERT_EQ(test, kring_output_begin(&h, &tr->rb, 197, 0), 0);
 	KUNIT_EXPECT_EQ(test, h.rec_size, 200U);
-	kring_output_header(&h, TEST_TYPE, 0);
+	kring_output_header(&h, KRING_TEST_RECORD_TYPE, 0);
 	kring_output_end(&h);
 	preempt_enable();
 	for (i = 8; i < 200; i += 8) {
@@ -355,7 +343,7 @@ static void ring_nesting_simulated(struct kunit *test)
 	test_seek(tr, start);
 	preempt_disable();
 	KUNIT_ASSERT_EQ(test, kring_output_begin(&a, &tr->rb, 64, 1), 0);
-	kring_output_header(&a, TEST_TYPE, 0);
+	kring_output_header(&a, KRING_TEST_RECORD_TYPE, 0);
 	kring_output_copy(&a, &a.seq, 8);
 
 	/* "softirq": a whole record inside A */
@@ -367,13 +355,13 @@ static void ring_nesting_simulated(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kring_output_begin(&b, &tr->rb, 16, 2), 0);
 	KUNIT_EXPECT_EQ(test, tr->rb.nest, 2U);
 	KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 32, NULL, 3, END_COMMIT), 0);
-	kring_output_header(&b, TEST_TYPE, 0);
+	kring_output_header(&b, KRING_TEST_RECORD_TYPE, 0);
 	kring_output_copy(&b, &b.seq, 8);
 	kring_output_end(&b);
 	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, start);
 
 	for (j = 1; j < 7; j++) {
-		w = test_word(a.seq, j);
+		w = kring_test_word(a.seq, j);
 		kring_output_copy(&a, &w, 8);
 	}
 	kring_output_end(&a);
@@ -400,10 +388,10 @@ static void ring_nesting_loss(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kring_output_begin(&a, &tr->rb, 4000, 0), 0);
 	KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 200, &seq, 0, END_COMMIT), -ENOSPC);
 	KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 16, NULL, 0, END_COMMIT), 0);
-	kring_output_header(&a, TEST_TYPE, 0);
+	kring_output_header(&a, KRING_TEST_RECORD_TYPE, 0);
 	kring_output_copy(&a, &a.seq, 8);
 	for (j = 1; j < (4000 - 8) / 8; j++) {
-		w = test_word(a.seq, j);
+		w = kring_test_word(a.seq, j);
 		kring_output_copy(&a, &w, 8);
 	}
 	kring_output_end(&a);
@@ -512,8 +500,8 @@ static void ring_lost_record(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t.last_lost.lost, 5ULL);
 	KUNIT_EXPECT_EQ(test, t.last_lost.first_seq, 64ULL);
 	KUNIT_EXPECT_EQ(test, t.last_lost.last_seq, 68ULL);
-	KUNIT_EXPECT_EQ(test, t.last_lost.first_time, test_time(64));
-	KUNIT_EXPECT_EQ(test, t.last_lost.last_time, test_time(68));
+	KUNIT_EXPECT_EQ(test, t.last_lost.first_time, kring_test_time(64));
+	KUNIT_EXPECT_EQ(test, t.last_lost.last_time, kring_test_time(68));
 	KUNIT_EXPECT_EQ(test, t.last_seq, 69ULL);
 	KUNIT_EXPECT_EQ(test, seq, 69ULL);
 	test_expect_accounting(test, tr);

@@ -62,8 +62,8 @@ void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
-using kring_lib_test::host_ring;
-using kring_lib_test::write_sample;
+using kt::host_ring;
+using kt::write_sample;
 
 namespace {
 
@@ -115,7 +115,7 @@ TEST(Alloc, SteadyStateReadingAllocatesNothing) {
         for (int i = 0; i < 40; i++) {
             write_sample(&a.rb, t++, 90);  // 120-byte records: some wrap
             write_sample(&b.rb, t++, 150);
-            kring_test::write_record(&ow.rb, 200);
+            kt::write_record(&ow.rb, 200);
         }
         g_counting = was;
         auto ready = p->wait(0);

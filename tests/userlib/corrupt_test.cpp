@@ -201,7 +201,7 @@ namespace {
 TEST(Corrupt, RandomGarbageNeverCrashesOrLoops) {
     std::mt19937_64 rng(42);
     for (bool mirrored : {false, true}) {
-        kring_lib_test::host_ring ring(1, mirrored);
+        kt::host_ring ring(1, mirrored);
         auto* words = reinterpret_cast<std::uint64_t*>(ring.data());
         const std::uint64_t ds = ring.size();
         for (int iter = 0; iter < 20000; iter++) {
@@ -236,7 +236,7 @@ TEST(Corrupt, RandomGarbageNeverCrashesOrLoops) {
             // Whatever was accepted lies between the tail and the head.
             EXPECT_LE(ring.ctl()->data_tail - tail, ds);
 
-            kring_lib_test::host_ring* rp = &ring;
+            kt::host_ring* rp = &ring;
             auto v = rp->view();
             v.overwrite = true;
             kring::overwrite_reader ow(v);

@@ -16,9 +16,9 @@
 #include "kring/ring.hpp"
 #include "ring_test_util.hpp"
 
-namespace kring_lib_test {
+namespace kt {
 
-using kring_test::kPage;
+using kt::kPage;
 
 class host_ring {
 public:
@@ -90,16 +90,16 @@ private:
     std::vector<void*> addrs_;
 };
 
-// Check a test record (kring_test::write_record's format) word by word.
+// Check a test record (kt::write_record's format) word by word.
 inline bool check_test_record(const kring::record& r, std::uint64_t& seq_out) {
-    if (r.type() != kring_test::kTestType || r.size() < 16)
+    if (r.type() != kt::kTestType || r.size() < 16)
         return false;
     std::uint64_t seq;
     std::memcpy(&seq, r.bytes().data() + 8, 8);
     for (std::size_t j = 1; 8 + 8 * j < r.size(); j++) {
         std::uint64_t w;
         std::memcpy(&w, r.bytes().data() + 8 + 8 * j, 8);
-        if (w != kring_test::word(seq, j))
+        if (w != kt::word(seq, j))
             return false;
     }
     seq_out = seq;
@@ -133,4 +133,4 @@ inline int write_sample(kring_ring* rb, std::uint64_t t, std::uint32_t raw_len =
     return 0;
 }
 
-}  // namespace kring_lib_test
+}  // namespace kt

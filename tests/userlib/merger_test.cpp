@@ -9,8 +9,8 @@
 #include "host_ring.hpp"
 #include "kring/merger.hpp"
 
-using kring_lib_test::host_ring;
-using kring_lib_test::write_sample;
+using kt::host_ring;
+using kt::write_sample;
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include "host_ring.hpp"
 #include "kring/poller.hpp"
 
-using kring_lib_test::host_ring;
+using kt::host_ring;
 
 namespace {
 
@@ -34,7 +34,7 @@ TEST(Poller, RecheckAfterArmingAvoidsSleeping) {
     // Data published without any wake-up (the fd stays silent): the
     // re-check after F reports it although the fd is not readable, and the
     // poller does not sleep (a long timeout would hang the test).
-    ASSERT_EQ(kring_test::write_record(&b.rb, 32), 0);
+    ASSERT_EQ(kt::write_record(&b.rb, 32), 0);
     r = p->wait(60000);
     ASSERT_TRUE(r);
     ASSERT_EQ(r->size(), 1u);

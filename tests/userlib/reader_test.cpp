@@ -8,8 +8,8 @@
 #include "host_ring.hpp"
 #include "kring/reader.hpp"
 
-using kring_lib_test::check_test_record;
-using kring_lib_test::host_ring;
+using kt::check_test_record;
+using kt::host_ring;
 
 namespace {
 
@@ -32,7 +32,7 @@ TEST_P(ReaderWrap, EveryOffset) {
         const unsigned n = unsigned((ds - sizeof(kring_lost_record)) / size);
         for (unsigned i = 0; i < n; i++) {
             std::uint64_t seq;
-            ASSERT_EQ(kring_test::write_record(&ring.rb, size, &seq), 0);
+            ASSERT_EQ(kt::write_record(&ring.rb, size, &seq), 0);
             ASSERT_EQ(seq, seq_next++);
         }
         std::uint64_t want = seq_next - n, got = 0;
@@ -87,7 +87,7 @@ TEST(Reader, InterleavedBatches) {
                 x = x * 6364136223846793005ULL + 1442695040888963407ULL;
                 unsigned size = 16 + 8 * unsigned((x >> 33) % 60);
                 std::uint64_t seq;
-                if (kring_test::write_record(&ring.rb, size, &seq) == 0)
+                if (kt::write_record(&ring.rb, size, &seq) == 0)
                     produced++;
                 else
                     FAIL() << "no space in round " << round;
@@ -109,7 +109,7 @@ TEST(Reader, LostRecordsAndCounters) {
     kring::reader rd(ring.view());
     std::uint64_t written = 0, dropped = 0;
     for (int i = 0; i < 200; i++) {
-        if (kring_test::write_record(&ring.rb, 64) == 0)
+        if (kt::write_record(&ring.rb, 64) == 0)
             written++;
         else
             dropped++;
@@ -118,7 +118,7 @@ TEST(Reader, LostRecordsAndCounters) {
     std::uint64_t delivered = 0;
     ASSERT_TRUE(rd.drain([&](const kring::record&) { delivered++; }));
     // The next record that fits carries the LOST record before it.
-    ASSERT_EQ(kring_test::write_record(&ring.rb, 64), 0);
+    ASSERT_EQ(kt::write_record(&ring.rb, 64), 0);
     written++;
     std::uint64_t lost_records = 0, lost = 0, after = 0;
     auto n = rd.drain([&](const kring::record& r) {
@@ -147,9 +147,9 @@ TEST(Reader, LostRecordsAndCounters) {
 TEST(Reader, PadRecordsAreSkipped) {
     host_ring ring(1, false);
     kring::reader rd(ring.view());
-    ASSERT_EQ(kring_test::write_record(&ring.rb, 32), 0);
-    ASSERT_EQ(kring_test::write_record(&ring.rb, 32, nullptr, 0, kring_test::End::Discard), 0);
-    ASSERT_EQ(kring_test::write_record(&ring.rb, 32), 0);
+    ASSERT_EQ(kt::write_record(&ring.rb, 32), 0);
+    ASSERT_EQ(kt::write_record(&ring.rb, 32, nullptr, 0, kt::End::Discard), 0);
+    ASSERT_EQ(kt::write_record(&ring.rb, 32), 0);
     std::vector<std::uint64_t> seqs;
     ASSERT_TRUE(rd.drain([&](const kring::record& r) {
         std::uint64_t s;
@@ -164,7 +164,7 @@ TEST(Reader, ReleaseToKeepsLaterRecords) {
     host_ring ring(1, false);
     kring::reader rd(ring.view());
     for (int i = 0; i < 3; i++)
-        ASSERT_EQ(kring_test::write_record(&ring.rb, 40), 0);
+        ASSERT_EQ(kt::write_record(&ring.rb, 40), 0);
     auto a = rd.next();
     auto b = rd.next();
     ASSERT_TRUE(a && b);
@@ -189,7 +189,7 @@ TEST_P(OverwriteRead, NewestFirstAcrossWraps) {
     // Read at many points: before the first wrap and after several.
     for (int k = 0; k < 40; k++) {
         for (int i = 0; i < 37; i++)
-            ASSERT_EQ(kring_test::write_record(&ring.rb, size, &last), 0);
+            ASSERT_EQ(kt::write_record(&ring.rb, size, &last), 0);
         std::uint64_t expect = last, bytes = 0, n = 0;
         auto r = rd.read([&](const kring::record& rec) {
             std::uint64_t s;

@@ -17,8 +17,8 @@
 #define KRING_LIB_TSAN_RECORDS 10000000ULL
 #endif
 
-using kring_lib_test::check_test_record;
-using kring_lib_test::host_ring;
+using kt::check_test_record;
+using kt::host_ring;
 
 namespace {
 
@@ -36,10 +36,10 @@ TEST(LibTsan, ProducerAndReaderExactAccounting) {
         std::thread producer([&] {
             std::uint64_t seq = 0;
             for (std::uint64_t i = 0; i < n; i++)
-                if (kring_test::write_record(&ring.rb, size_of(i), &seq))
+                if (kt::write_record(&ring.rb, size_of(i), &seq))
                     std::this_thread::yield();
             // Flush: the last losses go out with a record that fits.
-            while (kring_test::write_record(&ring.rb, 16, &seq))
+            while (kt::write_record(&ring.rb, 16, &seq))
                 std::this_thread::yield();
             produced.store(seq + 1, std::memory_order_relaxed);
             done.store(true, std::memory_order_release);

@@ -12,44 +12,15 @@
 #include <vector>
 
 #include "raw_ring.hpp"
+#include "test_util.hpp"
 
-namespace cap {
-
-constexpr std::uint64_t sched_type =
-    KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_RAW;
-constexpr std::uint64_t timer_type = KRING_SAMPLE_IP | KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
-                                     KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | KRING_SAMPLE_RAW;
+namespace kt {
 
 inline kring_attr attr(std::uint32_t source, int cpu, int pid, std::uint64_t flags = 0) {
     kring_attr a = kt::make_attr(source, cpu, source == KRING_SOURCE_TIMER ? timer_type : sched_type,
                                  flags);
     a.pid = pid;
     return a;
-}
-
-inline int gettid_() { return static_cast<int>(::syscall(SYS_gettid)); }
-
-inline std::uint64_t now_ns(clockid_t clk = CLOCK_MONOTONIC) {
-    timespec ts;
-    ::clock_gettime(clk, &ts);
-    return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
-}
-
-inline int online_cpus() { return static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)); }
-
-inline bool pin_to(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return ::sched_setaffinity(0, sizeof(set), &set) == 0;
-}
-
-inline void unpin() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        CPU_SET(c, &set);
-    ::sched_setaffinity(0, sizeof(set), &set);
 }
 
 struct rec {
@@ -110,4 +81,4 @@ struct channel {
     }
 };
 
-}  // namespace cap
+}  // namespace kt

@@ -10,19 +10,19 @@
 namespace {
 
 // Records of a CPU 1 channel that say another CPU.
-long samples_off_cpu1(const cap::channel& c) {
+long samples_off_cpu1(const kt::channel& c) {
     return std::count_if(c.recs.begin(), c.recs.end(),
-                         [](const cap::rec& r) { return r.s.cpu != 1; });
+                         [](const kt::rec& r) { return r.s.cpu != 1; });
 }
 
 TEST(CaptureHotplug, OfflineCpuStopsAndResumes) {
     if (!kt::cpu1_hotpluggable())
         GTEST_SKIP() << "CPU 1 cannot be taken offline here (" << kt::cpu1_online << ")";
-    cap::channel timer, sched;
-    kring_attr t = cap::attr(KRING_SOURCE_TIMER, 1, -1);
+    kt::channel timer, sched;
+    kring_attr t = kt::attr(KRING_SOURCE_TIMER, 1, -1);
     t.config[1] = 5000000;  // 5 ms
     ASSERT_EQ(timer.open(t, 4), 0);
-    ASSERT_EQ(sched.open(cap::attr(KRING_SOURCE_SCHED, 1, -1), 6), 0);
+    ASSERT_EQ(sched.open(kt::attr(KRING_SOURCE_SCHED, 1, -1), 6), 0);
     ASSERT_EQ(timer.enable(), 0);
     ASSERT_EQ(sched.enable(), 0);
     ::usleep(100000);
@@ -49,7 +49,7 @@ TEST(CaptureHotplug, OfflineCpuStopsAndResumes) {
     // A channel cannot be bound to an offline CPU.
     kt::raw_channel late;
     ASSERT_EQ(late.open_dev(), 0);
-    EXPECT_EQ(late.configure(cap::attr(KRING_SOURCE_SCHED, 1, -1)), EINVAL);
+    EXPECT_EQ(late.configure(kt::attr(KRING_SOURCE_SCHED, 1, -1)), EINVAL);
 
     ASSERT_EQ(kt::set_cpu1_online(true), 0);
     EXPECT_EQ(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
@@ -74,8 +74,8 @@ TEST(CaptureHotplug, OfflineCpuStopsAndResumes) {
 TEST(CaptureHotplug, EnableWhileCpuOffline) {
     if (!kt::cpu1_hotpluggable())
         GTEST_SKIP() << "CPU 1 cannot be taken offline here (" << kt::cpu1_online << ")";
-    cap::channel timer, again;
-    kring_attr t = cap::attr(KRING_SOURCE_TIMER, 1, -1);
+    kt::channel timer, again;
+    kring_attr t = kt::attr(KRING_SOURCE_TIMER, 1, -1);
     t.config[1] = 5000000;  // 5 ms
     ASSERT_EQ(timer.open(t, 4), 0);
     ASSERT_EQ(again.open(t, 4), 0);
@@ -159,7 +159,7 @@ TEST(CaptureHotplug, SyntheticWritesOnlyOnItsCpu) {
     ASSERT_EQ(kt::set_cpu1_online(false), 0);
     run_for(300);
     ASSERT_EQ(kt::set_cpu1_online(true), 0);
-    back_at = cap::now_ns();
+    back_at = kt::now_ns();
     run_for(600);
     ASSERT_EQ(ch.ioctl0(KRING_IOC_DISABLE), 0);
     drain();

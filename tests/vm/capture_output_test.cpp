@@ -8,7 +8,7 @@
 
 namespace {
 
-constexpr std::uint64_t id_type = cap::sched_type | KRING_SAMPLE_IDENTIFIER;
+constexpr std::uint64_t id_type = kt::sched_type | KRING_SAMPLE_IDENTIFIER;
 
 kring_attr with_id(kring_attr a) {
     a.sample_type = id_type;
@@ -20,9 +20,9 @@ kring_attr with_id(kring_attr a) {
 TEST(CaptureOutput, SameCpuShareOneBuffer) {
     kt::raw_channel sched, timer;
     ASSERT_EQ(sched.open_dev(), 0);
-    ASSERT_EQ(sched.configure(with_id(cap::attr(KRING_SOURCE_SCHED, 0, -1))), 0);
+    ASSERT_EQ(sched.configure(with_id(kt::attr(KRING_SOURCE_SCHED, 0, -1))), 0);
     ASSERT_EQ(timer.open_dev(), 0);
-    kring_attr t = with_id(cap::attr(KRING_SOURCE_TIMER, 0, -1));
+    kring_attr t = with_id(kt::attr(KRING_SOURCE_TIMER, 0, -1));
     t.config[0] = 200;
     ASSERT_EQ(timer.configure(t), 0);
     ASSERT_EQ(timer.set_output(sched.fd), 0);
@@ -72,10 +72,10 @@ TEST(CaptureOutput, SameCpuShareOneBuffer) {
 TEST(CaptureOutput, Constraints) {
     kt::raw_channel c0, c1, mine, other, mapped, synth;
     ASSERT_EQ(c0.open_dev(), 0);
-    ASSERT_EQ(c0.configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
+    ASSERT_EQ(c0.configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
     ASSERT_EQ(c1.open_dev(), 0);
-    ASSERT_EQ(c1.configure(cap::attr(KRING_SOURCE_SCHED, cap::online_cpus() > 1 ? 1 : 0, -1)), 0);
-    if (cap::online_cpus() > 1) {
+    ASSERT_EQ(c1.configure(kt::attr(KRING_SOURCE_SCHED, kt::online_cpus() > 1 ? 1 : 0, -1)), 0);
+    if (kt::online_cpus() > 1) {
         EXPECT_EQ(c1.set_output(c0.fd), EINVAL);  // other CPU
     }
     EXPECT_EQ(c0.set_output(c0.fd), EINVAL);      // itself
@@ -90,14 +90,14 @@ TEST(CaptureOutput, Constraints) {
     }
     ASSERT_GT(child, 0);
     ASSERT_EQ(mine.open_dev(), 0);
-    ASSERT_EQ(mine.configure(cap::attr(KRING_SOURCE_SCHED, -1, 0)), 0);
+    ASSERT_EQ(mine.configure(kt::attr(KRING_SOURCE_SCHED, -1, 0)), 0);
     ASSERT_EQ(other.open_dev(), 0);
-    ASSERT_EQ(other.configure(cap::attr(KRING_SOURCE_SCHED, -1, child)), 0);
+    ASSERT_EQ(other.configure(kt::attr(KRING_SOURCE_SCHED, -1, child)), 0);
     EXPECT_EQ(other.set_output(mine.fd), EINVAL);
     EXPECT_EQ(mine.set_output(c0.fd), EINVAL);  // per-thread into per-CPU
     kt::raw_channel mine2;
     ASSERT_EQ(mine2.open_dev(), 0);
-    kring_attr t = cap::attr(KRING_SOURCE_TIMER, -1, 0);
+    kring_attr t = kt::attr(KRING_SOURCE_TIMER, -1, 0);
     t.config[0] = 100;
     ASSERT_EQ(mine2.configure(t), 0);
     EXPECT_EQ(mine2.set_output(mine.fd), 0);
@@ -107,16 +107,16 @@ TEST(CaptureOutput, Constraints) {
     EXPECT_EQ(mine2.map_ring(1, true, false), 0);
     // A channel mapped itself cannot be redirected; a synthetic one neither.
     ASSERT_EQ(mapped.open_dev(), 0);
-    ASSERT_EQ(mapped.configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
+    ASSERT_EQ(mapped.configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
     ASSERT_EQ(mapped.map_ring(1, true, false), 0);
     EXPECT_EQ(mapped.set_output(c0.fd), EBUSY);
     ASSERT_EQ(synth.open_dev(), 0);
-    ASSERT_EQ(synth.configure(kt::make_attr(KRING_SOURCE_SYNTHETIC, 0, cap::sched_type)), 0);
+    ASSERT_EQ(synth.configure(kt::make_attr(KRING_SOURCE_SYNTHETIC, 0, kt::sched_type)), 0);
     EXPECT_EQ(synth.set_output(c0.fd), EINVAL);
     // Different clocks cannot share a buffer.
     kt::raw_channel raw;
     ASSERT_EQ(raw.open_dev(), 0);
-    kring_attr r = cap::attr(KRING_SOURCE_SCHED, 0, -1);
+    kring_attr r = kt::attr(KRING_SOURCE_SCHED, 0, -1);
     r.clockid = KRING_CLOCK_MONOTONIC_RAW;
     ASSERT_EQ(raw.configure(r), 0);
     EXPECT_EQ(raw.set_output(c0.fd), EINVAL);

@@ -35,10 +35,10 @@ TEST(CapturePerm, UnprivilegedUser) {
             ::_exit(1);
         kt::raw_channel probe;
         o.open_err = probe.open_dev();
-        o.per_cpu = try_configure(cap::attr(KRING_SOURCE_SCHED, 0, -1));
-        o.other_task = try_configure(cap::attr(KRING_SOURCE_SCHED, -1, 1));  // init, root's
-        o.own_task = try_configure(cap::attr(KRING_SOURCE_SCHED, -1, 0));
-        kring_attr t = cap::attr(KRING_SOURCE_TIMER, -1, 0);
+        o.per_cpu = try_configure(kt::attr(KRING_SOURCE_SCHED, 0, -1));
+        o.other_task = try_configure(kt::attr(KRING_SOURCE_SCHED, -1, 1));  // init, root's
+        o.own_task = try_configure(kt::attr(KRING_SOURCE_SCHED, -1, 0));
+        kring_attr t = kt::attr(KRING_SOURCE_TIMER, -1, 0);
         t.config[0] = 100;
         o.timer_kernel = try_configure(t);
         t.flags = KRING_ATTR_F_EXCLUDE_KERNEL;
@@ -57,8 +57,8 @@ TEST(CapturePerm, UnprivilegedUser) {
     EXPECT_EQ(o.timer_kernel, EACCES);
     EXPECT_EQ(o.timer_user, 0);
     // Root may do all of it.
-    EXPECT_EQ(try_configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
-    EXPECT_EQ(try_configure(cap::attr(KRING_SOURCE_SCHED, -1, 1)), 0);
+    EXPECT_EQ(try_configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
+    EXPECT_EQ(try_configure(kt::attr(KRING_SOURCE_SCHED, -1, 1)), 0);
 }
 
 // kring.paranoid = -1 lets the same user capture a CPU and kernel-mode
@@ -84,9 +84,9 @@ TEST(CapturePerm, ParanoidParameterRelaxes) {
         if (child == 0) {
             if (!kt::become_nobody())
                 ::_exit(2);
-            kring_attr t = cap::attr(KRING_SOURCE_TIMER, -1, 0);
+            kring_attr t = kt::attr(KRING_SOURCE_TIMER, -1, 0);
             t.config[0] = 100;
-            int a = try_configure(cap::attr(KRING_SOURCE_SCHED, 0, -1));
+            int a = try_configure(kt::attr(KRING_SOURCE_SCHED, 0, -1));
             int b = try_configure(t);
             bool ok = expect_ok ? (a == 0 && b == 0) : (a == EACCES && b == EACCES);
             ::_exit(ok ? 0 : 1);

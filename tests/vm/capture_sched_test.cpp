@@ -13,9 +13,9 @@ namespace {
 
 // Spin for @ms of wall time.
 void spin_ms(unsigned ms) {
-    std::uint64_t end = cap::now_ns() + ms * 1000000ull;
+    std::uint64_t end = kt::now_ns() + ms * 1000000ull;
     volatile std::uint64_t x = 0;
-    while (cap::now_ns() < end)
+    while (kt::now_ns() < end)
         for (int i = 0; i < 1000; i++)
             x = x + i;
 }
@@ -29,26 +29,26 @@ long switches_of_thread() {
 TEST(CaptureSched, RefusesBadModes) {
     kt::raw_channel a, b, c, d;
     ASSERT_EQ(a.open_dev(), 0);
-    EXPECT_EQ(a.configure(cap::attr(KRING_SOURCE_SCHED, -1, -1)), EINVAL);  // neither
+    EXPECT_EQ(a.configure(kt::attr(KRING_SOURCE_SCHED, -1, -1)), EINVAL);  // neither
     ASSERT_EQ(b.open_dev(), 0);
-    kring_attr at = cap::attr(KRING_SOURCE_SCHED, -1, 0);
+    kring_attr at = kt::attr(KRING_SOURCE_SCHED, -1, 0);
     at.config[1] = 1;
     EXPECT_EQ(b.configure(at), EINVAL);
     kt::raw_channel b2;
     ASSERT_EQ(b2.open_dev(), 0);
-    at = cap::attr(KRING_SOURCE_SCHED, -1, 0);
+    at = kt::attr(KRING_SOURCE_SCHED, -1, 0);
     at.config[0] = 2;  // an unknown KRING_SCHED_CFG_* bit
     EXPECT_EQ(b2.configure(at), EINVAL);
     ASSERT_EQ(c.open_dev(), 0);
-    EXPECT_EQ(c.configure(cap::attr(KRING_SOURCE_SCHED, -1, 0x3ffffff0)), ESRCH);
+    EXPECT_EQ(c.configure(kt::attr(KRING_SOURCE_SCHED, -1, 0x3ffffff0)), ESRCH);
     ASSERT_EQ(d.open_dev(), 0);
-    EXPECT_EQ(d.configure(cap::attr(KRING_SOURCE_SYNTHETIC, 0, 0)), EINVAL);  // no pid there
+    EXPECT_EQ(d.configure(kt::attr(KRING_SOURCE_SYNTHETIC, 0, 0)), EINVAL);  // no pid there
     kt::raw_channel e;
     ASSERT_EQ(e.open_dev(), 0);
-    EXPECT_EQ(e.configure(cap::attr(KRING_SOURCE_SCHED, 0, -1, KRING_ATTR_F_INHERIT)), EINVAL);
+    EXPECT_EQ(e.configure(kt::attr(KRING_SOURCE_SCHED, 0, -1, KRING_ATTR_F_INHERIT)), EINVAL);
     kt::raw_channel f;
     ASSERT_EQ(f.open_dev(), 0);
-    at = cap::attr(KRING_SOURCE_SCHED, 0, -1);
+    at = kt::attr(KRING_SOURCE_SCHED, 0, -1);
     at.clockid = 5;  // CLOCK_REALTIME_COARSE: not a record clock
     EXPECT_EQ(f.configure(at), EINVAL);
 }
@@ -69,16 +69,16 @@ TEST(CaptureSched, PerThreadPingPong) {
                 ::_exit(1);
         ::_exit(0);
     }
-    cap::channel ch;
-    ASSERT_EQ(ch.open(cap::attr(KRING_SOURCE_SCHED, -1, 0), 8), 0);
-    const std::uint32_t self = cap::gettid_();
+    kt::channel ch;
+    ASSERT_EQ(ch.open(kt::attr(KRING_SOURCE_SCHED, -1, 0), 8), 0);
+    const std::uint32_t self = kt::gettid_();
     ASSERT_EQ(ch.enable(), 0);
     // Each getrusage() read between two clock reads: a switch counted in
     // sw1 - sw0 has its record in [t0_out, t1_out], and a record in
     // [t0, t1] is a switch counted there, whatever falls between the reads.
-    std::uint64_t t0_out = cap::now_ns();
+    std::uint64_t t0_out = kt::now_ns();
     long sw0 = switches_of_thread();
-    std::uint64_t t0 = cap::now_ns();
+    std::uint64_t t0 = kt::now_ns();
     char b = 'x';
     for (int i = 0; i < rounds; i++) {
         ASSERT_EQ(::write(to_child[1], &b, 1), 1);
@@ -86,9 +86,9 @@ TEST(CaptureSched, PerThreadPingPong) {
         if (i % 500 == 0)
             ch.drain();
     }
-    std::uint64_t t1 = cap::now_ns();
+    std::uint64_t t1 = kt::now_ns();
     long sw1 = switches_of_thread();
-    std::uint64_t t1_out = cap::now_ns();
+    std::uint64_t t1_out = kt::now_ns();
     ASSERT_EQ(ch.disable(), 0);
     ch.drain();
     int status = 0;
@@ -150,12 +150,12 @@ TEST(CaptureSched, PerThreadWakeups) {
                 ::_exit(1);
         ::_exit(0);
     }
-    cap::channel ch;
-    kring_attr a = cap::attr(KRING_SOURCE_SCHED, -1, child);
+    kt::channel ch;
+    kring_attr a = kt::attr(KRING_SOURCE_SCHED, -1, child);
     a.config[0] = KRING_SCHED_CFG_WAKEUPS;
     ASSERT_EQ(ch.open(a, 6), 0);
     ASSERT_EQ(ch.enable(), 0);
-    const std::uint32_t self = cap::gettid_();
+    const std::uint32_t self = kt::gettid_();
     char b = 'w';
     for (int i = 0; i < rounds; i++) {
         ::usleep(2000);  // the child is asleep in read() by now
@@ -183,11 +183,11 @@ TEST(CaptureSched, PerThreadWakeups) {
 
 // A busy loop pinned to CPU 1 appears in CPU 1's channel, never in CPU 0's.
 TEST(CaptureSched, PerCpuBusyLoop) {
-    if (cap::online_cpus() < 2)
+    if (kt::online_cpus() < 2)
         GTEST_SKIP() << "needs two CPUs";
     int go[2];
     ASSERT_EQ(::pipe(go), 0);
-    ASSERT_TRUE(cap::pin_to(1));
+    ASSERT_TRUE(kt::pin_to(1));
     pid_t child = ::fork();  // inherits the CPU 1 affinity: never runs on 0
     if (child == 0) {
         char b;
@@ -196,11 +196,11 @@ TEST(CaptureSched, PerCpuBusyLoop) {
         spin_ms(300);
         ::_exit(0);
     }
-    cap::unpin();
+    kt::unpin();
     ASSERT_GT(child, 0);
-    cap::channel c0, c1;
-    ASSERT_EQ(c0.open(cap::attr(KRING_SOURCE_SCHED, 0, -1), 8), 0);
-    ASSERT_EQ(c1.open(cap::attr(KRING_SOURCE_SCHED, 1, -1), 8), 0);
+    kt::channel c0, c1;
+    ASSERT_EQ(c0.open(kt::attr(KRING_SOURCE_SCHED, 0, -1), 8), 0);
+    ASSERT_EQ(c1.open(kt::attr(KRING_SOURCE_SCHED, 1, -1), 8), 0);
     ASSERT_EQ(c0.enable(), 0);
     ASSERT_EQ(c1.enable(), 0);
     ASSERT_EQ(::write(go[1], "g", 1), 1);
@@ -214,7 +214,7 @@ TEST(CaptureSched, PerCpuBusyLoop) {
     ASSERT_EQ(c1.disable(), 0);
     c0.drain();
     c1.drain();
-    auto count = [&](const cap::channel& c, int cpu, long& wrong_cpu) {
+    auto count = [&](const kt::channel& c, int cpu, long& wrong_cpu) {
         long n = 0;
         for (const auto& r : c.recs) {
             if (r.sched.cpu != std::uint32_t(cpu) || r.s.cpu != std::uint32_t(cpu))
@@ -274,10 +274,10 @@ TEST(CaptureSched, DefaultModeInherit) {
         }
         ::_exit(0);
     }
-    int n = cap::online_cpus();
-    std::vector<cap::channel> chans(n);
+    int n = kt::online_cpus();
+    std::vector<kt::channel> chans(n);
     for (int c = 0; c < n; c++) {
-        ASSERT_EQ(chans[c].open(cap::attr(KRING_SOURCE_SCHED, c, p, KRING_ATTR_F_INHERIT), 6), 0);
+        ASSERT_EQ(chans[c].open(kt::attr(KRING_SOURCE_SCHED, c, p, KRING_ATTR_F_INHERIT), 6), 0);
         ASSERT_EQ(chans[c].enable(), 0);
     }
     ASSERT_EQ(::write(go[1], "gg", 2), 2);

@@ -38,8 +38,8 @@ TEST(CaptureTime, ClockChoice) {
                   {KRING_CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC_RAW},
                   {KRING_CLOCK_BOOTTIME, CLOCK_BOOTTIME}};
     for (auto c : clocks) {
-        cap::channel ch;
-        kring_attr a = cap::attr(KRING_SOURCE_SCHED, -1, 0);
+        kt::channel ch;
+        kring_attr a = kt::attr(KRING_SOURCE_SCHED, -1, 0);
         a.clockid = c.id;
         ASSERT_EQ(ch.open(a, 4), 0) << "clock " << c.id;
         ASSERT_EQ(ch.enable(), 0);
@@ -51,11 +51,11 @@ TEST(CaptureTime, ClockChoice) {
         long switched = 0;
         int sleeps = 0;
         while (!switched && sleeps < 10) {
-            t0 = cap::now_ns(c.posix);
+            t0 = kt::now_ns(c.posix);
             long sw0 = switches_of_thread();
             ::usleep(2000);
             long sw1 = switches_of_thread();
-            t1 = cap::now_ns(c.posix);
+            t1 = kt::now_ns(c.posix);
             switched = sw1 - sw0;
             sleeps++;
         }
@@ -73,7 +73,7 @@ TEST(CaptureTime, ClockChoice) {
     }
     kt::raw_channel local;
     ASSERT_EQ(local.open_dev(), 0);
-    kring_attr a = cap::attr(KRING_SOURCE_SCHED, -1, 0);
+    kring_attr a = kt::attr(KRING_SOURCE_SCHED, -1, 0);
     a.clockid = KRING_CLOCK_LOCAL;
     EXPECT_EQ(local.configure(a), 0);
 }
@@ -82,10 +82,10 @@ TEST(CaptureTime, ClockChoice) {
 // records never go back in time, and no record written after a floor was
 // read is below that floor.
 TEST(CaptureTime, NonDecreasingAndFloor) {
-    int n = cap::online_cpus();
-    std::vector<cap::channel> chans(n);
+    int n = kt::online_cpus();
+    std::vector<kt::channel> chans(n);
     for (int c = 0; c < n; c++) {
-        ASSERT_EQ(chans[c].open(cap::attr(KRING_SOURCE_SCHED, c, -1), 7), 0);
+        ASSERT_EQ(chans[c].open(kt::attr(KRING_SOURCE_SCHED, c, -1), 7), 0);
         EXPECT_EQ(chans[c].ch.ctl->timestamp_floor, 0u);
     }
     int a[2], b[2];
@@ -160,8 +160,8 @@ TEST(CaptureTime, FloorMovesOnQuietBuffer) {
         ::pause();
         ::_exit(0);
     }
-    cap::channel ch;
-    ASSERT_EQ(ch.open(cap::attr(KRING_SOURCE_SCHED, 0, sleeper), 2), 0);
+    kt::channel ch;
+    ASSERT_EQ(ch.open(kt::attr(KRING_SOURCE_SCHED, 0, sleeper), 2), 0);
     ASSERT_EQ(ch.enable(), 0);
     std::int64_t worst = 0;
     for (int i = 0; i < 20; i++) {
@@ -171,7 +171,7 @@ TEST(CaptureTime, FloorMovesOnQuietBuffer) {
         // be later than that "now". Read in this order, f <= now holds by
         // construction, and now - f is an upper bound of the lag.
         std::uint64_t f = load_floor(ch.ch.ctl);
-        std::uint64_t now = cap::now_ns();
+        std::uint64_t now = kt::now_ns();
         std::int64_t lag = f ? std::int64_t(now - f) : std::int64_t(now);
         worst = std::max(worst, lag);
         EXPECT_LE(f, now) << "a floor in the future";
@@ -190,8 +190,8 @@ TEST(CaptureTime, FloorMovesOnQuietBuffer) {
 // clock (MONOTONIC_RAW) to within 100 us.
 TEST(CaptureTime, TscConversion) {
 #if defined(__x86_64__)
-    cap::channel ch;
-    kring_attr a = cap::attr(KRING_SOURCE_SCHED, -1, 0);
+    kt::channel ch;
+    kring_attr a = kt::attr(KRING_SOURCE_SCHED, -1, 0);
     a.clockid = KRING_CLOCK_MONOTONIC_RAW;
     ASSERT_EQ(ch.open(a, 2), 0);
     const kring_ctl_page* p = ch.ch.ctl;
@@ -205,11 +205,11 @@ TEST(CaptureTime, TscConversion) {
         // The TSC read bracketed by the clock: lfence keeps the (otherwise
         // unordered) rdtsc between the two clock reads, as the kernel's
         // rdtsc_ordered() does.
-        std::uint64_t t0 = cap::now_ns(CLOCK_MONOTONIC_RAW);
+        std::uint64_t t0 = kt::now_ns(CLOCK_MONOTONIC_RAW);
         _mm_lfence();
         std::uint64_t cyc = __rdtsc();
         _mm_lfence();
-        std::uint64_t t1 = cap::now_ns(CLOCK_MONOTONIC_RAW);
+        std::uint64_t t1 = kt::now_ns(CLOCK_MONOTONIC_RAW);
         std::uint64_t quot = cyc >> p->time_shift;
         std::uint64_t rem = cyc & ((1ull << p->time_shift) - 1);
         std::uint64_t ns = p->time_zero + quot * p->time_mult + ((rem * p->time_mult) >> p->time_shift);

@@ -19,13 +19,13 @@ __attribute__((noinline, section("kring_spin"))) void spin_chunk(volatile std::u
 TEST(CaptureTimer, RefusesBadConfig) {
     kt::raw_channel a, b, c;
     ASSERT_EQ(a.open_dev(), 0);
-    EXPECT_EQ(a.configure(cap::attr(KRING_SOURCE_TIMER, -1, 0)), EINVAL);  // no frequency
+    EXPECT_EQ(a.configure(kt::attr(KRING_SOURCE_TIMER, -1, 0)), EINVAL);  // no frequency
     ASSERT_EQ(b.open_dev(), 0);
-    kring_attr at = cap::attr(KRING_SOURCE_TIMER, -1, 0);
+    kring_attr at = kt::attr(KRING_SOURCE_TIMER, -1, 0);
     at.config[0] = 1000000;
     EXPECT_EQ(b.configure(at), EINVAL);
     ASSERT_EQ(c.open_dev(), 0);
-    at = cap::attr(KRING_SOURCE_TIMER, -1, 0);
+    at = kt::attr(KRING_SOURCE_TIMER, -1, 0);
     at.config[1] = 100;  // 100 ns
     EXPECT_EQ(c.configure(at), EINVAL);
 }
@@ -35,23 +35,23 @@ TEST(CaptureTimer, RefusesBadConfig) {
 // user-mode samples' IPs fall inside the loop.
 TEST(CaptureTimer, PerThreadCountAndIps) {
     const unsigned hz = 200;
-    cap::channel ch;
-    kring_attr a = cap::attr(KRING_SOURCE_TIMER, -1, 0);
+    kt::channel ch;
+    kring_attr a = kt::attr(KRING_SOURCE_TIMER, -1, 0);
     a.config[0] = hz;
     ASSERT_EQ(ch.open(a, 6), 0);
     volatile std::uint64_t x = 1;
     const std::uint64_t want_cpu = 2000000000ull;
     ASSERT_EQ(ch.enable(), 0);
-    std::uint64_t c0 = cap::now_ns(CLOCK_THREAD_CPUTIME_ID);
+    std::uint64_t c0 = kt::now_ns(CLOCK_THREAD_CPUTIME_ID);
     std::uint64_t c1 = c0;
     while (c1 - c0 < want_cpu) {
         for (int i = 0; i < 10; i++)
             spin_chunk(&x);
-        c1 = cap::now_ns(CLOCK_THREAD_CPUTIME_ID);
+        c1 = kt::now_ns(CLOCK_THREAD_CPUTIME_ID);
     }
     ASSERT_EQ(ch.disable(), 0);
     ch.drain();
-    const std::uint32_t self = cap::gettid_();
+    const std::uint32_t self = kt::gettid_();
     long user = 0, in_loop = 0, foreign = 0;
     std::uint64_t weighted = 0;
     for (const auto& r : ch.recs) {
@@ -87,18 +87,18 @@ TEST(CaptureTimer, PerThreadCountAndIps) {
 // With KRING_ATTR_F_EXCLUDE_KERNEL a thread that spends most of its time in
 // system calls gets user-mode samples only.
 TEST(CaptureTimer, ExcludeKernel) {
-    cap::channel ch;
-    kring_attr a = cap::attr(KRING_SOURCE_TIMER, -1, 0, KRING_ATTR_F_EXCLUDE_KERNEL);
+    kt::channel ch;
+    kring_attr a = kt::attr(KRING_SOURCE_TIMER, -1, 0, KRING_ATTR_F_EXCLUDE_KERNEL);
     a.config[0] = 500;
     ASSERT_EQ(ch.open(a, 4), 0);
     ASSERT_EQ(ch.enable(), 0);
-    std::uint64_t c0 = cap::now_ns(CLOCK_THREAD_CPUTIME_ID), c1 = c0;
+    std::uint64_t c0 = kt::now_ns(CLOCK_THREAD_CPUTIME_ID), c1 = c0;
     volatile std::uint64_t x = 1;
     while (c1 - c0 < 500000000ull) {
         for (int i = 0; i < 200; i++)
             ::syscall(SYS_getppid);
         spin_chunk(&x);
-        c1 = cap::now_ns(CLOCK_THREAD_CPUTIME_ID);
+        c1 = kt::now_ns(CLOCK_THREAD_CPUTIME_ID);
     }
     ASSERT_EQ(ch.disable(), 0);
     ch.drain();
@@ -114,15 +114,15 @@ TEST(CaptureTimer, ExcludeKernel) {
 // A per-CPU timer samples whatever runs on its CPU, idle included, and only
 // there.
 TEST(CaptureTimer, PerCpuSamplesItsCpu) {
-    cap::channel ch;
-    kring_attr a = cap::attr(KRING_SOURCE_TIMER, 0, -1);
+    kt::channel ch;
+    kring_attr a = kt::attr(KRING_SOURCE_TIMER, 0, -1);
     a.config[1] = 10000000;  // 10 ms
     ASSERT_EQ(ch.open(a, 6), 0);
-    std::uint64_t t0 = cap::now_ns();
+    std::uint64_t t0 = kt::now_ns();
     ASSERT_EQ(ch.enable(), 0);
     ::usleep(500000);
     ASSERT_EQ(ch.disable(), 0);
-    std::uint64_t t1 = cap::now_ns();
+    std::uint64_t t1 = kt::now_ns();
     ch.drain();
     long wrong_cpu = 0;
     std::uint64_t weighted = 0;

@@ -5,7 +5,7 @@
 
 #include "lib_util.hpp"
 
-using namespace lib_test;
+using namespace kt;
 
 namespace {
 

@@ -6,7 +6,7 @@
 
 #include "lib_util.hpp"
 
-using namespace lib_test;
+using namespace kt;
 
 namespace {
 

@@ -11,15 +11,11 @@
 #include <gtest/gtest.h>
 
 #include "kring/kring.hpp"
+#include "test_util.hpp"
 
-namespace lib_test {
+namespace kt {
 
 using clk = std::chrono::steady_clock;
-
-inline int online_cpus() { return static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)); }
-
-constexpr std::uint64_t synth_type = KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU |
-                                     KRING_SAMPLE_RAW | KRING_SAMPLE_SEQ;
 
 // Options of a synthetic channel on @cpu writing @count records.
 inline kring::channel_options synth(int cpu, std::uint64_t count, std::uint64_t rate = 0,
@@ -63,4 +59,4 @@ inline bool synth_ok(const kring::record& r, int cpu, std::uint64_t* seq_out = n
         GTEST_SKIP() << var.error().message();                                  \
     ASSERT_TRUE(var) << var.error().message()
 
-}  // namespace lib_test
+}  // namespace kt

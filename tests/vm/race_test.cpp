@@ -210,11 +210,11 @@ private:
 class cpu_keeper {
 public:
     cpu_keeper() {
-        for (int cpu = 0; cpu < cap::online_cpus(); cpu++)
+        for (int cpu = 0; cpu < kt::online_cpus(); cpu++)
             spinners_.emplace_back([this, cpu] {
                 sched_param p{};
                 ::sched_setscheduler(0, SCHED_IDLE, &p);
-                cap::pin_to(cpu);
+                kt::pin_to(cpu);
                 while (!stop_.load(std::memory_order_relaxed))
                     cpu_relax();
             });
@@ -620,13 +620,13 @@ void set_output_race(race_state& st, clk::duration run, bool chain) {
     kt::raw_channel a, b, c;
     for (auto* ch : {&a, &b, &c})
         if (!st.ok(ch->open_dev(), "open /dev/kring") ||
-            !st.ok(ch->configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)),
+            !st.ok(ch->configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)),
                    "configure a sched channel on CPU 0"))
             return;
     kt::raw_channel* const src[2] = {&a, &b};
     kt::raw_channel* const dst[2] = {&b, chain ? &c : &a};
     const char* const names[2] = {"A->B", chain ? "B->C" : "B->A"};
-    const bool two_cpus = cap::online_cpus() > 1;
+    const bool two_cpus = kt::online_cpus() > 1;
     spin_barrier barrier(2, !two_cpus);
     std::atomic<int> res[2];
     bool done = false;
@@ -658,7 +658,7 @@ void set_output_race(race_state& st, clk::duration run, bool chain) {
     };
     auto worker = [&](int i) {
         if (two_cpus)
-            cap::pin_to(i);
+            kt::pin_to(i);
         for (std::uint64_t round = 1;; round++) {
             barrier.wait();
             // The lag between the two ioctls is swept round by round (one
@@ -692,7 +692,7 @@ void set_output_race(race_state& st, clk::duration run, bool chain) {
     t1.join();
     holding = false;
     holder.join();
-    cap::unpin();
+    kt::unpin();
     std::printf("race set-output (%s): %llu rounds\n", chain ? "chain" : "cycle", st.n(0));
 }
 
@@ -774,7 +774,7 @@ void hotplug_round(race_state& st, int kind, const char* who) {
     if (!st.ok(ch.open_dev(), who, ": open /dev/kring"))
         return;
     kring_attr a = kind == 0   ? kt::make_attr(KRING_SOURCE_SYNTHETIC, 1, KRING_SAMPLE_RAW)
-                   : kind == 1 ? cap::attr(KRING_SOURCE_TIMER, 1, -1)
+                   : kind == 1 ? kt::attr(KRING_SOURCE_TIMER, 1, -1)
                                : kt::make_attr(KRING_SOURCE_AUX_TRACER, 1);
     if (kind == 0) {
         a.config[0] = 20000;  // records per second
@@ -802,7 +802,7 @@ void hotplug_round(race_state& st, int kind, const char* who) {
     if (kind == 1) {
         // Both bound to CPU 1: a redirect perf's constraints allow.
         if (!st.ok(side.open_dev(), who, ": open /dev/kring") ||
-            !offline_refusal([&] { return e = side.configure(cap::attr(KRING_SOURCE_SCHED, 1, -1)); },
+            !offline_refusal([&] { return e = side.configure(kt::attr(KRING_SOURCE_SCHED, 1, -1)); },
                              {EINVAL}, "configure a sched channel on CPU 1"))
             return;
         if (e) {
@@ -948,7 +948,7 @@ bool run_as_nobody(race_state& out) {
                         errno_name(errno));
     kt::raw_channel sched;
     if (!out.ok(sched.open_dev(), "as uid 65534: open /dev/kring") ||
-        !out.errno_in(sched.configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), {EACCES},
+        !out.errno_in(sched.configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)), {EACCES},
                       "as uid 65534: configure a per-CPU sched channel"))
         return false;
     long r = ::syscall(SYS_delete_module, "kring", O_NONBLOCK);

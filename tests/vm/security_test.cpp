@@ -63,7 +63,7 @@ TEST(Security, TestGeneratorsNeedPrivilege) {
             kt::raw_channel s, a;
             if (s.open_dev() || a.open_dev())
                 return 2;
-            int es = s.configure(kt::make_attr(KRING_SOURCE_SYNTHETIC, 0, cap::sched_type));
+            int es = s.configure(kt::make_attr(KRING_SOURCE_SYNTHETIC, 0, kt::sched_type));
             int ea = a.configure(kt::make_attr(KRING_SOURCE_AUX_TRACER, 0, 0));
             // 0: both allowed; 3: both EACCES; else the errors
             if (es == 0 && ea == 0)
@@ -124,14 +124,14 @@ TEST(Security, SyntheticRecordsCarryNoCodeAddress) {
 // exits) with a per-thread sched channel; its records and stats flags.
 struct followed_run {
     int err = 0;  // errno of the step that failed, 0 if none
-    std::vector<cap::rec> recs;
+    std::vector<kt::rec> recs;
     std::uint32_t flags = 0;
 };
 
 followed_run follow(pid_t child, int go) {
     followed_run r;
-    cap::channel c;
-    if ((r.err = c.open(cap::attr(KRING_SOURCE_SCHED, -1, child), 7)) || (r.err = c.enable()))
+    kt::channel c;
+    if ((r.err = c.open(kt::attr(KRING_SOURCE_SCHED, -1, child), 7)) || (r.err = c.enable()))
         return r;
     if (::write(go, "g", 1) != 1)
         r.err = errno;
@@ -194,9 +194,9 @@ struct other_side {
     long records = 0, named = 0, blank = 0;
 };
 
-other_side count_other_side(const std::vector<cap::rec>& recs, pid_t child) {
+other_side count_other_side(const std::vector<kt::rec>& recs, pid_t child) {
     other_side o;
-    for (const cap::rec& r : recs) {
+    for (const kt::rec& r : recs) {
         const kring_sched_raw& s = r.sched;
         if (s.kind != KRING_SCHED_SWITCH)
             continue;
@@ -274,7 +274,7 @@ TEST(Security, ExecOfSetuidImageStopsAFollower) {
             // the new credentials; a preemption in between may be recorded
             // under the new name, with the old credentials: not counted.)
             long after_exec = 0;
-            for (const cap::rec& x : r.recs) {
+            for (const kt::rec& x : r.recs) {
                 const kring_sched_raw& k = x.sched;
                 bool preempted = k.kind == KRING_SCHED_SWITCH && k.prev_state == 0;
                 if (!preempted && (!std::strncmp(k.prev_comm, "busybox", 16) ||
@@ -307,8 +307,8 @@ struct timer_run {
 
 timer_run run_timer(std::uint64_t hz, int ms) {
     timer_run t;
-    cap::channel c;
-    kring_attr a = cap::attr(KRING_SOURCE_TIMER, 0, -1);
+    kt::channel c;
+    kring_attr a = kt::attr(KRING_SOURCE_TIMER, 0, -1);
     a.config[0] = hz;
     EXPECT_EQ(c.open(a, 8), 0);
     EXPECT_EQ(c.enable(), 0);
@@ -322,7 +322,7 @@ timer_run run_timer(std::uint64_t hz, int ms) {
     EXPECT_GE(st.size, std::uint32_t(KRING_STATS_SIZE_VER1));
     EXPECT_EQ(c.bad, 0u);
     std::map<std::uint64_t, int> windows;
-    for (const cap::rec& r : c.recs)
+    for (const kt::rec& r : c.recs)
         t.max_per_window = std::max(t.max_per_window, ++windows[r.s.time / 10000000]);
     t.written = c.recs.size();
     t.throttled = st.throttled;
@@ -375,7 +375,7 @@ TEST(Security, SetOutputGraphHasNoChains) {
     kt::raw_channel a, b, c;
     for (kt::raw_channel* ch : {&a, &b, &c}) {
         ASSERT_EQ(ch->open_dev(), 0);
-        ASSERT_EQ(ch->configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
+        ASSERT_EQ(ch->configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
     }
     EXPECT_EQ(a.set_output(b.fd), 0);
     EXPECT_EQ(b.set_output(c.fd), EINVAL) << "b is a target";
@@ -392,9 +392,9 @@ TEST(Security, RedirectedChannelPollsAndResetsWithItsTarget) {
         GTEST_SKIP() << "per-CPU capture needs privilege";
     kt::raw_channel src, dst;
     ASSERT_EQ(src.open_dev(), 0);
-    ASSERT_EQ(src.configure(cap::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
+    ASSERT_EQ(src.configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
     ASSERT_EQ(dst.open_dev(), 0);
-    kring_attr d = cap::attr(KRING_SOURCE_SCHED, 0, -1);
+    kring_attr d = kt::attr(KRING_SOURCE_SCHED, 0, -1);
     d.wakeup_events = 1;
     ASSERT_EQ(dst.configure(d), 0);
     ASSERT_EQ(src.set_output(dst.fd), 0);
@@ -418,9 +418,9 @@ TEST(Security, RedirectedChannelPollsAndResetsWithItsTarget) {
 // write lock keeps every record intact and the accounting exact; a debug
 // kernel would warn if two CPUs entered the ring at once.
 TEST(Security, TwoCpuWritersShareOneBufferIntact) {
-    if (!is_root() || cap::online_cpus() < 2)
+    if (!is_root() || kt::online_cpus() < 2)
         GTEST_SKIP() << "needs root and two CPUs";
-    constexpr std::uint64_t id_type = cap::sched_type | KRING_SAMPLE_IDENTIFIER;
+    constexpr std::uint64_t id_type = kt::sched_type | KRING_SAMPLE_IDENTIFIER;
     int ping[2], pong[2];
     ASSERT_EQ(::pipe(ping), 0);
     ASSERT_EQ(::pipe(pong), 0);
@@ -428,8 +428,8 @@ TEST(Security, TwoCpuWritersShareOneBufferIntact) {
     std::atomic<int> tid{0};
     // The followed thread, on CPU 0: woken through a pipe from CPU 1.
     std::thread followed([&] {
-        cap::pin_to(0);
-        tid = cap::gettid_();
+        kt::pin_to(0);
+        tid = kt::gettid_();
         char b;
         while (::read(ping[0], &b, 1) == 1 && b == 'p') {
             spin(2000);
@@ -441,12 +441,12 @@ TEST(Security, TwoCpuWritersShareOneBufferIntact) {
         ::usleep(1000);
     kt::raw_channel timer, sched;
     ASSERT_EQ(timer.open_dev(), 0);
-    kring_attr t = cap::attr(KRING_SOURCE_TIMER, -1, tid);
+    kring_attr t = kt::attr(KRING_SOURCE_TIMER, -1, tid);
     t.sample_type = id_type;
     t.config[0] = 2000;
     ASSERT_EQ(timer.configure(t), 0);
     ASSERT_EQ(sched.open_dev(), 0);
-    kring_attr s = cap::attr(KRING_SOURCE_SCHED, -1, tid);
+    kring_attr s = kt::attr(KRING_SOURCE_SCHED, -1, tid);
     s.sample_type = id_type;
     s.config[0] = KRING_SCHED_CFG_WAKEUPS;
     int e = sched.configure(s);
@@ -490,10 +490,10 @@ TEST(Security, TwoCpuWritersShareOneBufferIntact) {
             bad++;
     };
     std::thread waker([&] {
-        cap::pin_to(1);
+        kt::pin_to(1);
         char b;
-        auto end = cap::now_ns() + 1500000000ull;
-        while (cap::now_ns() < end && ::write(ping[1], "p", 1) == 1 && ::read(pong[0], &b, 1) == 1) {
+        auto end = kt::now_ns() + 1500000000ull;
+        while (kt::now_ns() < end && ::write(ping[1], "p", 1) == 1 && ::read(pong[0], &b, 1) == 1) {
         }
         stop = true;
     });

@@ -19,7 +19,7 @@
 #include "kring/merger.hpp"
 #include "kring/reader.hpp"
 
-using kring_lib_test::host_ring;
+using kt::host_ring;
 
 namespace {
 
@@ -34,7 +34,7 @@ std::unique_ptr<host_ring> filled_ring(unsigned size, bool mirrored) {
     const unsigned n = unsigned(ds / size);
     for (int half = 0; half < 2; half++) {
         for (unsigned i = 0; i < n / 2 + (half ? n % 2 : 0); i++)
-            if (kring_test::write_record(&r->rb, size))
+            if (kt::write_record(&r->rb, size))
                 std::abort();
         r->ctl()->data_tail = r->ctl()->data_head;
     }
@@ -115,8 +115,8 @@ void BM_Merge(benchmark::State& state) {
     // (reader and merger set-up is outside the timing).
     const unsigned n = unsigned((ds - 64) / 24);
     for (unsigned i = 0; i < n; i++) {
-        kring_lib_test::write_sample(&a.rb, 2 * i);
-        kring_lib_test::write_sample(&b.rb, 2 * i + 1);
+        kt::write_sample(&a.rb, 2 * i);
+        kt::write_sample(&b.rb, 2 * i + 1);
     }
     const std::uint64_t ha = a.ctl()->data_head, hb = b.ctl()->data_head;
     std::uint64_t records = 0, last = 0, bad = 0;
