@@ -11,8 +11,9 @@ kdir=$("$top/tools/dev/vm/kernel.sh" kdir "$name")
 mkdir -p "$out"
 rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 	"$top/Kbuild" "$top/kmod" "$top/uapi" "$top/tests" "$out/"
-# Only the module sources matter here; drop the user-space test trees.
-find "$out/tests" -mindepth 1 -maxdepth 1 ! -name kunit -exec rm -rf {} +
+# Only the module sources matter here: the KUnit suites and what they share
+# (tests/common/test_record.h); drop the user-space test trees.
+find "$out/tests" -mindepth 1 -maxdepth 1 ! -name kunit ! -name common -exec rm -rf {} +
 if ! make -C "$kdir" M="$out" W=1 -j"$(nproc)" modules >"$out/build.log" 2>&1; then
 	cat "$out/build.log" >&2
 	echo "build-modules.sh: module build failed for $name" >&2
