@@ -24,9 +24,8 @@ int main() {
     for (int i = 0; i < 10; i++) {
         if (!poll->wait(100))
             return 1;
-        auto n = rd.drain([&](const kring::record& r) {
-            samples += r.type() == KRING_RECORD_SAMPLE;
-        });
+        auto n =
+            rd.drain([&](const kring::record& r) { samples += r.type() == KRING_RECORD_SAMPLE; });
         if (!n)
             return std::fprintf(stderr, "%s\n", n.error().message().c_str()), 1;
     }

@@ -58,7 +58,7 @@ constexpr std::uint64_t sched_type =
 constexpr std::uint64_t timer_type = KRING_SAMPLE_IP | KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
                                      KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | KRING_SAMPLE_RAW;
 // The synthetic generator: struct kring_synth_payload in RAW, and SEQ.
-constexpr std::uint64_t synth_type = KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU |
-                                     KRING_SAMPLE_RAW | KRING_SAMPLE_SEQ;
+constexpr std::uint64_t synth_type =
+    KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_RAW | KRING_SAMPLE_SEQ;
 
 }  // namespace kt

@@ -12,95 +12,92 @@ namespace {
 
 unsigned size_of(uint64_t i) { return 16 + 8 * (unsigned)((i * 7919) % 40); }
 
-TEST(RingBackward, NewestRecordsSurviveIntact)
-{
-	for (unsigned pages : { 1u, 2u, 8u }) {
-		TestRing r(pages, KRING_RING_OVERWRITE);
-		std::vector<uint64_t> sizes;
-		uint64_t bytes = 0, seq;
+TEST(RingBackward, NewestRecordsSurviveIntact) {
+    for (unsigned pages : {1u, 2u, 8u}) {
+        test_ring r(pages, KRING_RING_OVERWRITE);
+        std::vector<uint64_t> sizes;
+        uint64_t bytes = 0, seq;
 
-		ASSERT_EQ(r.init_rc, 0);
-		r.set_tail(12345);	/* ignored */
-		for (uint64_t i = 0; i < 5000; i++) {
-			unsigned sz = size_of(i);
+        ASSERT_EQ(r.init_rc, 0);
+        r.set_tail(12345); /* ignored */
+        for (uint64_t i = 0; i < 5000; i++) {
+            unsigned sz = size_of(i);
 
-			ASSERT_EQ(write_record(&r.rb, sz, &seq), 0);
-			ASSERT_EQ(seq, i);
-			sizes.push_back(sz);
-			bytes += sz;
-			ASSERT_EQ(r.head(), -bytes);
-			if (i % 97)
-				continue;
+            ASSERT_EQ(write_record(&r.rb, sz, &seq), 0);
+            ASSERT_EQ(seq, i);
+            sizes.push_back(sz);
+            bytes += sz;
+            ASSERT_EQ(r.head(), -bytes);
+            if (i % 97)
+                continue;
 
-			Tally t;
+            tally t;
 
-			ASSERT_TRUE(walk_backward(r, t));
-			/* Newest first, consecutive, as many as fit whole. */
-			uint64_t fit = 0, n = 0;
+            ASSERT_TRUE(walk_backward(r, t));
+            /* Newest first, consecutive, as many as fit whole. */
+            uint64_t fit = 0, n = 0;
 
-			for (uint64_t k = i + 1; k-- > 0;) {
-				if (fit + sizes[k] > r.size())
-					break;
-				fit += sizes[k];
-				n++;
-			}
-			ASSERT_EQ(t.seqs.size(), n) << "after " << i;
-			for (uint64_t k = 0; k < n; k++)
-				ASSERT_EQ(t.seqs[k], i - k);
+            for (uint64_t k = i + 1; k-- > 0;) {
+                if (fit + sizes[k] > r.size())
+                    break;
+                fit += sizes[k];
+                n++;
+            }
+            ASSERT_EQ(t.seqs.size(), n) << "after " << i;
+            for (uint64_t k = 0; k < n; k++)
+                ASSERT_EQ(t.seqs[k], i - k);
 
-			/*
-			 * lost_overwritten: a lower bound, short by at most
-			 * the records of one slice of 1/16 of the area.
-			 */
-			uint64_t over = i + 1 - n;
-			uint64_t est = r.ctl->lost_overwritten;
+            /*
+             * lost_overwritten: a lower bound, short by at most
+             * the records of one slice of 1/16 of the area.
+             */
+            uint64_t over = i + 1 - n;
+            uint64_t est = r.ctl->lost_overwritten;
 
-			EXPECT_LE(est, over);
-			EXPECT_GE(est + r.size() / KRING_OVW_SLICES / 16 + 1, over)
-				<< "after " << i << ", " << pages << " pages";
-		}
-		kring_ring_counts c;
-		kring_ring_read_counts(&r.rb, &c);
-		EXPECT_EQ(c.written, 5000u);
-		EXPECT_EQ(c.lost_no_space, 0u);
-		EXPECT_EQ(r.ctl->records_written, 5000u);
-		EXPECT_EQ(r.ctl->data_tail, 12345u);
-	}
+            EXPECT_LE(est, over);
+            EXPECT_GE(est + r.size() / KRING_OVW_SLICES / 16 + 1, over)
+                << "after " << i << ", " << pages << " pages";
+        }
+        kring_ring_counts c;
+        kring_ring_read_counts(&r.rb, &c);
+        EXPECT_EQ(c.written, 5000u);
+        EXPECT_EQ(c.lost_no_space, 0u);
+        EXPECT_EQ(r.ctl->records_written, 5000u);
+        EXPECT_EQ(r.ctl->data_tail, 12345u);
+    }
 }
 
-TEST(RingBackward, NoLostRecords)
-{
-	TestRing r(1, KRING_RING_OVERWRITE);
-	Tally t;
+TEST(RingBackward, NoLostRecords) {
+    test_ring r(1, KRING_RING_OVERWRITE);
+    tally t;
 
-	ASSERT_EQ(r.init_rc, 0);
-	EXPECT_EQ(write_record(&r.rb, 4104), -E2BIG);
-	kring_ring_set_paused(&r.rb, true);
-	EXPECT_EQ(write_record(&r.rb, 64), -EAGAIN);
-	kring_ring_set_paused(&r.rb, false);
-	EXPECT_EQ(write_record(&r.rb, 4096), 0);	/* the whole area */
-	EXPECT_EQ(write_record(&r.rb, 64), 0);
-	ASSERT_TRUE(walk_backward(r, t));
-	EXPECT_EQ(t.seqs, std::vector<uint64_t>{ 3 });
-	EXPECT_TRUE(t.losts.empty());
-	EXPECT_EQ(r.ctl->lost_too_big, 1u);
-	EXPECT_EQ(r.ctl->lost_paused, 1u);
-	EXPECT_EQ(r.rb.lost_pending.counter, 0);
+    ASSERT_EQ(r.init_rc, 0);
+    EXPECT_EQ(write_record(&r.rb, 4104), -E2BIG);
+    kring_ring_set_paused(&r.rb, true);
+    EXPECT_EQ(write_record(&r.rb, 64), -EAGAIN);
+    kring_ring_set_paused(&r.rb, false);
+    EXPECT_EQ(write_record(&r.rb, 4096), 0); /* the whole area */
+    EXPECT_EQ(write_record(&r.rb, 64), 0);
+    ASSERT_TRUE(walk_backward(r, t));
+    EXPECT_EQ(t.seqs, std::vector<uint64_t>{3});
+    EXPECT_TRUE(t.losts.empty());
+    EXPECT_EQ(r.ctl->lost_too_big, 1u);
+    EXPECT_EQ(r.ctl->lost_paused, 1u);
+    EXPECT_EQ(r.rb.lost_pending.counter, 0);
 }
 
 /* Before the first lap, the walk ends at the never-written zeroes. */
-TEST(RingBackward, PartlyFilled)
-{
-	TestRing r(2, KRING_RING_OVERWRITE);
-	Tally t;
+TEST(RingBackward, PartlyFilled) {
+    test_ring r(2, KRING_RING_OVERWRITE);
+    tally t;
 
-	ASSERT_EQ(r.init_rc, 0);
-	for (int i = 0; i < 10; i++)
-		ASSERT_EQ(write_record(&r.rb, 24 + 8 * i), 0);
-	ASSERT_TRUE(walk_backward(r, t));
-	EXPECT_EQ(t.seqs, (std::vector<uint64_t>{ 9, 8, 7, 6, 5, 4, 3, 2, 1, 0 }));
-	EXPECT_EQ(r.ctl->lost_overwritten, 0u);
-	EXPECT_FALSE(kring_ring_readable(&r.rb));	/* wake-ups only */
+    ASSERT_EQ(r.init_rc, 0);
+    for (int i = 0; i < 10; i++)
+        ASSERT_EQ(write_record(&r.rb, 24 + 8 * i), 0);
+    ASSERT_TRUE(walk_backward(r, t));
+    EXPECT_EQ(t.seqs, (std::vector<uint64_t>{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}));
+    EXPECT_EQ(r.ctl->lost_overwritten, 0u);
+    EXPECT_FALSE(kring_ring_readable(&r.rb)); /* wake-ups only */
 }
 
-} // namespace
+}  // namespace

@@ -43,276 +43,265 @@ constexpr unsigned kPage = PAGE_SIZE;
 inline uint64_t word(uint64_t seq, uint64_t j) { return kring_test_word(seq, j); }
 inline uint64_t time_of(uint64_t seq) { return kring_test_time(seq); }
 
-template <typename T> inline T load_acquire(T &x)
-{
-	return std::atomic_ref<T>(x).load(std::memory_order_acquire);
+template <typename T>
+inline T load_acquire(T& x) {
+    return std::atomic_ref<T>(x).load(std::memory_order_acquire);
 }
-template <typename T> inline T load_relaxed(T &x)
-{
-	return std::atomic_ref<T>(x).load(std::memory_order_relaxed);
+template <typename T>
+inline T load_relaxed(T& x) {
+    return std::atomic_ref<T>(x).load(std::memory_order_relaxed);
 }
-template <typename T> inline void store_release(T &x, std::type_identity_t<T> v)
-{
-	std::atomic_ref<T>(x).store(v, std::memory_order_release);
+template <typename T>
+inline void store_release(T& x, std::type_identity_t<T> v) {
+    std::atomic_ref<T>(x).store(v, std::memory_order_release);
 }
 
 /*
  * One page of usable memory between two PROT_NONE pages: any access
  * beyond it faults.
  */
-class GuardedPage {
+class guarded_page {
 public:
-	GuardedPage()
-	{
-		map_ = static_cast<char *>(mmap(nullptr, 3 * kPage, PROT_NONE,
-						MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-		if (map_ == MAP_FAILED)
-			abort();
-		if (mprotect(map_ + kPage, kPage, PROT_READ | PROT_WRITE))
-			abort();
-	}
-	~GuardedPage() { munmap(map_, 3 * kPage); }
-	GuardedPage(const GuardedPage &) = delete;
-	GuardedPage &operator=(const GuardedPage &) = delete;
-	void *addr() const { return map_ + kPage; }
+    guarded_page() {
+        map_ = static_cast<char*>(
+            mmap(nullptr, 3 * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        if (map_ == MAP_FAILED)
+            abort();
+        if (mprotect(map_ + kPage, kPage, PROT_READ | PROT_WRITE))
+            abort();
+    }
+    ~guarded_page() { munmap(map_, 3 * kPage); }
+    guarded_page(const guarded_page&) = delete;
+    guarded_page& operator=(const guarded_page&) = delete;
+    void* addr() const { return map_ + kPage; }
 
 private:
-	char *map_;
+    char* map_;
 };
 
-class TestRing {
+class test_ring {
 public:
-	explicit TestRing(unsigned nr_pages, unsigned flags = 0, uint64_t id = 42)
-		: ctl_page_(), data_(nr_pages), addrs_(nr_pages)
-	{
-		for (unsigned i = 0; i < nr_pages; i++)
-			addrs_[i] = data_[i].addr();
-		ctl = static_cast<kring_ctl_page *>(ctl_page_.addr());
-		init_rc = kring_ring_init(&rb, ctl, addrs_.data(), nr_pages, flags, id);
-	}
+    explicit test_ring(unsigned nr_pages, unsigned flags = 0, uint64_t id = 42)
+        : ctl_page_(), data_(nr_pages), addrs_(nr_pages) {
+        for (unsigned i = 0; i < nr_pages; i++)
+            addrs_[i] = data_[i].addr();
+        ctl = static_cast<kring_ctl_page*>(ctl_page_.addr());
+        init_rc = kring_ring_init(&rb, ctl, addrs_.data(), nr_pages, flags, id);
+    }
 
-	uint64_t size() const { return rb.data_size; }
-	uint64_t head() { return load_acquire(ctl->data_head); }
-	uint64_t tail() { return load_relaxed(ctl->data_tail); }
-	void set_tail(uint64_t t) { store_release(ctl->data_tail, t); }
+    uint64_t size() const { return rb.data_size; }
+    uint64_t head() { return load_acquire(ctl->data_head); }
+    uint64_t tail() { return load_relaxed(ctl->data_tail); }
+    void set_tail(uint64_t t) { store_release(ctl->data_tail, t); }
 
-	/* Copy @len bytes at ring position @pos out of the data pages. */
-	void read(uint64_t pos, void *dst, size_t len) const
-	{
-		char *out = static_cast<char *>(dst);
+    /* Copy @len bytes at ring position @pos out of the data pages. */
+    void read(uint64_t pos, void* dst, size_t len) const {
+        char* out = static_cast<char*>(dst);
 
-		while (len) {
-			uint64_t off = pos & (kPage - 1);
-			size_t n = std::min<size_t>(len, kPage - off);
-			const char *src = static_cast<const char *>(
-				addrs_[(pos / kPage) & (addrs_.size() - 1)]);
+        while (len) {
+            uint64_t off = pos & (kPage - 1);
+            size_t n = std::min<size_t>(len, kPage - off);
+            const char* src = static_cast<const char*>(addrs_[(pos / kPage) & (addrs_.size() - 1)]);
 
-			memcpy(out, src + off, n);
-			out += n;
-			pos += n;
-			len -= n;
-		}
-	}
-	uint8_t *byte_at(uint64_t pos) const
-	{
-		return static_cast<uint8_t *>(addrs_[(pos / kPage) & (addrs_.size() - 1)]) +
-		       (pos & (kPage - 1));
-	}
+            memcpy(out, src + off, n);
+            out += n;
+            pos += n;
+            len -= n;
+        }
+    }
+    uint8_t* byte_at(uint64_t pos) const {
+        return static_cast<uint8_t*>(addrs_[(pos / kPage) & (addrs_.size() - 1)]) +
+               (pos & (kPage - 1));
+    }
 
-	/*
-	 * Move an empty, quiet ring to position @pos, as if the consumer had
-	 * read everything up to there.
-	 */
-	void seek(uint64_t pos)
-	{
-		local_set(&rb.head, (long)pos);
-		ctl->data_head = pos;
-		ctl->data_tail = pos;
-		local_set(&rb.wakeup_pos, (long)pos);
-	}
+    /*
+     * Move an empty, quiet ring to position @pos, as if the consumer had
+     * read everything up to there.
+     */
+    void seek(uint64_t pos) {
+        local_set(&rb.head, (long)pos);
+        ctl->data_head = pos;
+        ctl->data_tail = pos;
+        local_set(&rb.wakeup_pos, (long)pos);
+    }
 
-	kring_ring rb;
-	kring_ctl_page *ctl;
-	int init_rc;
+    kring_ring rb;
+    kring_ctl_page* ctl;
+    int init_rc;
 
 private:
-	GuardedPage ctl_page_;
-	std::vector<GuardedPage> data_;
-	std::vector<void *> addrs_;
+    guarded_page ctl_page_;
+    std::vector<guarded_page> data_;
+    std::vector<void*> addrs_;
 };
 
-enum class End { Commit, Discard, Partial };
+enum class rec_end { Commit, Discard, Partial };
 
 /*
  * Write one test record of @size bytes: begin, header, seq, words, in
- * copies of @chunk bytes (0: one copy). End::Partial writes only the seq
+ * copies of @chunk bytes (0: one copy). rec_end::Partial writes only the seq
  * and lets kring_output_end() zero the rest. Returns begin's result;
  * *@seq gets the sequence number either way.
  */
-inline int write_record(kring_ring *rb, unsigned size, uint64_t *seq = nullptr,
-			unsigned chunk = 0, End end = End::Commit,
-			uint64_t *time = nullptr)
-{
-	/* Per call: a nested writer must not scribble over ours. */
-	uint64_t small[64];
-	std::vector<uint64_t> large;
-	uint64_t *body = small;
-	size_t words;
-	kring_output_handle h;
-	uint64_t t;
-	int err;
+inline int write_record(kring_ring* rb, unsigned size, uint64_t* seq = nullptr, unsigned chunk = 0,
+                        rec_end end = rec_end::Commit, uint64_t* time = nullptr) {
+    /* Per call: a nested writer must not scribble over ours. */
+    uint64_t small[64];
+    std::vector<uint64_t> large;
+    uint64_t* body = small;
+    size_t words;
+    kring_output_handle h;
+    uint64_t t;
+    int err;
 
-	/*
-	 * The sequence number is known only after begin: stamp the record
-	 * with the time of the next one (a nested writer may take that one
-	 * first; *@time tells which time was passed).
-	 */
-	t = time_of((uint64_t)local64_read(&rb->seq));
-	if (time)
-		*time = t;
-	err = kring_output_begin(&h, rb, size, t);
-	if (seq)
-		*seq = h.seq;
-	if (err)
-		return err;
-	kring_output_header(&h, kTestType, 0);
-	if (h.rec_size <= 8)
-		goto out;
-	words = (h.rec_size - 8) / 8;
-	if (words > 64) {
-		large.resize(words);
-		body = large.data();
-	}
-	body[0] = h.seq;
-	for (size_t j = 1; j < words; j++)
-		body[j] = word(h.seq, j);
-	if (end == End::Partial) {
-		kring_output_copy(&h, body, 8);
-	} else if (!chunk) {
-		kring_output_copy(&h, body, (unsigned)words * 8);
-	} else {
-		const char *p = reinterpret_cast<const char *>(body);
-		unsigned left = (unsigned)words * 8;
+    /*
+     * The sequence number is known only after begin: stamp the record
+     * with the time of the next one (a nested writer may take that one
+     * first; *@time tells which time was passed).
+     */
+    t = time_of((uint64_t)local64_read(&rb->seq));
+    if (time)
+        *time = t;
+    err = kring_output_begin(&h, rb, size, t);
+    if (seq)
+        *seq = h.seq;
+    if (err)
+        return err;
+    kring_output_header(&h, kTestType, 0);
+    if (h.rec_size <= 8)
+        goto out;
+    words = (h.rec_size - 8) / 8;
+    if (words > 64) {
+        large.resize(words);
+        body = large.data();
+    }
+    body[0] = h.seq;
+    for (size_t j = 1; j < words; j++)
+        body[j] = word(h.seq, j);
+    if (end == rec_end::Partial) {
+        kring_output_copy(&h, body, 8);
+    } else if (!chunk) {
+        kring_output_copy(&h, body, (unsigned)words * 8);
+    } else {
+        const char* p = reinterpret_cast<const char*>(body);
+        unsigned left = (unsigned)words * 8;
 
-		while (left) {
-			unsigned n = std::min(left, chunk);
+        while (left) {
+            unsigned n = std::min(left, chunk);
 
-			kring_output_copy(&h, p, n);
-			p += n;
-			left -= n;
-		}
-	}
+            kring_output_copy(&h, p, n);
+            p += n;
+            left -= n;
+        }
+    }
 out:
-	if (end == End::Discard)
-		kring_output_discard(&h);
-	else
-		kring_output_end(&h);
-	return 0;
+    if (end == rec_end::Discard)
+        kring_output_discard(&h);
+    else
+        kring_output_end(&h);
+    return 0;
 }
 
-struct Tally {
-	uint64_t records = 0;		/* test records read */
-	uint64_t bare = 0;		/* header-only test records */
-	uint64_t pads = 0;
-	uint64_t lost = 0;		/* sum of LOST records' counts */
-	std::vector<uint64_t> seqs;	/* test records' seqs, in ring order */
-	std::vector<uint64_t> pad_seqs;
-	std::vector<kring_lost_record> losts;
-	bool partial_zero = false;	/* test records written End::Partial */
+struct tally {
+    uint64_t records = 0; /* test records read */
+    uint64_t bare = 0;    /* header-only test records */
+    uint64_t pads = 0;
+    uint64_t lost = 0;          /* sum of LOST records' counts */
+    std::vector<uint64_t> seqs; /* test records' seqs, in ring order */
+    std::vector<uint64_t> pad_seqs;
+    std::vector<kring_lost_record> losts;
+    bool partial_zero = false; /* test records written rec_end::Partial */
 };
 
 /*
  * Check the record at @pos and add it to @t. Returns its size, or 0 (with
  * a test failure) when it is malformed.
  */
-inline unsigned check_record(const TestRing &r, uint64_t pos, Tally &t,
-			     uint64_t limit)
-{
-	kring_record_header hdr;
+inline unsigned check_record(const test_ring& r, uint64_t pos, tally& t, uint64_t limit) {
+    kring_record_header hdr;
 
-	r.read(pos, &hdr, sizeof(hdr));
-	if (hdr.size < 8 || hdr.size % 8 || hdr.size > limit) {
-		ADD_FAILURE() << "bad record size " << hdr.size << " at " << pos
-			      << " (limit " << limit << ")";
-		return 0;
-	}
-	switch (hdr.type) {
-	case kTestType: {
-		std::vector<uint64_t> body((hdr.size - 8) / 8);
+    r.read(pos, &hdr, sizeof(hdr));
+    if (hdr.size < 8 || hdr.size % 8 || hdr.size > limit) {
+        ADD_FAILURE() << "bad record size " << hdr.size << " at " << pos << " (limit " << limit
+                      << ")";
+        return 0;
+    }
+    switch (hdr.type) {
+        case kTestType: {
+            std::vector<uint64_t> body((hdr.size - 8) / 8);
 
-		EXPECT_EQ(hdr.misc, 0);
-		t.records++;
-		if (body.empty()) {
-			t.bare++;
-			break;
-		}
-		r.read(pos + 8, body.data(), body.size() * 8);
-		t.seqs.push_back(body[0]);
-		for (size_t j = 1; j < body.size(); j++) {
-			uint64_t want = t.partial_zero ? 0 : word(body[0], j);
+            EXPECT_EQ(hdr.misc, 0);
+            t.records++;
+            if (body.empty()) {
+                t.bare++;
+                break;
+            }
+            r.read(pos + 8, body.data(), body.size() * 8);
+            t.seqs.push_back(body[0]);
+            for (size_t j = 1; j < body.size(); j++) {
+                uint64_t want = t.partial_zero ? 0 : word(body[0], j);
 
-			if (body[j] != want) {
-				ADD_FAILURE() << "record seq " << body[0] << " word "
-					      << j << " is " << body[j] << " at " << pos;
-				return 0;
-			}
-		}
-		break;
-	}
-	case KRING_RECORD_PAD:
-		t.pads++;
-		if (hdr.size >= 16) {
-			uint64_t s;
+                if (body[j] != want) {
+                    ADD_FAILURE() << "record seq " << body[0] << " word " << j << " is " << body[j]
+                                  << " at " << pos;
+                    return 0;
+                }
+            }
+            break;
+        }
+        case KRING_RECORD_PAD:
+            t.pads++;
+            if (hdr.size >= 16) {
+                uint64_t s;
 
-			r.read(pos + 8, &s, 8);
-			t.pad_seqs.push_back(s);
-		}
-		break;
-	case KRING_RECORD_LOST: {
-		kring_lost_record l;
+                r.read(pos + 8, &s, 8);
+                t.pad_seqs.push_back(s);
+            }
+            break;
+        case KRING_RECORD_LOST: {
+            kring_lost_record l;
 
-		if (hdr.size != sizeof(l)) {
-			ADD_FAILURE() << "LOST of size " << hdr.size;
-			return 0;
-		}
-		r.read(pos, &l, sizeof(l));
-		EXPECT_EQ(l.id, r.rb.id);
-		EXPECT_GT(l.lost, 0u);
-		EXPECT_LE(l.first_seq, l.last_seq);
-		EXPECT_LE(l.first_time, l.last_time);
-		t.lost += l.lost;
-		t.losts.push_back(l);
-		break;
-	}
-	default:
-		ADD_FAILURE() << "unknown record type " << hdr.type << " at " << pos;
-		return 0;
-	}
-	return hdr.size;
+            if (hdr.size != sizeof(l)) {
+                ADD_FAILURE() << "LOST of size " << hdr.size;
+                return 0;
+            }
+            r.read(pos, &l, sizeof(l));
+            EXPECT_EQ(l.id, r.rb.id);
+            EXPECT_GT(l.lost, 0u);
+            EXPECT_LE(l.first_seq, l.last_seq);
+            EXPECT_LE(l.first_time, l.last_time);
+            t.lost += l.lost;
+            t.losts.push_back(l);
+            break;
+        }
+        default:
+            ADD_FAILURE() << "unknown record type " << hdr.type << " at " << pos;
+            return 0;
+    }
+    return hdr.size;
 }
 
 /*
  * Forward consumer: read every record between data_tail and data_head
  * (acquire, C), then release the space (store-release, D) if @release.
  */
-inline bool consume(TestRing &r, Tally &t, bool release = true)
-{
-	uint64_t tail = r.tail(), head = r.head();
+inline bool consume(test_ring& r, tally& t, bool release = true) {
+    uint64_t tail = r.tail(), head = r.head();
 
-	if (head - tail > r.size()) {
-		ADD_FAILURE() << "head " << head << " more than a ring ahead of tail " << tail;
-		return false;
-	}
-	while (tail != head) {
-		unsigned n = check_record(r, tail, t, head - tail);
+    if (head - tail > r.size()) {
+        ADD_FAILURE() << "head " << head << " more than a ring ahead of tail " << tail;
+        return false;
+    }
+    while (tail != head) {
+        unsigned n = check_record(r, tail, t, head - tail);
 
-		if (!n)
-			return false;
-		tail += n;
-	}
-	if (release)
-		r.set_tail(tail);
-	return true;
+        if (!n)
+            return false;
+        tail += n;
+    }
+    if (release)
+        r.set_tail(tail);
+    return true;
 }
 
 /*
@@ -320,39 +309,37 @@ inline bool consume(TestRing &r, Tally &t, bool release = true)
  * towards older records until a never-written header or the end of the
  * data area.
  */
-inline bool walk_backward(TestRing &r, Tally &t)
-{
-	uint64_t head = r.head(), pos = head;
+inline bool walk_backward(test_ring& r, tally& t) {
+    uint64_t head = r.head(), pos = head;
 
-	while (pos - head < r.size()) {
-		kring_record_header hdr;
+    while (pos - head < r.size()) {
+        kring_record_header hdr;
 
-		r.read(pos, &hdr, sizeof(hdr));
-		if (!hdr.size)
-			break;
-		if (pos - head + hdr.size > r.size())
-			break;		/* overwritten at its end */
-		if (!check_record(r, pos, t, r.size() - (pos - head)))
-			return false;
-		pos += hdr.size;
-	}
-	return true;
+        r.read(pos, &hdr, sizeof(hdr));
+        if (!hdr.size)
+            break;
+        if (pos - head + hdr.size > r.size())
+            break; /* overwritten at its end */
+        if (!check_record(r, pos, t, r.size() - (pos - head)))
+            return false;
+        pos += hdr.size;
+    }
+    return true;
 }
 
 /* Every seq the test produced, and what happened to it. */
-struct Ledger {
-	std::vector<uint64_t> written, discarded;
-	std::vector<std::pair<uint64_t, uint64_t>> lost;	/* seq, time */
+struct record_ledger {
+    std::vector<uint64_t> written, discarded;
+    std::vector<std::pair<uint64_t, uint64_t>> lost; /* seq, time */
 
-	void note(int rc, uint64_t seq, End end, uint64_t time)
-	{
-		if (rc)
-			lost.emplace_back(seq, time);
-		else if (end == End::Discard)
-			discarded.push_back(seq);
-		else
-			written.push_back(seq);
-	}
+    void note(int rc, uint64_t seq, rec_end end, uint64_t time) {
+        if (rc)
+            lost.emplace_back(seq, time);
+        else if (end == rec_end::Discard)
+            discarded.push_back(seq);
+        else
+            written.push_back(seq);
+    }
 };
 
 /*
@@ -360,28 +347,26 @@ struct Ledger {
  * discarded seq as a PAD, and LOST records whose counts add up to the lost
  * seqs, each of which a LOST range (and its time span) covers.
  */
-inline void check_ledger(const Ledger &l, const Tally &t)
-{
-	std::vector<uint64_t> seen = t.seqs, want = l.written;
+inline void check_ledger(const record_ledger& l, const tally& t) {
+    std::vector<uint64_t> seen = t.seqs, want = l.written;
 
-	std::sort(seen.begin(), seen.end());
-	std::sort(want.begin(), want.end());
-	EXPECT_EQ(seen, want);
-	seen = t.pad_seqs;
-	want = l.discarded;
-	std::sort(seen.begin(), seen.end());
-	std::sort(want.begin(), want.end());
-	EXPECT_EQ(seen, want);
-	EXPECT_EQ(t.lost, l.lost.size());
-	for (auto [s, tm] : l.lost) {
-		bool covered = false;
+    std::sort(seen.begin(), seen.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(seen, want);
+    seen = t.pad_seqs;
+    want = l.discarded;
+    std::sort(seen.begin(), seen.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(seen, want);
+    EXPECT_EQ(t.lost, l.lost.size());
+    for (auto [s, tm] : l.lost) {
+        bool covered = false;
 
-		for (const auto &lr : t.losts)
-			if (lr.first_seq <= s && s <= lr.last_seq &&
-			    lr.first_time <= tm && tm <= lr.last_time)
-				covered = true;
-		EXPECT_TRUE(covered) << "lost seq " << s << " in no LOST range";
-	}
+        for (const auto& lr : t.losts)
+            if (lr.first_seq <= s && s <= lr.last_seq && lr.first_time <= tm && tm <= lr.last_time)
+                covered = true;
+        EXPECT_TRUE(covered) << "lost seq " << s << " in no LOST range";
+    }
 }
 
-} // namespace kt
+}  // namespace kt

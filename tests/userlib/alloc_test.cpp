@@ -128,9 +128,8 @@ TEST(Alloc, SteadyStateReadingAllocatesNothing) {
             }));
             EXPECT_TRUE(rb.drain([&](const kring::record&) { records++; }));
         } else {
-            EXPECT_TRUE(m.flush([&](std::size_t, const kring::record&, std::uint64_t) {
-                merged++;
-            }));
+            EXPECT_TRUE(
+                m.flush([&](std::size_t, const kring::record&, std::uint64_t) { merged++; }));
         }
         EXPECT_TRUE(ro.read([&](const kring::record&) { ovw++; }));
         auxctl.aux_head += 1000;

@@ -32,7 +32,7 @@ struct bad_case {
     const char* name;
     std::uint32_t type;
     std::uint16_t size;
-    std::uint64_t head;   // data_head (tail 0)
+    std::uint64_t head;  // data_head (tail 0)
     const char* what;
     bool head_bad = false;  // found at the head load, before any record
 };
@@ -132,7 +132,7 @@ TEST(Records, ParseSampleEveryField) {
     w[7] = 107;  // period
     std::memcpy(&w[8], &raw_size, 4);
     std::memcpy(reinterpret_cast<char*>(&w[8]) + 4, "hello", 5);  // 4 + 5 -> pad to 16
-    w[10] = 110;  // seq
+    w[10] = 110;                                                  // seq
     h.size = 11 * 8;
     std::memcpy(&w[0], &h, 8);
     kring::record r({reinterpret_cast<const std::byte*>(w), h.size}, 0, false);
@@ -209,16 +209,15 @@ TEST(Corrupt, RandomGarbageNeverCrashesOrLoops) {
                 std::uint64_t w = rng();
                 // Bias towards plausible headers so deeper paths run.
                 if (rng() % 2) {
-                    kring_record_header h{std::uint32_t(rng() % 3 ? KRING_RECORD_SAMPLE
-                                                                  : rng() % 0x20000),
-                                          0, std::uint16_t((rng() % 64) * 8)};
+                    kring_record_header h{
+                        std::uint32_t(rng() % 3 ? KRING_RECORD_SAMPLE : rng() % 0x20000), 0,
+                        std::uint16_t((rng() % 64) * 8)};
                     std::memcpy(&w, &h, 8);
                 }
                 words[i] = w;
             }
             const std::uint64_t tail = rng() % (1ULL << 40) * 8;
-            const std::uint64_t head =
-                rng() % 4 ? tail + rng() % (ds / 8 + 1) * 8 : rng();
+            const std::uint64_t head = rng() % 4 ? tail + rng() % (ds / 8 + 1) * 8 : rng();
             ring.ctl()->data_tail = tail;
             ring.ctl()->data_head = head;
             kring::reader rd(ring.view());

@@ -25,22 +25,22 @@ public:
     host_ring(unsigned nr_pages, bool mirrored, unsigned flags = 0, std::uint64_t id = 7)
         : pages_(nr_pages), mirrored_(mirrored) {
         const std::size_t size = std::size_t(nr_pages) * kPage;
-        ctl_ = static_cast<kring_ctl_page*>(::mmap(nullptr, kPage, PROT_READ | PROT_WRITE,
-                                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        ctl_ = static_cast<kring_ctl_page*>(
+            ::mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
         fd_ = ::memfd_create("kring-test-ring", MFD_CLOEXEC);
         if (ctl_ == MAP_FAILED || fd_ < 0 || ::ftruncate(fd_, off_t(size)))
             std::abort();
         // Reserve area + area (mirror) or area + guard page.
         res_len_ = mirrored ? 2 * size : size + kPage;
-        res_ = static_cast<char*>(::mmap(nullptr, res_len_, PROT_NONE,
-                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        res_ = static_cast<char*>(
+            ::mmap(nullptr, res_len_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
         if (res_ == MAP_FAILED)
             std::abort();
         if (::mmap(res_, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, 0) ==
             MAP_FAILED)
             std::abort();
-        if (mirrored && ::mmap(res_ + size, size, PROT_READ | PROT_WRITE,
-                               MAP_SHARED | MAP_FIXED, fd_, 0) == MAP_FAILED)
+        if (mirrored && ::mmap(res_ + size, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                               fd_, 0) == MAP_FAILED)
             std::abort();
         std::vector<void*> addrs(nr_pages);
         for (unsigned i = 0; i < nr_pages; i++)

@@ -151,23 +151,23 @@ TEST(Merger, AdversarialInterleavingsAreExact) {
         for (int step = 0; step < 3000; step++) {
             int i = int(rng() % k);
             switch (rng() % 4) {
-            case 0:
-            case 1: {  // a write, maybe a burst, at this ring's clock
-                int burst = 1 + int(rng() % 5);
-                for (int j = 0; j < burst; j++) {
-                    if (write_sample(&rings[i]->rb, clock[i]) == 0)
-                        written++;
-                    else
-                        ADD_FAILURE() << "ring full";
-                    clock[i] += rng() % 50;  // equal times happen too
+                case 0:
+                case 1: {  // a write, maybe a burst, at this ring's clock
+                    int burst = 1 + int(rng() % 5);
+                    for (int j = 0; j < burst; j++) {
+                        if (write_sample(&rings[i]->rb, clock[i]) == 0)
+                            written++;
+                        else
+                            ADD_FAILURE() << "ring full";
+                        clock[i] += rng() % 50;  // equal times happen too
+                    }
+                    break;
                 }
-                break;
-            }
-            case 2:  // the floor catches up with the ring's clock
-                rings[i]->ctl()->timestamp_floor = clock[i];
-                break;
-            default:
-                ASSERT_TRUE(m.drain(emit));
+                case 2:  // the floor catches up with the ring's clock
+                    rings[i]->ctl()->timestamp_floor = clock[i];
+                    break;
+                default:
+                    ASSERT_TRUE(m.drain(emit));
             }
         }
         ASSERT_TRUE(m.drain(emit));

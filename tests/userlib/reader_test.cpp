@@ -64,15 +64,15 @@ TEST_P(ReaderWrap, EveryOffset) {
     EXPECT_EQ(copied, mirrored ? 0u : wrapped);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Sizes, ReaderWrap,
-    ::testing::Combine(::testing::Values(1u, 2u, 4u), ::testing::Values(16u, 24u, 56u, 1000u, 2056u),
-                       ::testing::Bool()),
-    [](const auto& info) {
-        return "p" + std::to_string(std::get<0>(info.param)) + "_s" +
-               std::to_string(std::get<1>(info.param)) +
-               (std::get<2>(info.param) ? "_mirror" : "_copy");
-    });
+INSTANTIATE_TEST_SUITE_P(Sizes, ReaderWrap,
+                         ::testing::Combine(::testing::Values(1u, 2u, 4u),
+                                            ::testing::Values(16u, 24u, 56u, 1000u, 2056u),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                             return "p" + std::to_string(std::get<0>(info.param)) + "_s" +
+                                    std::to_string(std::get<1>(info.param)) +
+                                    (std::get<2>(info.param) ? "_mirror" : "_copy");
+                         });
 
 // Records are produced while the reader consumes: interleaved batches of
 // random sizes never lose or reorder anything while there is room.
@@ -148,7 +148,7 @@ TEST(Reader, PadRecordsAreSkipped) {
     host_ring ring(1, false);
     kring::reader rd(ring.view());
     ASSERT_EQ(kt::write_record(&ring.rb, 32), 0);
-    ASSERT_EQ(kt::write_record(&ring.rb, 32, nullptr, 0, kt::End::Discard), 0);
+    ASSERT_EQ(kt::write_record(&ring.rb, 32, nullptr, 0, kt::rec_end::Discard), 0);
     ASSERT_EQ(kt::write_record(&ring.rb, 32), 0);
     std::vector<std::uint64_t> seqs;
     ASSERT_TRUE(rd.drain([&](const kring::record& r) {

@@ -60,9 +60,7 @@ struct aux_channel {
         return 0;
     }
     // aux_head with acquire (C): pairs with the producer's smp_wmb() (B).
-    std::uint64_t aux_head() const {
-        return __atomic_load_n(&ch.ctl->aux_head, __ATOMIC_ACQUIRE);
-    }
+    std::uint64_t aux_head() const { return __atomic_load_n(&ch.ctl->aux_head, __ATOMIC_ACQUIRE); }
     // Store-release (D): pairs with the producer's smp_mb() (A).
     void release_aux(std::uint64_t tail) {
         aux_tail = tail;
@@ -96,8 +94,7 @@ struct packet_parser {
             std::memcpy(&p, b.data() + off, sizeof(p));
             bool is_sync = p.type == KRING_AUX_PKT_SYNC;
             if (is_sync ? (p.magic != KRING_AUX_SYNC_MAGIC || p.len != sizeof(p))
-                        : (p.type != KRING_AUX_PKT_DATA || p.magic ||
-                           p.len != sizeof(p) + payload))
+                        : (p.type != KRING_AUX_PKT_DATA || p.magic || p.len != sizeof(p) + payload))
                 return fail("bad packet at " + std::to_string(off));
             if (b.size() - off < p.len)
                 return fail("packet runs past the extent at " + std::to_string(off));
@@ -123,8 +120,7 @@ std::size_t find_sync(const std::vector<std::uint8_t>& b) {
     for (std::size_t off = 0; off + sizeof(kring_aux_packet) <= b.size(); off += 8) {
         kring_aux_packet p;
         std::memcpy(&p, b.data() + off, sizeof(p));
-        if (p.magic == KRING_AUX_SYNC_MAGIC && p.type == KRING_AUX_PKT_SYNC &&
-            p.len == sizeof(p))
+        if (p.magic == KRING_AUX_SYNC_MAGIC && p.type == KRING_AUX_PKT_SYNC && p.len == sizeof(p))
             return off;
     }
     return std::string::npos;

@@ -106,8 +106,8 @@ TEST(Aux, SlowConsumerGapsAreTruncated) {
                 ASSERT_TRUE(pp.parse(a.bytes(r.aux_offset, r.aux_size))) << pp.why;
                 std::uint64_t s0 = pp.seqs[first];
                 if (s0 != next_seq) {
-                    ASSERT_TRUE(pending) << "gap " << next_seq << ".." << s0 - 1
-                                         << " without a TRUNCATED record";
+                    ASSERT_TRUE(pending)
+                        << "gap " << next_seq << ".." << s0 - 1 << " without a TRUNCATED record";
                     gaps++;
                     lost += s0 - next_seq;
                 }
@@ -138,10 +138,11 @@ TEST(Aux, SlowConsumerGapsAreTruncated) {
     kring_stats st = a.ch.stats();
     EXPECT_EQ(st.aux_bytes, bytes);
     EXPECT_EQ(st.aux_truncated, truncated);
-    std::printf("aux slow: %zu packets delivered, %llu lost in %llu gaps, %llu TRUNCATED "
-                "records, %llu bytes\n",
-                pp.seqs.size(), (unsigned long long)lost, (unsigned long long)gaps,
-                (unsigned long long)truncated, (unsigned long long)bytes);
+    std::printf(
+        "aux slow: %zu packets delivered, %llu lost in %llu gaps, %llu TRUNCATED "
+        "records, %llu bytes\n",
+        pp.seqs.size(), (unsigned long long)lost, (unsigned long long)gaps,
+        (unsigned long long)truncated, (unsigned long long)bytes);
 }
 
 // Snapshot mode: take snapshots (each stops the tracer until RESUME) until
@@ -280,8 +281,8 @@ TEST(Aux, CpuModeFollowsHotplug) {
     std::this_thread::sleep_for(200ms);
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_DISABLE), 0);
     ASSERT_NO_FATAL_FAILURE(o.read_whole(a));
-    std::printf("aux hotplug: %zu packets before offline, %zu after the CPU returned\n",
-                at_offline, pp.seqs.size() - at_offline);
+    std::printf("aux hotplug: %zu packets before offline, %zu after the CPU returned\n", at_offline,
+                pp.seqs.size() - at_offline);
     ASSERT_GT(pp.seqs.size(), at_offline + 8) << "the unit did not restart";
     EXPECT_TRUE(pp.sync[at_offline]) << "tracing restarts with a SYNC packet";
     for (std::size_t i = 0; i < pp.seqs.size(); i++) {
@@ -388,12 +389,12 @@ TEST(Aux, TaskModeTracesOnlyWhileTheTaskRuns) {
     EXPECT_LE(during, due) << "packets while the followed thread slept (its CPU time then: "
                            << cpu_in_sleep << " ns)";
     EXPECT_GT(after, 0u) << "nothing traced in the second busy phase";
-    std::printf("task mode: %zu packets (%lu before the sleep, %lu during it for %lu us of "
-                "CPU time, %lu after), %lu TRUNCATED\n",
-                pp.seqs.size(), static_cast<unsigned long>(before),
-                static_cast<unsigned long>(during),
-                static_cast<unsigned long>(cpu_in_sleep / 1000),
-                static_cast<unsigned long>(after), static_cast<unsigned long>(truncated));
+    std::printf(
+        "task mode: %zu packets (%lu before the sleep, %lu during it for %lu us of "
+        "CPU time, %lu after), %lu TRUNCATED\n",
+        pp.seqs.size(), static_cast<unsigned long>(before), static_cast<unsigned long>(during),
+        static_cast<unsigned long>(cpu_in_sleep / 1000), static_cast<unsigned long>(after),
+        static_cast<unsigned long>(truncated));
 }
 
 // Task mode with inherit: this thread and the three children it forks
@@ -477,7 +478,7 @@ TEST(Aux, TaskModeRequests) {
     EXPECT_EQ(ch.configure(a), EINVAL) << "neither a CPU nor a task";
     a.pid = 0x3ffffff0;  // above pid_max
     EXPECT_EQ(ch.configure(a), ESRCH);
-    a.pid = 0;           // the caller
+    a.pid = 0;  // the caller
     EXPECT_EQ(ch.configure(a), 0);
 }
 
@@ -503,10 +504,10 @@ TEST(Aux, BadRequestsAreRefused) {
         return errno;
     };
     const int rw = PROT_READ | PROT_WRITE;
-    EXPECT_EQ(try_map(4 * ps, 4 * ps, 4 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);  // overlaps data
-    EXPECT_EQ(try_map(8 * ps, 3 * ps, 8 * ps, 3 * ps, rw, MAP_SHARED), EINVAL);  // 3 pages
-    EXPECT_EQ(try_map(8 * ps, 4 * ps, 12 * ps, 4 * ps, rw, MAP_SHARED), EINVAL); // wrong offset
-    EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 2 * ps, rw, MAP_SHARED), EINVAL);  // wrong length
+    EXPECT_EQ(try_map(4 * ps, 4 * ps, 4 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);   // overlaps data
+    EXPECT_EQ(try_map(8 * ps, 3 * ps, 8 * ps, 3 * ps, rw, MAP_SHARED), EINVAL);   // 3 pages
+    EXPECT_EQ(try_map(8 * ps, 4 * ps, 12 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);  // wrong offset
+    EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 2 * ps, rw, MAP_SHARED), EINVAL);   // wrong length
     EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, rw, MAP_PRIVATE), EINVAL);
     EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, rw | PROT_EXEC, MAP_SHARED), EINVAL);
     EXPECT_EQ(try_map(8 * ps, 1ull << 40, 8 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);

@@ -17,8 +17,8 @@
 namespace kt {
 
 inline kring_attr attr(std::uint32_t source, int cpu, int pid, std::uint64_t flags = 0) {
-    kring_attr a = kt::make_attr(source, cpu, source == KRING_SOURCE_TIMER ? timer_type : sched_type,
-                                 flags);
+    kring_attr a =
+        kt::make_attr(source, cpu, source == KRING_SOURCE_TIMER ? timer_type : sched_type, flags);
     a.pid = pid;
     return a;
 }

@@ -62,7 +62,8 @@ TEST(CaptureOutput, SameCpuShareOneBuffer) {
         if (s.cpu != 0)
             bad++;
     });
-    std::printf("set-output: %ld sched + %ld timer records in one buffer\n", from_sched, from_timer);
+    std::printf("set-output: %ld sched + %ld timer records in one buffer\n", from_sched,
+                from_timer);
     EXPECT_EQ(bad, 0);
     EXPECT_EQ(decreasing, 0u);
     EXPECT_GT(from_sched, 0);
@@ -78,8 +79,8 @@ TEST(CaptureOutput, Constraints) {
     if (kt::online_cpus() > 1) {
         EXPECT_EQ(c1.set_output(c0.fd), EINVAL);  // other CPU
     }
-    EXPECT_EQ(c0.set_output(c0.fd), EINVAL);      // itself
-    EXPECT_EQ(c0.set_output(0), EINVAL);          // not a kring fd (stdin)
+    EXPECT_EQ(c0.set_output(c0.fd), EINVAL);  // itself
+    EXPECT_EQ(c0.set_output(0), EINVAL);      // not a kring fd (stdin)
     EXPECT_EQ(c0.set_output(12345), EBADF);
 
     // Per-thread: the same task is fine, another one is not.

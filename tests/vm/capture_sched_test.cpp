@@ -98,8 +98,7 @@ TEST(CaptureSched, PerThreadPingPong) {
     EXPECT_EQ(ch.bad, 0u);
     EXPECT_EQ(ch.lost, 0u);
     EXPECT_EQ(ch.decreasing, 0u);
-    long outs_in_window = 0, outs_in_outer = 0, outs = 0, ins = 0, foreign = 0,
-         not_alternating = 0;
+    long outs_in_window = 0, outs_in_outer = 0, outs = 0, ins = 0, foreign = 0, not_alternating = 0;
     int last = 0;  // 1 out, 2 in
     for (const auto& r : ch.recs) {
         if (r.s.tid != self || r.sched.kind != KRING_SCHED_SWITCH ||
@@ -122,9 +121,10 @@ TEST(CaptureSched, PerThreadPingPong) {
         }
     }
     long delta = sw1 - sw0;
-    std::printf("ping-pong: %ld switches by getrusage, %ld out / %ld in records, %ld..%ld out in "
-                "window\n",
-                delta, outs, ins, outs_in_window, outs_in_outer);
+    std::printf(
+        "ping-pong: %ld switches by getrusage, %ld out / %ld in records, %ld..%ld out in "
+        "window\n",
+        delta, outs, ins, outs_in_window, outs_in_outer);
     EXPECT_EQ(foreign, 0);
     EXPECT_EQ(not_alternating, 0);
     EXPECT_GT(delta, 0);
@@ -219,7 +219,8 @@ TEST(CaptureSched, PerCpuBusyLoop) {
         for (const auto& r : c.recs) {
             if (r.sched.cpu != std::uint32_t(cpu) || r.s.cpu != std::uint32_t(cpu))
                 wrong_cpu++;
-            if (r.sched.prev_tid == std::uint32_t(child) || r.sched.next_tid == std::uint32_t(child))
+            if (r.sched.prev_tid == std::uint32_t(child) ||
+                r.sched.next_tid == std::uint32_t(child))
                 n++;
         }
         return n;

@@ -138,9 +138,10 @@ TEST(CaptureTime, NonDecreasingAndFloor) {
         bad += c.bad;
         lost += c.lost;
     }
-    std::printf("floor: %lu records on %d CPUs, %ld checked against a floor, %ld floors read, "
-                "%ld moves\n",
-                (unsigned long)records, n, checked, floors_seen, floor_moves);
+    std::printf(
+        "floor: %lu records on %d CPUs, %ld checked against a floor, %ld floors read, "
+        "%ld moves\n",
+        (unsigned long)records, n, checked, floors_seen, floor_moves);
     EXPECT_EQ(bad, 0u);
     EXPECT_EQ(lost, 0u);
     EXPECT_GT(records, 600u);
@@ -212,7 +213,8 @@ TEST(CaptureTime, TscConversion) {
         std::uint64_t t1 = kt::now_ns(CLOCK_MONOTONIC_RAW);
         std::uint64_t quot = cyc >> p->time_shift;
         std::uint64_t rem = cyc & ((1ull << p->time_shift) - 1);
-        std::uint64_t ns = p->time_zero + quot * p->time_mult + ((rem * p->time_mult) >> p->time_shift);
+        std::uint64_t ns =
+            p->time_zero + quot * p->time_mult + ((rem * p->time_mult) >> p->time_shift);
         std::int64_t err = ns < t0 ? std::int64_t(t0 - ns) : ns > t1 ? std::int64_t(ns - t1) : 0;
         worst = std::max(worst, err);
         ::usleep(1000);

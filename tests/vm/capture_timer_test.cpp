@@ -67,10 +67,11 @@ TEST(CaptureTimer, PerThreadCountAndIps) {
     }
     double expected = double(hz) * double(c1 - c0) / 1e9;
     double got = double(ch.recs.size());
-    std::printf("timer: %zu samples (%.1f weighted by period), expected %.1f (%u Hz x %.3f s CPU); "
-                "%ld user, %ld in the loop\n",
-                ch.recs.size(), double(weighted) * hz / 1e9, expected, hz, double(c1 - c0) / 1e9,
-                user, in_loop);
+    std::printf(
+        "timer: %zu samples (%.1f weighted by period), expected %.1f (%u Hz x %.3f s CPU); "
+        "%ld user, %ld in the loop\n",
+        ch.recs.size(), double(weighted) * hz / 1e9, expected, hz, double(c1 - c0) / 1e9, user,
+        in_loop);
     EXPECT_EQ(ch.bad, 0u);
     EXPECT_EQ(ch.lost, 0u);
     EXPECT_EQ(foreign, 0);

@@ -19,8 +19,8 @@ using clk = std::chrono::steady_clock;
 
 int online_cpus() { return static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)); }
 
-constexpr std::uint64_t base_type = KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_TID |
-                                    KRING_SAMPLE_TIME | KRING_SAMPLE_CPU;
+constexpr std::uint64_t base_type =
+    KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU;
 
 // What one consumer saw of one channel.
 struct tally {
@@ -33,7 +33,8 @@ struct tally {
             seen.resize(seq + 1 + seen.size() / 2);
     }
     // A record of a synthetic channel bound to @cpu.
-    void record(const kring_record_header& h, const std::uint8_t* rec, std::uint64_t type, int cpu) {
+    void record(const kring_record_header& h, const std::uint8_t* rec, std::uint64_t type,
+                int cpu) {
         if (h.type == KRING_RECORD_LOST) {
             kring_lost_record l;
             if (h.size < sizeof(l)) {
@@ -94,8 +95,7 @@ struct cpu_run {
 // consumer drains them all, sometimes sleeping: records are lost, and every
 // sequence number must come out delivered intact or inside a LOST range,
 // with produced == delivered + lost exactly.
-void run_every_cpu(std::uint64_t limit, unsigned order, std::uint64_t nest_cpu_mask,
-                   bool print) {
+void run_every_cpu(std::uint64_t limit, unsigned order, std::uint64_t nest_cpu_mask, bool print) {
     const int ncpu = online_cpus();
     std::vector<std::unique_ptr<cpu_run>> runs;
     for (int cpu = 0; cpu < ncpu; cpu++) {
@@ -150,12 +150,12 @@ void run_every_cpu(std::uint64_t limit, unsigned order, std::uint64_t nest_cpu_m
         const auto& t = r->t;
         std::uint64_t lost_stats = st.lost_no_space + st.lost_too_big + st.lost_paused;
         if (print)
-            std::printf("cpu %d: produced %llu delivered %llu lost %llu (in %llu LOST records) "
-                        "nested %llu wrapped-copies %llu\n",
-                        r->cpu, (unsigned long long)st.produced,
-                        (unsigned long long)t.delivered, (unsigned long long)t.lost,
-                        (unsigned long long)t.lost_records, (unsigned long long)st.nested,
-                        (unsigned long long)r->ch.copied);
+            std::printf(
+                "cpu %d: produced %llu delivered %llu lost %llu (in %llu LOST records) "
+                "nested %llu wrapped-copies %llu\n",
+                r->cpu, (unsigned long long)st.produced, (unsigned long long)t.delivered,
+                (unsigned long long)t.lost, (unsigned long long)t.lost_records,
+                (unsigned long long)st.nested, (unsigned long long)r->ch.copied);
         EXPECT_EQ(t.bad, 0u) << "cpu " << r->cpu;
         EXPECT_EQ(t.dup, 0u) << "cpu " << r->cpu;
         EXPECT_EQ(t.time_backwards, 0u) << "cpu " << r->cpu;
@@ -173,13 +173,9 @@ void run_every_cpu(std::uint64_t limit, unsigned order, std::uint64_t nest_cpu_m
     }
 }
 
-TEST(DataRing, EveryCpuFullSpeedExactAccounting) {
-    run_every_cpu(20000, 4, 0, true);
-}
+TEST(DataRing, EveryCpuFullSpeedExactAccounting) { run_every_cpu(20000, 4, 0, true); }
 
-TEST(DataRing, NestedTimerWritersExactAccounting) {
-    run_every_cpu(4000, 3, ~0ULL, true);
-}
+TEST(DataRing, NestedTimerWritersExactAccounting) { run_every_cpu(4000, 3, ~0ULL, true); }
 
 TEST(DataRing, ControlPageDescribesTheRing) {
     kt::raw_channel ch;
@@ -247,8 +243,8 @@ TEST(DataRing, OverwriteKeepsNewestRecordsIntact) {
     }
     std::uint64_t rec_size = 8 + 8 + 4 + 100 + 4 /*pad*/ + 8;
     EXPECT_GE(n, ch.data_size / rec_size - 1) << "the window holds fewer records than fit";
-    std::printf("overwrite: %llu newest records intact of %llu written\n",
-                (unsigned long long)n, (unsigned long long)limit);
+    std::printf("overwrite: %llu newest records intact of %llu written\n", (unsigned long long)n,
+                (unsigned long long)limit);
     EXPECT_EQ(ch.ioctl0(KRING_IOC_RESUME_OUTPUT), 0);
     EXPECT_EQ(ch.ioctl0(KRING_IOC_DISABLE), 0);
 }
@@ -393,14 +389,14 @@ TEST(DataRing, StatsAnswerEveryPublishedSize) {
     ASSERT_EQ(ch.open_dev(), 0);
     ASSERT_EQ(ch.configure(kt::make_attr(KRING_SOURCE_NONE, 0, KRING_SAMPLE_TIME)), 0);
     ASSERT_EQ(ch.map_ring(2, true, false), 0);
-    for (std::uint32_t size : {std::uint32_t(KRING_STATS_SIZE_VER0),
-                               std::uint32_t(KRING_STATS_SIZE_VER1),
-                               std::uint32_t(KRING_STATS_SIZE_VER2)}) {
+    for (std::uint32_t size :
+         {std::uint32_t(KRING_STATS_SIZE_VER0), std::uint32_t(KRING_STATS_SIZE_VER1),
+          std::uint32_t(KRING_STATS_SIZE_VER2)}) {
         std::uint8_t buf[KRING_STATS_SIZE_VER2 + 16];
         std::memset(buf, 0xa5, sizeof(buf));
         std::memcpy(buf, &size, sizeof(size));
-        unsigned long req = _IOC(_IOC_READ | _IOC_WRITE, KRING_IOC_MAGIC,
-                                 _IOC_NR(KRING_IOC_STATS), size);
+        unsigned long req =
+            _IOC(_IOC_READ | _IOC_WRITE, KRING_IOC_MAGIC, _IOC_NR(KRING_IOC_STATS), size);
         ASSERT_EQ(::ioctl(ch.fd, req, buf), 0) << size << ": " << std::strerror(errno);
         kring_stats st;
         std::memcpy(&st, buf, sizeof(st));

@@ -126,7 +126,8 @@ sigjmp_buf store_jmp;
 void store_handler(int sig) { siglongjmp(store_jmp, sig); }
 
 int store_signal(std::uint8_t* p) {
-    struct sigaction sa {}, old_bus{}, old_segv{};
+    struct sigaction sa {
+    }, old_bus{}, old_segv{};
     sa.sa_handler = store_handler;
     ::sigaction(SIGBUS, &sa, &old_bus);
     ::sigaction(SIGSEGV, &sa, &old_segv);
@@ -243,10 +244,17 @@ TEST(Hostile, GarbageTailWhileProducing) {
         while (!stop.load(std::memory_order_relaxed)) {
             std::uint64_t v = rng();
             switch (v & 3) {
-            case 0: break;                                   // random
-            case 1: v = __atomic_load_n(&ch.ctl->data_head, __ATOMIC_RELAXED) + (v & 0xffff); break;
-            case 2: v = ~0ULL - (v & 0xff); break;
-            case 3: v &= 0xfff; break;
+                case 0:
+                    break;  // random
+                case 1:
+                    v = __atomic_load_n(&ch.ctl->data_head, __ATOMIC_RELAXED) + (v & 0xffff);
+                    break;
+                case 2:
+                    v = ~0ULL - (v & 0xff);
+                    break;
+                case 3:
+                    v &= 0xfff;
+                    break;
             }
             __atomic_store_n(&ch.ctl->data_tail, v, __ATOMIC_RELAXED);
         }

@@ -142,8 +142,8 @@ TEST_P(LibReader, SyntheticExactAccounting) {
         EXPECT_EQ(copied, 0u);
     else
         EXPECT_GT(copied, 0u) << "no record wrapped: the copy path did not run";
-    std::printf("mirror=%d delivered %llu lost %llu (%llu LOST records) copied %llu\n",
-                int(mirror), (unsigned long long)delivered, (unsigned long long)rd.lost_seen(),
+    std::printf("mirror=%d delivered %llu lost %llu (%llu LOST records) copied %llu\n", int(mirror),
+                (unsigned long long)delivered, (unsigned long long)rd.lost_seen(),
                 (unsigned long long)rd.lost_records_seen(), (unsigned long long)copied);
 }
 
@@ -243,8 +243,8 @@ TEST(LibPoller, ManyChannelsNoMissedWakeup) {
         EXPECT_EQ(delivered[cpu] + readers[cpu].lost_seen(), chans[cpu].stats()->produced);
     // Far fewer waits than records: the poller slept between batches.
     EXPECT_LT(waits, count * ncpu / 4);
-    std::printf("%d channels, %llu waits, %llu re-check hits\n", ncpu,
-                (unsigned long long)waits, (unsigned long long)p->rechecks_hit());
+    std::printf("%d channels, %llu waits, %llu re-check hits\n", ncpu, (unsigned long long)waits,
+                (unsigned long long)p->rechecks_hit());
 }
 
 // Per-CPU synthetic channels with TIME merged into one stream: globally
@@ -368,10 +368,11 @@ TEST(LibMerger, SparseSourceUsesFloorOrWindow) {
     // Records went out while the sparse ring was empty, before the end.
     EXPECT_GT(during, 0u);
     EXPECT_GT(m.floors_used() + m.windows_used(), 0u);
-    std::printf("sparse merge: %llu records, %llu emitted before the end, %llu by floor, "
-                "%llu by window\n",
-                (unsigned long long)emitted, (unsigned long long)during,
-                (unsigned long long)m.floors_used(), (unsigned long long)m.windows_used());
+    std::printf(
+        "sparse merge: %llu records, %llu emitted before the end, %llu by floor, "
+        "%llu by window\n",
+        (unsigned long long)emitted, (unsigned long long)during,
+        (unsigned long long)m.floors_used(), (unsigned long long)m.windows_used());
 }
 
 // The AUX area, once the module offers it (kring::feat_aux).

@@ -27,11 +27,11 @@ perf_event_attr cpu_clock(bool backward = false) {
     return a;
 }
 
-#define PERF_OPEN(var, attr, cpu, order)                                             \
-    auto var = kring::perf_ring::open(attr, -1, cpu, order);                         \
-    if (!var && (var.error().code() == ENOENT || var.error().code() == ENOSYS ||     \
-                 var.error().code() == EACCES || var.error().code() == EOPNOTSUPP))  \
-        GTEST_SKIP() << "perf_event_open unavailable: " << var.error().message();    \
+#define PERF_OPEN(var, attr, cpu, order)                                            \
+    auto var = kring::perf_ring::open(attr, -1, cpu, order);                        \
+    if (!var && (var.error().code() == ENOENT || var.error().code() == ENOSYS ||    \
+                 var.error().code() == EACCES || var.error().code() == EOPNOTSUPP)) \
+        GTEST_SKIP() << "perf_event_open unavailable: " << var.error().message();   \
     ASSERT_TRUE(var) << var.error().message()
 
 void spin_for(std::chrono::milliseconds d) {

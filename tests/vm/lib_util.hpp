@@ -53,10 +53,10 @@ inline bool synth_ok(const kring::record& r, int cpu, std::uint64_t* seq_out = n
 }
 
 // Open a channel or skip the test when /dev/kring is missing.
-#define LIB_OPEN(var, opts)                                                     \
-    auto var = kring::channel::open(opts);                                      \
-    if (!var && var.error().code() == ENOENT)                                   \
-        GTEST_SKIP() << var.error().message();                                  \
+#define LIB_OPEN(var, opts)                    \
+    auto var = kring::channel::open(opts);     \
+    if (!var && var.error().code() == ENOENT)  \
+        GTEST_SKIP() << var.error().message(); \
     ASSERT_TRUE(var) << var.error().message()
 
 }  // namespace kt

@@ -42,7 +42,8 @@ TEST(ProducerApi, ExampleModuleWritesIntoChannel) {
             kt::sample s;
             std::string want = "kring example record " + std::to_string(samples);
             if (!kt::parse_sample(rec, layout, s) || s.seq != next_seq ||
-                s.raw_size < want.size() + 1 || std::string(reinterpret_cast<const char*>(s.raw)) != want)
+                s.raw_size < want.size() + 1 ||
+                std::string(reinterpret_cast<const char*>(s.raw)) != want)
                 bad++;
             next_seq = s.seq + 1;
             samples++;

@@ -391,9 +391,10 @@ void aux_map_unmap_across_fork(race_state& st, clk::duration run) {
     aux_cycle(st, ch.fd, ch.ctl, deadline, "parent", 0);
     ioctls.join();
     join_child(st, child, "the child");
-    std::printf("race aux: %llu + %llu AUX maps (parent + child), %llu refused, "
-                "%llu ioctl rounds\n",
-                st.n(0), st.n(1), st.n(3), st.n(2));
+    std::printf(
+        "race aux: %llu + %llu AUX maps (parent + child), %llu refused, "
+        "%llu ioctl rounds\n",
+        st.n(0), st.n(1), st.n(3), st.n(2));
 }
 
 // ---- 2: the data ring, mapped and unmapped by three processes ------------
@@ -470,9 +471,10 @@ void data_map_unmap_across_fork(race_state& st, clk::duration run) {
     if (!st.failed && st.ok(kt::stats_of(ch.fd, s), "STATS at the end") &&
         (s.flags & KRING_STATS_F_MAPPED))
         st.fail("STATS says MAPPED after every mapping is gone");
-    std::printf("race data: %llu + %llu + %llu ring maps (parent + children), "
-                "%llu ioctl rounds\n",
-                st.n(0), st.n(1), st.n(2), st.n(3));
+    std::printf(
+        "race data: %llu + %llu + %llu ring maps (parent + children), "
+        "%llu ioctl rounds\n",
+        st.n(0), st.n(1), st.n(2), st.n(3));
 }
 
 // ---- 3: close against mmap ----------------------------------------------
@@ -482,8 +484,7 @@ void data_map_unmap_across_fork(race_state& st, clk::duration run) {
 void keep_mapping(race_state& st, int fd, clk::time_point deadline) {
     while (st.running(deadline)) {
         kt::mapping ring(fd, ring_len(), rw, 0);
-        if (!st.ok(ring.error(), "child: mmap of the data ring") ||
-            !check_mapped(st, fd, "child"))
+        if (!st.ok(ring.error(), "child: mmap of the data ring") || !check_mapped(st, fd, "child"))
             return;
         kt::mapping aux = kt::map_aux(fd, ring.ctl(), ring_len(), aux_len(), true);
         if (!st.ok(aux.error(), "child: mmap of the AUX area"))
@@ -605,9 +606,10 @@ void close_while_mapping(race_state& st, clk::duration run) {
     }
     if (!st.failed)
         close_against_mmap_threads(st, clk::now() + run / 2);
-    std::printf("race close: child %llu map rounds, parent %llu channels closed while mapped; "
-                "threads: %llu channels, %llu maps, %llu refused\n",
-                st.n(0), st.n(1), st.n(2), st.n(3), st.n(4));
+    std::printf(
+        "race close: child %llu map rounds, parent %llu channels closed while mapped; "
+        "threads: %llu channels, %llu maps, %llu refused\n",
+        st.n(0), st.n(1), st.n(2), st.n(3), st.n(4));
 }
 
 // ---- 4: set-output both ways --------------------------------------------
@@ -757,9 +759,10 @@ void snapshot_vs_unmap(race_state& st, clk::duration run) {
     if (st.ok(ch.ioctl0(KRING_IOC_DISABLE), "DISABLE") &&
         st.ok(kt::stats_of(ch.fd, s), "STATS at the end") && (s.flags & KRING_STATS_F_MAPPED))
         st.fail("STATS says MAPPED after every mapping is gone");
-    std::printf("race snapshot: %llu + %llu map rounds (parent + child), snapshots: %llu taken, "
-                "%llu without an area\n",
-                st.n(0), st.n(1), st.n(2), st.n(3));
+    std::printf(
+        "race snapshot: %llu + %llu map rounds (parent + child), snapshots: %llu taken, "
+        "%llu without an area\n",
+        st.n(0), st.n(1), st.n(2), st.n(3));
 }
 
 // ---- 6: CPU 1 going offline and back under channels bound to it ----------
@@ -802,8 +805,9 @@ void hotplug_round(race_state& st, int kind, const char* who) {
     if (kind == 1) {
         // Both bound to CPU 1: a redirect perf's constraints allow.
         if (!st.ok(side.open_dev(), who, ": open /dev/kring") ||
-            !offline_refusal([&] { return e = side.configure(kt::attr(KRING_SOURCE_SCHED, 1, -1)); },
-                             {EINVAL}, "configure a sched channel on CPU 1"))
+            !offline_refusal(
+                [&] { return e = side.configure(kt::attr(KRING_SOURCE_SCHED, 1, -1)); }, {EINVAL},
+                "configure a sched channel on CPU 1"))
             return;
         if (e) {
             st.count[3]++;
@@ -870,9 +874,10 @@ void hotplug_vs_channels(race_state& st, clk::duration run) {
     rounds(0, "parent");
     plugger.join();
     join_child(st, child, "the child");
-    std::printf("race hotplug: CPU 1 offline and back %llu times (%llu refused); rounds: "
-                "%llu synthetic, %llu timer+sched, %llu AUX tracer, %llu found CPU 1 offline\n",
-                st.n(0), st.n(1), st.n(4), st.n(5), st.n(2), st.n(3));
+    std::printf(
+        "race hotplug: CPU 1 offline and back %llu times (%llu refused); rounds: "
+        "%llu synthetic, %llu timer+sched, %llu AUX tracer, %llu found CPU 1 offline\n",
+        st.n(0), st.n(1), st.n(4), st.n(5), st.n(2), st.n(3));
 }
 
 // ---- the cases ------------------------------------------------------------
@@ -1065,10 +1070,10 @@ TEST(ModuleCycle, UnloadWithCallbacksPending) {
         ASSERT_EQ(e, 0) << "iteration " << i << ": finit_module(" << module_path
                         << "): " << errno_name(e);
     }
-    std::printf("module cycle: 20 unloads and loads in %lld ms%s\n",
-                (long long)std::chrono::duration_cast<std::chrono::milliseconds>(clk::now() - t0)
-                    .count(),
-                fast ? ", expedited grace periods" : "");
+    std::printf(
+        "module cycle: 20 unloads and loads in %lld ms%s\n",
+        (long long)std::chrono::duration_cast<std::chrono::milliseconds>(clk::now() - t0).count(),
+        fast ? ", expedited grace periods" : "");
     // The module loaded last works.
     map_and_close_channels(1);
 }

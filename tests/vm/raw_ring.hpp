@@ -124,8 +124,7 @@ inline pid_t fork_child(const std::function<int()>& fn) {
 
 inline int wait_child(pid_t pid) {
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     return status;
 }
 

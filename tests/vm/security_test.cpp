@@ -293,8 +293,8 @@ TEST(Security, ExecOfSetuidImageStopsAFollower) {
     int root = run(false);
     ::unlink(image.c_str());
     ::rmdir(dir);
-    EXPECT_TRUE(exited_ok(nobody)) << "status " << nobody
-                                   << " (4: not revoked, 5: records of the setuid image)";
+    EXPECT_TRUE(exited_ok(nobody))
+        << "status " << nobody << " (4: not revoked, 5: records of the setuid image)";
     EXPECT_TRUE(exited_ok(root)) << "status " << root << " (6: revoked, 7: no record of the exec)";
 }
 
@@ -358,10 +358,11 @@ TEST(Security, CpuTimeIsThrottled) {
     timer_run free = run_timer(20000, 500);
     ASSERT_TRUE(pct.set("1"));
     timer_run limited = run_timer(20000, 500);
-    std::printf("cpu_time_max_percent: off %llu written (%llu throttled); 1%% %llu written "
-                "(%llu throttled)\n",
-                (unsigned long long)free.written, (unsigned long long)free.throttled,
-                (unsigned long long)limited.written, (unsigned long long)limited.throttled);
+    std::printf(
+        "cpu_time_max_percent: off %llu written (%llu throttled); 1%% %llu written "
+        "(%llu throttled)\n",
+        (unsigned long long)free.written, (unsigned long long)free.throttled,
+        (unsigned long long)limited.written, (unsigned long long)limited.throttled);
     EXPECT_EQ(free.throttled, 0u);
     EXPECT_GT(limited.throttled, 0u);
     EXPECT_LT(limited.written, free.written);

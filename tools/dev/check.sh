@@ -64,8 +64,8 @@ if [ "$host" = 1 ] && [ -x "$ubuild/tests/userlib/kring_userlib_tests" ]; then
 	fi
 fi
 
-# 2. kernel style: checkpatch --strict and sparse
-for l in checkpatch sparse; do
+# 2. style: checkpatch --strict and sparse on kernel code, clang-format on C++
+for l in checkpatch sparse format; do
 	say "lint: $l ($(elapsed))"
 	if "$top/tools/dev/lint.sh" "$l" >"$out/lint-$l.log" 2>&1; then
 		record PASS "lint/$l"

@@ -3,6 +3,8 @@
 #   tools/dev/lint.sh checkpatch   scripts/checkpatch.pl --strict on every kernel file
 #   tools/dev/lint.sh sparse       sparse (make C=2) against the stock 6.12 headers,
 #                              the example producer built against the SDK headers
+#   tools/dev/lint.sh format       clang-format (.clang-format) on every C++ file:
+#                              libkring, the tool, the examples and the tests
 # Prints the findings and exits non-zero when there are any.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -54,7 +56,11 @@ sparse)
 		echo "$warn"
 		exit 1
 	fi ;;
+format)
+	# One C++ style for the library, the tool and every C++ test.
+	mapfile -t cxx < <(git ls-files '*.cpp' '*.hpp')
+	clang-format --dry-run -Werror "${cxx[@]}" ;;
 *)
-	echo "usage: $0 {checkpatch|sparse}" >&2
+	echo "usage: $0 {checkpatch|sparse|format}" >&2
 	exit 2 ;;
 esac

@@ -98,8 +98,7 @@ struct triggers {
                 else if (cmd == "stop")
                     stop = true;
                 else if (!cmd.empty())
-                    (void)report(fmt::format("unknown control command '{}' (snapshot, stop)",
-                                             cmd));
+                    (void)report(fmt::format("unknown control command '{}' (snapshot, stop)", cmd));
             }
         }
         return stop;
@@ -164,8 +163,7 @@ int run(const context& ctx, const options& o) {
                1u << o.order, o.snapshot ? "snapshot" : "normal", how);
     if (o.snapshot)
         fmt::print("            snapshot on SIGUSR2 (kill -USR2 {}){}\n", ::getpid(),
-                   o.control.empty() ? ""
-                                     : fmt::format(" or 'snapshot' into {}", o.control));
+                   o.control.empty() ? "" : fmt::format(" or 'snapshot' into {}", o.control));
     std::fflush(stdout);
 
     std::uint64_t records = 0, truncated = 0, bytes = 0, itrace = 0;
@@ -217,9 +215,10 @@ int run(const context& ctx, const options& o) {
             return report(r.error());
         if (auto n = rd.drain(on_record); !n)
             return report(n.error());
-        fmt::print("            {} AUX records with OVERWRITE, {} ITRACE_START\n", records,
-                   itrace);
-        print_summary("aux", {{"snapshots", taken}, {"intact", intact}, {"aux_records", records},
+        fmt::print("            {} AUX records with OVERWRITE, {} ITRACE_START\n", records, itrace);
+        print_summary("aux", {{"snapshots", taken},
+                              {"intact", intact},
+                              {"aux_records", records},
                               {"itrace_start", itrace}});
         if (intact != taken)
             return report(fmt::format("{} of {} snapshots not intact", taken - intact, taken));
@@ -233,12 +232,13 @@ int run(const context& ctx, const options& o) {
         return report(n.error());
     fmt::print("normal      {} AUX records, {} bytes, {} TRUNCATED, {} ITRACE_START\n", records,
                bytes, truncated, itrace);
-    fmt::print("            packets {}..{}: {} delivered, {} lost in {} gaps{}\n", d.first,
-               d.last, d.packets, d.missing, d.gaps, d.bad ? " (MALFORMED data)" : "");
+    fmt::print("            packets {}..{}: {} delivered, {} lost in {} gaps{}\n", d.first, d.last,
+               d.packets, d.missing, d.gaps, d.bad ? " (MALFORMED data)" : "");
     if (o.pid && d.packets)
-        fmt::print("            task mode: {} packets generated at {}/ms of run time: the task "
-                   "ran about {:.1f} of the {:.1f} ms traced\n",
-                   d.last + 1, o.per_ms, double(d.last + 1) / double(o.per_ms), traced.count());
+        fmt::print(
+            "            task mode: {} packets generated at {}/ms of run time: the task "
+            "ran about {:.1f} of the {:.1f} ms traced\n",
+            d.last + 1, o.per_ms, double(d.last + 1) / double(o.per_ms), traced.count());
     print_summary("aux", {{"aux_records", records},
                           {"bytes", bytes},
                           {"truncated", truncated},
@@ -262,8 +262,9 @@ void add_aux(CLI::App& app, context& ctx) {
     auto* sub = app.add_subcommand("aux", "run the emulated hardware tracer into an AUX area");
     auto* cpu = sub->add_option("--cpu", o.cpu, "CPU mode: the CPU the tracer runs on")
                     ->capture_default_str();
-    auto* pid = sub->add_option("-p,--pid", o.pid_arg,
-                    "task mode: trace this task only while it runs (with --cpu: there only)");
+    auto* pid =
+        sub->add_option("-p,--pid", o.pid_arg,
+                        "task mode: trace this task only while it runs (with --cpu: there only)");
     sub->add_option("--order", o.order, "AUX area of 2^ORDER pages")
         ->check(CLI::Range(0u, 10u))
         ->capture_default_str();
@@ -274,8 +275,9 @@ void add_aux(CLI::App& app, context& ctx) {
         ->capture_default_str();
     sub->add_option("--sleep-ms", o.sleep_ms, "consumer nap between passes (normal mode)")
         ->capture_default_str();
-    auto* snap = sub->add_flag("--snapshot", o.snapshot,
-                               "snapshot mode: read-only AUX, newest data on SIGUSR2 and at the end");
+    auto* snap =
+        sub->add_flag("--snapshot", o.snapshot,
+                      "snapshot mode: read-only AUX, newest data on SIGUSR2 and at the end");
     sub->add_option("--control", o.control,
                     "snapshot mode: a fifo taking 'snapshot' and 'stop' lines (created if absent)")
         ->needs(snap);

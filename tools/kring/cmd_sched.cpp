@@ -199,9 +199,9 @@ int run(const context& ctx, options o) {
     std::sort(order.begin(), order.end(), [](auto* a, auto* b) {
         return a->runtime != b->runtime ? a->runtime > b->runtime : a->switches > b->switches;
     });
-    fmt::print("{} records from {} {} in {:.2f} s ({} forks, {} exits, {} lost)\n",
-               s.records, rings.size(), o.all_cpus ? "CPU channels" : "per-thread channel", secs,
-               s.forks, s.exits, s.lost);
+    fmt::print("{} records from {} {} in {:.2f} s ({} forks, {} exits, {} lost)\n", s.records,
+               rings.size(), o.all_cpus ? "CPU channels" : "per-thread channel", secs, s.forks,
+               s.exits, s.lost);
     fmt::print("{:>7} {:>7} {:<16} {:>9} {:>11} {:>12}\n", "pid", "tid", "comm", "switches",
                "involuntary", "runtime ms");
     for (std::size_t i = 0; i < order.size() && i < o.top; i++) {
@@ -229,7 +229,8 @@ void add_sched(CLI::App& app, context& ctx) {
     static options o;
     auto* sub = app.add_subcommand(
         "sched", "capture context switches (system-wide or one task) and summarise them per task");
-    sub->add_flag("-a,--all-cpus", o.all_cpus, "one channel per online CPU (default without --pid)");
+    sub->add_flag("-a,--all-cpus", o.all_cpus,
+                  "one channel per online CPU (default without --pid)");
     auto* pid = sub->add_option("-p,--pid", o.pid_arg,
                                 "follow this task (per-thread; per CPU with --all-cpus)");
     sub->add_flag("--inherit", o.inherit, "also follow the tasks it forks from now on");

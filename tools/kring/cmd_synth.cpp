@@ -24,8 +24,8 @@
 namespace kring_tool {
 namespace {
 
-constexpr std::uint64_t sample_type = KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU |
-                                      KRING_SAMPLE_RAW | KRING_SAMPLE_SEQ;
+constexpr std::uint64_t sample_type =
+    KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_RAW | KRING_SAMPLE_SEQ;
 
 struct options {
     std::uint64_t count = 100000;  // records per CPU
@@ -183,20 +183,21 @@ int run(const context& ctx, const options& o) {
     bool exact = true;
     for (auto& r : rings) {
         fmt::print("{:>4} {:>10} {:>10} {:>10} {:>6} {:>7} {:>7}\n", r->cpu, r->st.produced,
-                   r->delivered, r->rd.lost_seen(), r->rd.lost_records_seen(), r->st.nested, r->bad + r->out_of_order);
+                   r->delivered, r->rd.lost_seen(), r->rd.lost_records_seen(), r->st.nested,
+                   r->bad + r->out_of_order);
         tp += r->st.produced;
         td += r->delivered;
         tl += r->rd.lost_seen();
         tb += r->bad + r->out_of_order;
         exact = exact && r->delivered + r->rd.lost_seen() == r->st.produced;
     }
-    fmt::print("all  {:>10} {:>10} {:>10}   in {:.2f} s; produced {} delivered + lost\n", tp,
-               td, tl, secs, exact ? "==" : "!=");
+    fmt::print("all  {:>10} {:>10} {:>10}   in {:.2f} s; produced {} delivered + lost\n", tp, td,
+               tl, secs, exact ? "==" : "!=");
     if (o.merge)
-        fmt::print("merged {} records of {} CPUs in time order: {} out of order ({} by floor, "
-                   "{} by the {} ms window)\n",
-                   merged, rings.size(), merge_backwards, m.floors_used(), m.windows_used(),
-                   o.window_ms);
+        fmt::print(
+            "merged {} records of {} CPUs in time order: {} out of order ({} by floor, "
+            "{} by the {} ms window)\n",
+            merged, rings.size(), merge_backwards, m.floors_used(), m.windows_used(), o.window_ms);
     tb += merge_backwards;
     print_summary("synth", {{"cpus", rings.size()},
                             {"produced", tp},

@@ -11,10 +11,11 @@ int main(int argc, char** argv) {
     using namespace kring_tool;
     CLI::App app{"kring: stream records out of the kernel through kring ring buffers"};
     app.require_subcommand(1);
-    app.footer("Exit status: 0 success; 1 runtime error (a failed call, or a check that "
-               "found a mismatch);\n2 usage error (bad option or argument). Errors are one "
-               "line on stderr:\n\"kring: <what failed>: <reason>\". The last line on stdout "
-               "is a summary:\n\"summary <command> key=value ...\".");
+    app.footer(
+        "Exit status: 0 success; 1 runtime error (a failed call, or a check that "
+        "found a mismatch);\n2 usage error (bad option or argument). Errors are one "
+        "line on stderr:\n\"kring: <what failed>: <reason>\". The last line on stdout "
+        "is a summary:\n\"summary <command> key=value ...\".");
     // Usage errors: one line, like every other failure of the tool.
     app.failure_message([](const CLI::App*, const CLI::Error& e) {
         return "kring: " + std::string(e.what()) + " (see --help)\n";

@@ -31,20 +31,20 @@ std::vector<need> needs(const channel_options& o) {
     if (o.overwrite || o.read_only || (flags & KRING_ATTR_F_OVERWRITE))
         n.push_back({KRING_FEAT_OVERWRITE, "an overwrite ring"});
     switch (o.source) {
-    case KRING_SOURCE_SYNTHETIC:
-        n.push_back({KRING_FEAT_SYNTHETIC, "the synthetic source"});
-        break;
-    case KRING_SOURCE_SCHED:
-        n.push_back({KRING_FEAT_SCHED, "the sched source"});
-        break;
-    case KRING_SOURCE_TIMER:
-        n.push_back({KRING_FEAT_TIMER, "the timer source"});
-        break;
-    case KRING_SOURCE_AUX_TRACER:
-        n.push_back({KRING_FEAT_AUX_TRACER, "the AUX tracer source"});
-        break;
-    default:
-        break;
+        case KRING_SOURCE_SYNTHETIC:
+            n.push_back({KRING_FEAT_SYNTHETIC, "the synthetic source"});
+            break;
+        case KRING_SOURCE_SCHED:
+            n.push_back({KRING_FEAT_SCHED, "the sched source"});
+            break;
+        case KRING_SOURCE_TIMER:
+            n.push_back({KRING_FEAT_TIMER, "the timer source"});
+            break;
+        case KRING_SOURCE_AUX_TRACER:
+            n.push_back({KRING_FEAT_AUX_TRACER, "the AUX tracer source"});
+            break;
+        default:
+            break;
     }
     if (o.pid)
         n.push_back({KRING_FEAT_CAPTURE, "following a task (pid)"});
@@ -126,8 +126,8 @@ result<channel> channel::open(const channel_options& o) {
     ch.view_.data = static_cast<const std::byte*>(ch.map_.get()) + off;
     ch.view_.data_size = size;
     ch.view_.mirrored = o.mirror;
-    ch.view_.overwrite = o.overwrite || o.read_only ||
-                         (barrier::load_relaxed(ctl->flags) & KRING_CTL_F_OVERWRITE);
+    ch.view_.overwrite =
+        o.overwrite || o.read_only || (barrier::load_relaxed(ctl->flags) & KRING_CTL_F_OVERWRITE);
     ch.view_.kind = ring_kind::kring;
 
     if (o.aux_pages_order)
@@ -159,8 +159,9 @@ result<void> channel::map_aux(unsigned order, bool snapshot) {
     // perf's protocol writes aux_offset/aux_size into the control page:
     // it must be mapped writable (a read-write data mapping).
     if (opts_.read_only)
-        return error(EINVAL, "the AUX area needs a writable control page "
-                             "(a read-write data mapping)");
+        return error(EINVAL,
+                     "the AUX area needs a writable control page "
+                     "(a read-write data mapping)");
     if (!(abi().features & feat_aux))
         return error(EOPNOTSUPP, "the kring module does not offer the AUX area");
     const std::size_t ps = abi().page_size;
@@ -196,9 +197,7 @@ result<void> channel::pause_output() {
 result<void> channel::resume_output() {
     return ioctl_void(KRING_IOC_RESUME_OUTPUT, "KRING_IOC_RESUME_OUTPUT");
 }
-result<void> channel::aux_pause() {
-    return ioctl_void(KRING_IOC_AUX_PAUSE, "KRING_IOC_AUX_PAUSE");
-}
+result<void> channel::aux_pause() { return ioctl_void(KRING_IOC_AUX_PAUSE, "KRING_IOC_AUX_PAUSE"); }
 result<void> channel::aux_resume() {
     return ioctl_void(KRING_IOC_AUX_RESUME, "KRING_IOC_AUX_RESUME");
 }

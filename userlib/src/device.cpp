@@ -20,11 +20,11 @@ struct feature {
 };
 
 constexpr feature features[] = {
-    {KRING_FEAT_ABI_QUERY, "abi-query"}, {KRING_FEAT_DATA_RING, "data-ring"},
-    {KRING_FEAT_OVERWRITE, "overwrite"}, {KRING_FEAT_MIRROR, "mirror"},
-    {KRING_FEAT_SYNTHETIC, "synthetic"}, {KRING_FEAT_SCHED, "sched"},
-    {KRING_FEAT_TIMER, "timer"},         {KRING_FEAT_CAPTURE, "capture"},
-    {KRING_FEAT_CLOCKS, "clocks"},       {KRING_FEAT_AUX, "aux"},
+    {KRING_FEAT_ABI_QUERY, "abi-query"},   {KRING_FEAT_DATA_RING, "data-ring"},
+    {KRING_FEAT_OVERWRITE, "overwrite"},   {KRING_FEAT_MIRROR, "mirror"},
+    {KRING_FEAT_SYNTHETIC, "synthetic"},   {KRING_FEAT_SCHED, "sched"},
+    {KRING_FEAT_TIMER, "timer"},           {KRING_FEAT_CAPTURE, "capture"},
+    {KRING_FEAT_CLOCKS, "clocks"},         {KRING_FEAT_AUX, "aux"},
     {KRING_FEAT_AUX_TRACER, "aux-tracer"},
 };
 
@@ -68,8 +68,8 @@ result<abi_info> query_abi(int fd) {
         return error::from_errno(e, "KRING_IOC_QUERY_ABI");
     }
     if (raw.size < KRING_ABI_INFO_SIZE_VER0 || raw.size > sizeof(raw))
-        return error(EPROTO, "KRING_IOC_QUERY_ABI answered an invalid size " +
-                                 std::to_string(raw.size));
+        return error(EPROTO,
+                     "KRING_IOC_QUERY_ABI answered an invalid size " + std::to_string(raw.size));
     abi_info info;
     info.major = raw.abi_major;
     info.minor = raw.abi_minor;
@@ -90,8 +90,8 @@ result<void> check_compatible(const abi_info& info, std::uint64_t required) {
         return error(EPROTO, "kring module lacks required features " + hex(missing) + " (" +
                                  feature_names(missing) + ")");
     if (info.page_size == 0 || (info.page_size & (info.page_size - 1)))
-        return error(EPROTO, "kring module reported an invalid page size " +
-                                 std::to_string(info.page_size));
+        return error(
+            EPROTO, "kring module reported an invalid page size " + std::to_string(info.page_size));
     return {};
 }
 

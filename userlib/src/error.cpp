@@ -12,5 +12,4 @@ error error::from_errno(int code, std::string_view what) {
     return error(code, std::move(msg));
 }
 
-
 }  // namespace kring

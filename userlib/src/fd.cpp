@@ -41,8 +41,8 @@ void unique_mapping::reset() noexcept {
     len_ = 0;
 }
 
-result<unique_mapping> unique_mapping::map(int fd, std::size_t len, int prot,
-                                           std::uint64_t offset, const char* what) {
+result<unique_mapping> unique_mapping::map(int fd, std::size_t len, int prot, std::uint64_t offset,
+                                           const char* what) {
     void* p = ::mmap(nullptr, len, prot, MAP_SHARED, fd, static_cast<off_t>(offset));
     if (p == MAP_FAILED)
         return error::from_errno(errno, what);

@@ -27,8 +27,8 @@ result<perf_ring> perf_ring::adopt(unique_fd fd, unsigned pages_order, bool over
     const std::size_t ps = std::size_t(::sysconf(_SC_PAGESIZE));
     const std::size_t len = ps + (ps << pages_order);
     perf_ring pr(std::move(fd));
-    auto m = unique_mapping::map(pr.fd(), len, overwrite ? PROT_READ : PROT_READ | PROT_WRITE,
-                                 0, "mmap of the perf ring buffer");
+    auto m = unique_mapping::map(pr.fd(), len, overwrite ? PROT_READ : PROT_READ | PROT_WRITE, 0,
+                                 "mmap of the perf ring buffer");
     if (!m)
         return m.error();
     pr.map_ = std::move(*m);

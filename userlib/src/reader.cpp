@@ -7,8 +7,7 @@
 
 namespace kring {
 
-reader::reader(const ring_view& v, reader_options o)
-    : v_(v), o_(o), mask_(v.data_size - 1) {
+reader::reader(const ring_view& v, reader_options o) : v_(v), o_(o), mask_(v.data_size - 1) {
     if (!v_.valid()) {
         fail("invalid ring view", 0, {});
         return;
@@ -91,11 +90,10 @@ std::uint64_t reader::pending_bytes() const noexcept {
 
 kring::error reader::corruption_error() const {
     char buf[192];
-    std::snprintf(buf, sizeof(buf),
-                  "corrupt data ring: %s at position %llu (head %llu, type %u, size %u)",
-                  bad_.what, static_cast<unsigned long long>(bad_.position),
-                  static_cast<unsigned long long>(bad_.head), bad_.header.type,
-                  unsigned(bad_.header.size));
+    std::snprintf(
+        buf, sizeof(buf), "corrupt data ring: %s at position %llu (head %llu, type %u, size %u)",
+        bad_.what, static_cast<unsigned long long>(bad_.position),
+        static_cast<unsigned long long>(bad_.head), bad_.header.type, unsigned(bad_.header.size));
     return kring::error(EBADMSG, buf);
 }
 

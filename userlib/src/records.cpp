@@ -108,46 +108,46 @@ std::optional<sample_info> parse_sample(const record& r, std::uint64_t st) noexc
 
 std::optional<std::uint64_t> record_time(const record& r, std::uint64_t st) noexcept {
     switch (r.type()) {
-    case KRING_RECORD_SAMPLE: {
-        if (!(st & KRING_SAMPLE_TIME))
-            return std::nullopt;
-        // TIME follows IDENTIFIER, IP and TID: no need to parse the rest.
-        std::size_t at = 8 + 8 * (!!(st & KRING_SAMPLE_IDENTIFIER) + !!(st & KRING_SAMPLE_IP) +
-                                  !!(st & KRING_SAMPLE_TID));
-        if (r.size() < at + 8)
-            return std::nullopt;
-        std::uint64_t t;
-        std::memcpy(&t, r.bytes().data() + at, 8);
-        return t;
-    }
-    case KRING_RECORD_AUX:
-        if (auto a = parse_aux(r); a && a->has_time)
-            return a->time;
-        return std::nullopt;
-    case KRING_RECORD_ITRACE_START:
-        if (r.size() >= sizeof(kring_itrace_start_record)) {
-            kring_itrace_start_record k;
-            std::memcpy(&k, r.bytes().data(), sizeof(k));
-            return k.time;
+        case KRING_RECORD_SAMPLE: {
+            if (!(st & KRING_SAMPLE_TIME))
+                return std::nullopt;
+            // TIME follows IDENTIFIER, IP and TID: no need to parse the rest.
+            std::size_t at = 8 + 8 * (!!(st & KRING_SAMPLE_IDENTIFIER) + !!(st & KRING_SAMPLE_IP) +
+                                      !!(st & KRING_SAMPLE_TID));
+            if (r.size() < at + 8)
+                return std::nullopt;
+            std::uint64_t t;
+            std::memcpy(&t, r.bytes().data() + at, 8);
+            return t;
         }
-        return std::nullopt;
-    default:
-        return std::nullopt;
+        case KRING_RECORD_AUX:
+            if (auto a = parse_aux(r); a && a->has_time)
+                return a->time;
+            return std::nullopt;
+        case KRING_RECORD_ITRACE_START:
+            if (r.size() >= sizeof(kring_itrace_start_record)) {
+                kring_itrace_start_record k;
+                std::memcpy(&k, r.bytes().data(), sizeof(k));
+                return k.time;
+            }
+            return std::nullopt;
+        default:
+            return std::nullopt;
     }
 }
 
 const char* describe(header_fault f) noexcept {
     switch (f) {
-    case header_fault::none:
-        return "valid record header";
-    case header_fault::zero_size:
-        return "record of size 0";
-    case header_fault::bad_size:
-        return "record size not a multiple of 8";
-    case header_fault::beyond_end:
-        return "record extends beyond data_head";
-    case header_fault::unknown_type:
-        return "unknown record type";
+        case header_fault::none:
+            return "valid record header";
+        case header_fault::zero_size:
+            return "record of size 0";
+        case header_fault::bad_size:
+            return "record size not a multiple of 8";
+        case header_fault::beyond_end:
+            return "record extends beyond data_head";
+        case header_fault::unknown_type:
+            return "unknown record type";
     }
     return "invalid record header";
 }

@@ -37,20 +37,20 @@ inline constexpr std::uint64_t feat_aux = KRING_FEAT_AUX;
 // What a channel is configured with (struct kring_attr, typed). A field
 // left unset (std::nullopt) keeps the module's default.
 struct channel_options {
-    std::uint32_t source = KRING_SOURCE_NONE;   // enum kring_source
-    std::uint64_t sample_type = 0;              // KRING_SAMPLE_*
-    std::optional<int> cpu;                     // bound to this CPU (unset: none)
-    std::optional<pid_t> pid;                   // follow this task (unset: none)
-    unsigned data_pages_order = 3;              // 2^n data pages
-    bool mirror = false;                        // map the data pages twice
-    bool overwrite = false;                     // backward, overwritable ring
-    bool read_only = false;                     // map read-only (perf's overwrite mode)
+    std::uint32_t source = KRING_SOURCE_NONE;       // enum kring_source
+    std::uint64_t sample_type = 0;                  // KRING_SAMPLE_*
+    std::optional<int> cpu;                         // bound to this CPU (unset: none)
+    std::optional<pid_t> pid;                       // follow this task (unset: none)
+    unsigned data_pages_order = 3;                  // 2^n data pages
+    bool mirror = false;                            // map the data pages twice
+    bool overwrite = false;                         // backward, overwritable ring
+    bool read_only = false;                         // map read-only (perf's overwrite mode)
     std::optional<std::uint32_t> wakeup_events;     // wake every n records
     std::optional<std::uint32_t> wakeup_watermark;  // wake every n bytes (default: half)
-    std::uint64_t config[4] = {0, 0, 0, 0};     // source parameters
-    std::uint64_t extra_attr_flags = 0;         // further KRING_ATTR_F_* bits
-    std::uint32_t clockid = KRING_CLOCK_DEFAULT;  // clock of record times (KRING_CLOCK_*)
-    std::optional<std::uint32_t> aux_watermark;   // AUX wake-up watermark (default: half)
+    std::uint64_t config[4] = {0, 0, 0, 0};         // source parameters
+    std::uint64_t extra_attr_flags = 0;             // further KRING_ATTR_F_* bits
+    std::uint32_t clockid = KRING_CLOCK_DEFAULT;    // clock of record times (KRING_CLOCK_*)
+    std::optional<std::uint32_t> aux_watermark;     // AUX wake-up watermark (default: half)
     // AUX area of 2^n pages, mapped by open(); snapshot mode maps it
     // read-only (the producer overwrites), normal mode read-write.
     std::optional<unsigned> aux_pages_order;

@@ -49,8 +49,7 @@ result<abi_info> query_abi(int fd);
 // major versions must match and @required must be a subset of its features.
 // The error (EPROTO, or EOPNOTSUPP for missing features) names what does
 // not match, missing features by name.
-result<void> check_compatible(const abi_info& info,
-                              std::uint64_t required = required_features);
+result<void> check_compatible(const abi_info& info, std::uint64_t required = required_features);
 
 // An open, ABI-checked /dev/kring file descriptor (one channel before it is
 // configured).

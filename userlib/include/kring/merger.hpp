@@ -67,11 +67,15 @@ public:
     // f(source, record, time) (time 0 for records without one). Returns the
     // number emitted, or EBADMSG when a source's reader found corruption.
     template <class F>
-    result<std::size_t> drain(F&& f) { return run(f, false); }
+    result<std::size_t> drain(F&& f) {
+        return run(f, false);
+    }
     // Emit everything pending now, in time order, ignoring floors and the
     // window (end of stream, every producer stopped).
     template <class F>
-    result<std::size_t> flush(F&& f) { return run(f, true); }
+    result<std::size_t> flush(F&& f) {
+        return run(f, true);
+    }
 
     std::uint64_t windows_used() const noexcept { return windows_used_; }
     std::uint64_t floors_used() const noexcept { return floors_used_; }

@@ -56,8 +56,8 @@ private:
     };
     unique_fd ep_;
     std::vector<entry> entries_;
-    std::vector<std::uint64_t> ready_;   // capacity == entries_.size()
-    std::vector<unsigned char> seen_;    // per entry, this round
+    std::vector<std::uint64_t> ready_;  // capacity == entries_.size()
+    std::vector<unsigned char> seen_;   // per entry, this round
     std::vector<epoll_event> events_;
     std::uint64_t rechecks_hit_ = 0;
 };

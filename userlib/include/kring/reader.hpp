@@ -23,10 +23,10 @@
 //
 // Malformed data (a header check_header() refuses: a size of 0, not a
 // multiple of 8, or beyond the published head; an unknown type; or a head
-// more than data_size ahead of the tail) stops the reader: next() returns nothing and corrupted() is true
-// until reset_corruption(). It never reads outside the mapping and never
-// loops. A reader made over an invalid view (ring_view::valid() false)
-// is corrupted from the start: every call returns nothing or an error.
+// more than data_size ahead of the tail) stops the reader: next() returns nothing and corrupted()
+// is true until reset_corruption(). It never reads outside the mapping and never loops. A reader
+// made over an invalid view (ring_view::valid() false) is corrupted from the start: every call
+// returns nothing or an error.
 //
 // Nothing here allocates after construction, takes a lock or makes a
 // system call. One reader per ring, used by one thread at a time.
@@ -56,10 +56,10 @@ struct reader_options {
 
 // Why a reader stopped.
 struct corruption_info {
-    std::uint64_t position = 0;   // ring position of the bad header
-    std::uint64_t head = 0;       // data_head at the time
+    std::uint64_t position = 0;  // ring position of the bad header
+    std::uint64_t head = 0;      // data_head at the time
     kring_record_header header{};
-    const char* what = "";        // static string
+    const char* what = "";  // static string
 };
 
 class reader {
@@ -240,8 +240,8 @@ result<std::size_t> overwrite_reader::read(F&& f) {
         if (pos - head + h.size > size)
             break;  // its end was overwritten by newer records
         if (check_header(h, size - (pos - head), o_.known_type) != header_fault::none)
-            return kring::error(EBADMSG, "overwrite ring: malformed record at position " +
-                                             std::to_string(pos));
+            return kring::error(
+                EBADMSG, "overwrite ring: malformed record at position " + std::to_string(pos));
         if (!(o_.skip_pad && h.type == KRING_RECORD_PAD)) {
             f(static_cast<const record&>(at(pos, h)));
             n++;

@@ -96,8 +96,8 @@ private:
 // KRING_RECORD_LOST (perf's PERF_RECORD_LOST, plus kring's ranges).
 struct lost_info {
     std::uint64_t id = 0;
-    std::uint64_t lost = 0;         // records dropped, exact
-    bool has_range = false;         // kring's extension present
+    std::uint64_t lost = 0;  // records dropped, exact
+    bool has_range = false;  // kring's extension present
     std::uint64_t first_seq = 0, last_seq = 0;
     std::uint64_t first_time = 0, last_time = 0;
 };
@@ -107,10 +107,10 @@ std::optional<lost_info> parse_lost(const record& r, ring_kind kind = ring_kind:
 
 // KRING_RECORD_AUX (perf's PERF_RECORD_AUX, plus kring's time and seq).
 struct aux_info {
-    std::uint64_t aux_offset = 0;   // free-running AUX position of the extent
+    std::uint64_t aux_offset = 0;  // free-running AUX position of the extent
     std::uint64_t aux_size = 0;
-    std::uint64_t flags = 0;        // KRING_AUX_FLAG_*
-    bool has_time = false;          // kring's extension present
+    std::uint64_t flags = 0;  // KRING_AUX_FLAG_*
+    bool has_time = false;    // kring's extension present
     std::uint64_t time = 0, seq = 0;
     bool truncated() const noexcept { return flags & KRING_AUX_FLAG_TRUNCATED; }
     bool overwrite() const noexcept { return flags & KRING_AUX_FLAG_OVERWRITE; }

@@ -86,16 +86,40 @@ public:
     bool has_value() const noexcept { return v_.index() == 0; }
     explicit operator bool() const noexcept { return has_value(); }
 
-    T& value() & { check(); return *std::get_if<0>(&v_); }
-    const T& value() const& { check(); return *std::get_if<0>(&v_); }
-    T&& value() && { check(); return std::move(*std::get_if<0>(&v_)); }
+    T& value() & {
+        check();
+        return *std::get_if<0>(&v_);
+    }
+    const T& value() const& {
+        check();
+        return *std::get_if<0>(&v_);
+    }
+    T&& value() && {
+        check();
+        return std::move(*std::get_if<0>(&v_));
+    }
 
     // Precondition: has_value().
-    T& operator*() & noexcept { assert(has_value()); return *std::get_if<0>(&v_); }
-    const T& operator*() const& noexcept { assert(has_value()); return *std::get_if<0>(&v_); }
-    T&& operator*() && noexcept { assert(has_value()); return std::move(*std::get_if<0>(&v_)); }
-    T* operator->() noexcept { assert(has_value()); return std::get_if<0>(&v_); }
-    const T* operator->() const noexcept { assert(has_value()); return std::get_if<0>(&v_); }
+    T& operator*() & noexcept {
+        assert(has_value());
+        return *std::get_if<0>(&v_);
+    }
+    const T& operator*() const& noexcept {
+        assert(has_value());
+        return *std::get_if<0>(&v_);
+    }
+    T&& operator*() && noexcept {
+        assert(has_value());
+        return std::move(*std::get_if<0>(&v_));
+    }
+    T* operator->() noexcept {
+        assert(has_value());
+        return std::get_if<0>(&v_);
+    }
+    const T* operator->() const noexcept {
+        assert(has_value());
+        return std::get_if<0>(&v_);
+    }
 
     // Precondition: !has_value().
     const kring::error& error() const& noexcept {
@@ -127,8 +151,7 @@ public:
     auto and_then(F&& f) && {
         using R = std::remove_cvref_t<std::invoke_result_t<F, T&&>>;
         static_assert(detail::is_result<R>::value, "and_then: f must return a kring::result");
-        return has_value() ? R(std::forward<F>(f)(std::move(**this)))
-                           : R(std::move(*this).error());
+        return has_value() ? R(std::forward<F>(f)(std::move(**this))) : R(std::move(*this).error());
     }
     // f(value) -> U, wrapped into result<U>; an error is passed on.
     template <class F>
@@ -150,7 +173,8 @@ public:
     }
     template <class F>
     result or_else(F&& f) && {
-        return has_value() ? std::move(*this) : result(std::forward<F>(f)(std::move(*this).error()));
+        return has_value() ? std::move(*this)
+                           : result(std::forward<F>(f)(std::move(*this).error()));
     }
 
 private:

@@ -46,8 +46,8 @@ struct ring_view {
 struct aux_view {
     kring_ctl_page* ctl = nullptr;
     const std::byte* data = nullptr;
-    std::uint64_t size = 0;     // a power of two
-    bool snapshot = false;      // read-only mapping: the producer overwrites
+    std::uint64_t size = 0;  // a power of two
+    bool snapshot = false;   // read-only mapping: the producer overwrites
     bool valid() const noexcept { return ctl && data && size && !(size & (size - 1)); }
 };
 
