@@ -514,12 +514,12 @@ void kring_capture_release(struct kring_capture *cap)
 /**
  * kring_capture_emit() - write one capture sample and advance the floor
  * @cap:	the channel's capture state
- * @sample_type: the SAMPLE's layout: the channel's sample_type as
- *		configure completed it (struct kring_source_ops.sample_type)
  * @d:		its fields but id and time, which are filled in here; NULL
  *		writes no record and only advances the timestamp floor
  *
- * The one path every capture record takes: the buffer the channel writes
+ * The one path every capture record takes, laid out by the channel's
+ * sample_type as configure completed it (struct kring_source_ops.sample_type
+ * adds what the source always writes). The buffer the channel writes
  * into (its own or its set-output target's) is locked with its write_lock,
  * so this CPU is its only writer; a record that does not fit is counted
  * lost by the ring core. Then the buffer's timestamp floor is raised
@@ -530,10 +530,10 @@ void kring_capture_release(struct kring_capture *cap)
  * Context: preemption disabled (the buffer lives until we return: RCU),
  * not NMI.
  */
-void kring_capture_emit(struct kring_capture *cap, u64 sample_type,
-			struct kring_sample_data *d)
+void kring_capture_emit(struct kring_capture *cap, struct kring_sample_data *d)
 {
 	struct kring_channel *ch = cap->ch;
+	u64 sample_type = ch->attr.sample_type;
 	struct kring_output_handle h;
 	struct kring_buffer *buf;
 	unsigned long flags;

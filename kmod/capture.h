@@ -101,8 +101,7 @@ void kring_capture_enable(struct kring_capture *cap);
 void kring_capture_disable(struct kring_capture *cap);
 void kring_capture_release(struct kring_capture *cap);
 bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *t);
-void kring_capture_emit(struct kring_capture *cap, u64 sample_type,
-			struct kring_sample_data *d);
+void kring_capture_emit(struct kring_capture *cap, struct kring_sample_data *d);
 
 /*
  * kring_capture_tick() - advance the timestamp floor of the buffer @cap
@@ -113,7 +112,7 @@ void kring_capture_emit(struct kring_capture *cap, u64 sample_type,
  */
 static inline void kring_capture_tick(struct kring_capture *cap)
 {
-	kring_capture_emit(cap, 0, NULL);
+	kring_capture_emit(cap, NULL);
 }
 
 /*

@@ -59,7 +59,7 @@ static void kring_sched_emit(struct kring_capture *cap, const struct task_struct
 	d.period = 1;
 	d.raw = raw;
 	d.raw_size = sizeof(*raw);
-	kring_capture_emit(cap, cap->ch->attr.sample_type, &d);
+	kring_capture_emit(cap, &d);
 }
 
 static bool kring_sched_here(const struct kring_capture *cap)

@@ -65,7 +65,7 @@ static void kring_timer_sample(struct kring_timer *tm, struct pt_regs *regs, u64
 	d.raw = &raw;
 	d.raw_size = sizeof(raw);
 	/* Hard irq context: the buffer lives until we return (RCU). */
-	kring_capture_emit(cap, ch->attr.sample_type, &d);
+	kring_capture_emit(cap, &d);
 }
 
 static enum hrtimer_restart kring_timer_fire(struct hrtimer *t)
