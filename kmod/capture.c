@@ -7,7 +7,12 @@
  *
  * The sched tracepoints are not exported to modules on Debian's kernels:
  * they are found by name with for_each_kernel_tracepoint() when the module
- * loads, as lttng-modules does. Their probes walk the RCU list of enabled
+ * loads, as lttng-modules does. The probes are attached when the first
+ * channel of a source that needs them is configured, and stay until the
+ * module goes: a loaded kring that nobody captures with costs the scheduler
+ * nothing, and loading or unloading it patches no kernel text (attaching
+ * the first probe to a tracepoint flips its static key, which rewrites
+ * every call site while the other CPUs run them). Their probes walk the RCU list of enabled
  * channels; they run with preemption disabled (sched_switch also with the
  * runqueue lock held and interrupts off), so nothing here sleeps or takes
  * a lock that the scheduler could take inside it.
@@ -127,7 +132,9 @@ static void kring_probe_wakeup(void *data, struct task_struct *p)
 
 /* ---- tracepoint lookup ------------------------------------------------- */
 
-static bool kring_tps_ok;
+static bool kring_tps_ok;		/* the mandatory tracepoints exist */
+static bool kring_tps_attached;		/* and carry our probes */
+static DEFINE_MUTEX(kring_tps_mutex);	/* serialises attaching them */
 
 struct kring_tp {
 	const char *name;
@@ -154,7 +161,8 @@ static struct kring_tp kring_tps[] = {
  */
 bool kring_capture_wakeups_available(void)
 {
-	return kring_tps_ok && kring_tps[4].registered && kring_tps[5].registered;
+	return READ_ONCE(kring_tps_attached) && kring_tps[4].registered &&
+	       kring_tps[5].registered;
 }
 
 static void kring_tp_find(struct tracepoint *tp, void *priv)
@@ -281,6 +289,58 @@ static void kring_tps_unregister(void)
 	tracepoint_synchronize_unregister();
 }
 
+/**
+ * kring_capture_attach() - attach the probes to the sched tracepoints
+ *
+ * The ->prepare of the sources that use the capture layer, called by the
+ * configure ioctl before it takes any lock of the channel: attaching flips
+ * static keys, which takes the CPU hotplug lock, and the hotplug callbacks
+ * take ch->lock inside it. Once attached, the probes stay until the module
+ * goes; a failed attach leaves none and is tried again by the next
+ * configure.
+ *
+ * Context: process, may sleep; no kring lock held.
+ * Return: 0 (also when this kernel lacks the tracepoints: the source's
+ * configure refuses then); the error of tracepoint_probe_register()
+ * (-ENOMEM).
+ */
+int kring_capture_attach(void)
+{
+	unsigned int i;
+	int ret = 0;
+
+	if (!kring_tps_ok)
+		return 0;
+	/* Pairs with the release store below: the flags are settled. */
+	if (smp_load_acquire(&kring_tps_attached))
+		return 0;
+	mutex_lock(&kring_tps_mutex);
+	if (kring_tps_attached)
+		goto out;
+	for (i = 0; i < ARRAY_SIZE(kring_tps); i++) {
+		if (!kring_tps[i].tp)
+			continue;	/* optional, reported at load */
+		ret = tracepoint_probe_register(kring_tps[i].tp, kring_tps[i].probe, NULL);
+		if (ret && kring_tps[i].optional) {
+			pr_info("kring: cannot attach to %s (%d): no wakeup records\n",
+				kring_tps[i].name, ret);
+			ret = 0;
+			continue;
+		}
+		if (ret) {
+			pr_warn("kring: cannot attach to %s (%d)\n", kring_tps[i].name, ret);
+			kring_tps_unregister();
+			goto out;
+		}
+		kring_tps[i].registered = true;
+	}
+	/* Pairs with the acquire load above. */
+	smp_store_release(&kring_tps_attached, true);
+out:
+	mutex_unlock(&kring_tps_mutex);
+	return ret;
+}
+
 int kring_capture_module_init(void)
 {
 	unsigned int i;
@@ -288,23 +348,17 @@ int kring_capture_module_init(void)
 
 	for_each_kernel_tracepoint(kring_tp_find, NULL);
 	for (i = 0; i < ARRAY_SIZE(kring_tps); i++) {
-		if (!kring_tps[i].tp && kring_tps[i].optional) {
+		if (kring_tps[i].tp)
+			continue;
+		if (kring_tps[i].optional) {
 			pr_info("kring: tracepoint %s not found: no wakeup records\n",
 				kring_tps[i].name);
 			continue;
 		}
-		if (!kring_tps[i].tp) {
-			pr_warn("kring: tracepoint %s not found: sched and timer sources disabled\n",
-				kring_tps[i].name);
-			goto err_unregister;
-		}
-		ret = tracepoint_probe_register(kring_tps[i].tp, kring_tps[i].probe, NULL);
-		if (ret) {
-			pr_warn("kring: cannot attach to %s (%d): sched and timer sources disabled\n",
-				kring_tps[i].name, ret);
-			goto err_unregister;
-		}
-		kring_tps[i].registered = true;
+		/* Not fatal: the other sources still work. */
+		pr_warn("kring: tracepoint %s not found: sched and timer sources disabled\n",
+			kring_tps[i].name);
+		return 0;
 	}
 	kring_tps_ok = true;
 	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "kring:online",
@@ -314,11 +368,6 @@ int kring_capture_module_init(void)
 	else
 		kring_hp_state = ret;
 	return 0;
-
-err_unregister:
-	/* Not fatal: the other sources still work. */
-	kring_tps_unregister();
-	return 0;
 }
 
 void kring_capture_module_exit(void)
@@ -327,6 +376,7 @@ void kring_capture_module_exit(void)
 		cpuhp_remove_state_nocalls(kring_hp_state);
 	kring_hp_state = 0;
 	kring_tps_unregister();
+	kring_tps_attached = false;
 	kring_tps_ok = false;
 }
 

@@ -93,6 +93,7 @@ struct kring_capture {
 /* capture.c */
 int kring_capture_module_init(void);
 void kring_capture_module_exit(void);
+int kring_capture_attach(void);
 bool kring_capture_available(void);
 bool kring_capture_wakeups_available(void);
 int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,

@@ -668,6 +668,11 @@ static long kring_ioctl_configure(struct kring_channel *ch, void __user *arg)
 	ret = kring_perm_source(src);
 	if (ret)
 		return ret;
+	if (src && src->prepare) {
+		ret = src->prepare();
+		if (ret)
+			return ret;
+	}
 
 	mutex_lock(&ch->lock);
 	if (ch->configured) {

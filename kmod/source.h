@@ -52,6 +52,10 @@ struct kring_capture;
  *		channel's sample_type (with KRING_SAMPLE_SEQ)
  * @available:	whether it works on this kernel (NULL: always); the
  *		features are reported only then
+ * @prepare:	set up what the source needs kernel-wide before its first
+ *		channel (attach probes); called by configure before it takes
+ *		any lock of the channel, since it may take the CPU hotplug
+ *		lock (NULL: nothing)
  * @configure:	validate attr->config[] etc. and set ch->source_priv;
  *		-errno refuses at configure time (ch->lock held)
  * @start:	begin producing into @ch (cpus_read_lock() and ch->lock held)
@@ -71,6 +75,7 @@ struct kring_source_ops {
 	u64 features;
 	u64 sample_type;
 	bool (*available)(void);
+	int (*prepare)(void);
 	int (*configure)(struct kring_channel *ch);
 	int (*start)(struct kring_channel *ch);
 	void (*stop)(struct kring_channel *ch);

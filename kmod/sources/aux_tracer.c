@@ -503,6 +503,7 @@ const struct kring_source_ops kring_aux_tracer_source = {
 	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_OWNS_AUX | KRING_SRC_CPU_WIDE_OPEN |
 		KRING_SRC_TEST_ONLY,
 	.features = KRING_FEAT_AUX_TRACER,
+	.prepare = kring_capture_attach,
 	.configure = kring_aux_tracer_configure,
 	.start = kring_aux_tracer_start,
 	.stop = kring_aux_tracer_stop,

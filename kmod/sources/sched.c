@@ -205,6 +205,7 @@ const struct kring_source_ops kring_sched_source = {
 	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_REDIRECTABLE,
 	.features = KRING_FEAT_SCHED | KRING_FEAT_CAPTURE,
 	.available = kring_capture_available,
+	.prepare = kring_capture_attach,
 	.sample_type = KRING_SAMPLE_RAW,
 	.configure = kring_sched_configure,
 	.start = kring_sched_start,

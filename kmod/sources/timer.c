@@ -246,6 +246,7 @@ const struct kring_source_ops kring_timer_source = {
 	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_REDIRECTABLE | KRING_SRC_KERNEL_SAMPLES,
 	.features = KRING_FEAT_TIMER | KRING_FEAT_CAPTURE,
 	.available = kring_capture_available,
+	.prepare = kring_capture_attach,
 	.configure = kring_timer_configure,
 	.start = kring_timer_start,
 	.stop = kring_timer_stop,
