@@ -1043,6 +1043,17 @@ void map_and_close_channels(int n) {
     }
 }
 
+// Configure a per-thread sched channel once: kring attaches its probes to
+// the sched tracepoints on the first configure of a capture source.
+void attach_probes() {
+    kt::raw_channel ch;
+    ASSERT_EQ(ch.open_dev(), 0);
+    kring_attr a = kt::make_attr(KRING_SOURCE_SCHED, -1);
+    a.pid = 0;
+    int e = ch.configure(a);
+    ASSERT_TRUE(e == 0 || e == EOPNOTSUPP) << "configure(sched): " << errno_name(e);
+}
+
 // Unload kring right after its buffers were unmapped and closed, and load
 // it again, 20 times: the module must not go while RCU callbacks that run
 // its code are pending. Expedited grace periods make that likely:
@@ -1050,12 +1061,22 @@ void map_and_close_channels(int n) {
 // longer waits behind the callbacks the unmaps queued. A short pause after
 // each unload lets them run while the module text is gone, rather than
 // after the next load has taken its place.
+//
+// CPU 1 stays offline meanwhile, and the last module loaded attaches its
+// probes before it comes back: unloading kring detaches them, and that
+// rewrites hot kernel text, which QEMU's multi-threaded TCG can leave
+// stale on another running vCPU (tools/dev/vm/check-guest.sh, one_cpu()).
+// The callbacks still run late, from the rcu_nocbs kthreads.
 TEST(ModuleCycle, UnloadWithCallbacksPending) {
     if (::geteuid() != 0)
         GTEST_SKIP() << "needs root to unload and load kring";
     if (::access(module_path, R_OK) != 0)
         GTEST_SKIP() << module_path << " is not in this guest";
     ASSERT_TRUE(module_loaded());
+    kt::cpu1_online_guard cpu1;
+    if (kt::cpu1_hotpluggable()) {
+        ASSERT_EQ(kt::set_cpu1_online(false), 0);
+    }
     module_reload_guard reload;
     kt::sysfs_setting expedited("/sys/kernel/rcu_expedited");
     const bool fast = expedited.usable() && expedited.set("1");
@@ -1076,6 +1097,7 @@ TEST(ModuleCycle, UnloadWithCallbacksPending) {
         fast ? ", expedited grace periods" : "");
     // The module loaded last works.
     map_and_close_channels(1);
+    attach_probes();
 }
 
 }  // namespace

@@ -10,6 +10,10 @@
 # The guest script runs as /kring/run.sh with /proc, /sys, /dev, /tmp and
 # debugfs mounted; its exit status is the guest's verdict.
 #
+# Environment: KRING_VM_CMDLINE adds kernel command-line options;
+# KRING_VM_TCG_THREAD=single runs both vCPUs on one host thread (default
+# multi: one thread per vCPU, so guest CPUs really run in parallel).
+#
 # Exit status: 0 when the guest script exited 0 and the console shows no
 # kernel report; 1 otherwise (offending lines are printed); 2 on a timeout.
 # --shell boots the same guest with the console on this terminal and a
@@ -72,7 +76,8 @@ printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 # rcu_nocbs: RCU callbacks run late, in kthreads, where the kernel offers
 # it (stock kernels): a module unloaded with callbacks pending shows it.
 cmdline="console=ttyS0 loglevel=5 panic=-1 oops=panic nokaslr rcu_nocbs=0-$((cpus - 1))"
-qemu=(qemu-system-x86_64 -machine pc -cpu max -smp "$cpus" -m "$mem"
+cmdline+=${KRING_VM_CMDLINE:+ $KRING_VM_CMDLINE}
+qemu=(qemu-system-x86_64 -machine pc -accel "tcg,thread=${KRING_VM_TCG_THREAD:-multi}" -cpu max -smp "$cpus" -m "$mem"
 	-kernel "$image" -initrd "$work/initramfs.cpio" -no-reboot)
 
 if [ "$shell" = 1 ]; then
