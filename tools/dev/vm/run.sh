@@ -75,7 +75,15 @@ printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 
 # rcu_nocbs: RCU callbacks run late, in kthreads, where the kernel offers
 # it (stock kernels): a module unloaded with callbacks pending shows it.
-cmdline="console=ttyS0 loglevel=5 panic=-1 oops=panic nokaslr rcu_nocbs=0-$((cpus - 1))"
+#
+# tsc=reliable: under a loaded host the clocksource watchdog sees TCG's TSC
+# skew against the HPET and marks it unstable; the kernel then disables the
+# sched_clock_stable static key, rewriting hot text while both vCPUs run,
+# which multi-threaded TCG does not survive reliably (stale translations:
+# docs/TESTING.md). Seen: a stock 6.12 guest reset itself right after
+# "Marking clocksource 'tsc' as unstable". TCG's TSC follows the host's
+# monotonic clock on every vCPU, so it needs no watchdog.
+cmdline="console=ttyS0 loglevel=5 panic=-1 oops=panic nokaslr rcu_nocbs=0-$((cpus - 1)) tsc=reliable"
 cmdline+=${KRING_VM_CMDLINE:+ $KRING_VM_CMDLINE}
 qemu=(qemu-system-x86_64 -machine pc -accel "tcg,thread=${KRING_VM_TCG_THREAD:-multi}" -cpu max -smp "$cpus" -m "$mem"
 	-kernel "$image" -initrd "$work/initramfs.cpio" -no-reboot)
