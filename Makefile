@@ -9,8 +9,10 @@
 #                        modules_install (INSTALL_MOD_PATH=$(DESTDIR),
 #                        INSTALL_MOD_DIR default updates)
 #   make check           install deps, build everything, run every test
+#   make check-full      the same with the long modes (fuzzing, stress),
+#                        every kernel booted REPEAT times (default 3)
 #   make demo            boot the stock 6.12 kernel in QEMU and show kring at work
-#   make vm-shell        interactive guest shell (KERNEL=stock-6.1|stock-6.12|kunit|debug)
+#   make vm-shell        interactive guest shell (KERNEL=stock-6.1|stock-6.12|kunit|debug|kcsan)
 #   make user            build libkring, the kring tool and the tests (build/user)
 #   make clean
 #
@@ -20,7 +22,8 @@
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 KRING_BUILD ?= $(CURDIR)/build
-KERNELS ?= stock-6.1 stock-6.12 kunit debug
+KERNELS ?= stock-6.1 stock-6.12 kcsan debug
+REPEAT ?= 3
 KERNEL ?= stock-6.12
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -34,7 +37,7 @@ SDK_SYMVERS_DIR = $(DESTDIR)$(PREFIX)/lib/kring/$(KRELEASE)
 INSTALL_MOD_DIR ?= updates
 
 .PHONY: all modules module modules_install install install-sdk clean deps user \
-	check check-host check-vm demo vm-shell sparse
+	check check-full check-host check-vm demo vm-shell sparse
 
 all: modules
 
@@ -76,6 +79,9 @@ check: deps
 
 check-host: deps
 	@KERNELS= tools/dev/check.sh
+
+check-full: deps
+	@KRING_FULL=1 REPEAT=$(REPEAT) tools/dev/check.sh
 
 check-vm: deps
 	@tools/dev/check.sh --no-host

@@ -4,13 +4,19 @@
 # "N passed, N failed" (skips listed and counted apart). Non-zero exit on
 # any failure.
 #
-#   KERNELS="stock-6.1 stock-6.12 kunit debug"   kernels to boot (empty: none)
+#   KERNELS="stock-6.1 stock-6.12 kcsan debug"   kernels to boot (empty: none)
 #   GTEST_FILTER=...                            only these GoogleTest cases
+#   REPEAT=N                                    boot every kernel N times and
+#                                               list every test that ever failed
+#   KRING_FULL=1                                the long modes (make check-full)
 #   tools/dev/check.sh --no-host                     skip the host tests
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KRING_BUILD:-$top/build}
-kernels=${KERNELS-stock-6.1 stock-6.12 kunit debug}
+kernels=${KERNELS-stock-6.1 stock-6.12 kcsan debug}
+repeat=${REPEAT:-1}
+full=${KRING_FULL:-0}
+case $repeat in '' | *[!0-9]* | 0) echo "check.sh: REPEAT must be a positive number" >&2; exit 2 ;; esac
 host=1
 # GoogleTest reads GTEST_FILTER from the environment, even when ctest only
 # lists the tests: keep it away from everything but the chosen runs.
@@ -106,20 +112,29 @@ for k in $kernels; do
 	for t in "$ubuild"/tests/vm/kring_vm_*; do
 		[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
 	done
-	printf 'GTEST_FILTER=%q\n' "$filter" >"$out/$k-env"
+	{
+		printf 'GTEST_FILTER=%q\n' "$filter"
+		printf 'KRING_FULL=%q\n' "$full"
+	} >"$out/$k-env"
 	files+=(--file "$out/$k-env:env")
-	say "kernel $k: guest tests ($(elapsed))"
-	"$top/tools/dev/vm/run.sh" --image "$image" --script "$top/tools/dev/vm/check-guest.sh" \
-		--log "$out/$k-console.log" --timeout "${KRING_VM_TIMEOUT:-900}" "${files[@]}" \
-		2>"$out/$k-vm.err"
-	vmrc=$?
-	python3 "$top/tools/dev/vm/results.py" guest "$out/$k-console.log" "vm/$k" >>"$results"
-	if [ "$vmrc" != 0 ]; then
-		cat "$out/$k-vm.err"
-		record FAIL "vm/$k/guest (console: $out/$k-console.log)"
-	else
-		record PASS "vm/$k/guest"
-	fi
+	# With REPEAT=N the kernel boots N times; run r>1 reports as vm/K@r.
+	for r in $(seq 1 "$repeat"); do
+		tag=$k of=
+		[ "$r" -gt 1 ] && tag=$k@$r
+		[ "$repeat" -gt 1 ] && of=" (run $r of $repeat)"
+		say "kernel $k: guest tests$of ($(elapsed))"
+		"$top/tools/dev/vm/run.sh" --image "$image" --script "$top/tools/dev/vm/check-guest.sh" \
+			--log "$out/$tag-console.log" --timeout "${KRING_VM_TIMEOUT:-900}" "${files[@]}" \
+			2>"$out/$tag-vm.err"
+		vmrc=$?
+		python3 "$top/tools/dev/vm/results.py" guest "$out/$tag-console.log" "vm/$tag" >>"$results"
+		if [ "$vmrc" != 0 ]; then
+			cat "$out/$tag-vm.err"
+			record FAIL "vm/$tag/guest (console: $out/$tag-console.log)"
+		else
+			record PASS "vm/$tag/guest"
+		fi
+	done
 done
 
 # A filter that selects nothing anywhere is a mistake, not a pass.

@@ -12,6 +12,7 @@
 #   stock-6.12  Debian's linux-headers-6.12-amd64 / linux-image-6.12-amd64
 #   kunit       tinyconfig + tools/dev/vm/config/kunit.config, from linux-source-6.12
 #   debug       kunit + tools/dev/vm/config/debug.config (KASAN, lockdep, UBSAN, ...)
+#   kcsan       kunit + tools/dev/vm/config/kcsan.config (KCSAN, strict)
 #
 # Package versions are resolved through the meta-packages each time, so a
 # security update is picked up. Everything fetched or built lives under
@@ -108,6 +109,7 @@ fragments() {
 	case $1 in
 	kunit) echo "$here/config/kunit.config" ;;
 	debug) echo "$here/config/kunit.config $here/config/debug.config" ;;
+	kcsan) echo "$here/config/kunit.config $here/config/kcsan.config" ;;
 	*) die "unknown built kernel $1" ;;
 	esac
 }
@@ -156,24 +158,24 @@ build_kernel() {
 cmd=${1:-}
 name=${2:-}
 case $cmd in
-list) echo "stock-6.1 stock-6.12 kunit debug" ;;
+list) echo "stock-6.1 stock-6.12 kunit debug kcsan" ;;
 source) source_tree ;;
 kdir)
 	case $name in
 	stock-*) stock_kdir "$name" ;;
-	kunit | debug) build_kernel "$name" ;;
+	kunit | debug | kcsan) build_kernel "$name" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 image)
 	case $name in
 	stock-*) stock_image "$name" ;;
-	kunit | debug) echo "$(build_kernel "$name")/arch/x86/boot/bzImage" ;;
+	kunit | debug | kcsan) echo "$(build_kernel "$name")/arch/x86/boot/bzImage" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 release)
 	case $name in
 	stock-*) stock_release "$name" ;;
-	kunit | debug) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
+	kunit | debug | kcsan) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 *) die "usage: $0 {kdir|image|release} NAME | list" ;;

@@ -157,6 +157,22 @@ def junit(path, prefix):
     return out
 
 
+RUN_TAG = re.compile(r"^(vm/[^/@ ]+)@\d+")
+
+
+def ever_failed(passed, failed):
+    """Tests of repeated runs (vm/K@r/...) that failed at least once:
+    {name with the run tag removed: (failures, runs)}, when runs > 1."""
+    runs, bad = {}, {}
+    for kind, results in (("pass", passed), ("fail", failed)):
+        for rest in results:
+            name = RUN_TAG.sub(r"\1", rest.split(" (")[0])
+            runs[name] = runs.get(name, 0) + 1
+            if kind == "fail":
+                bad[name] = bad.get(name, 0) + 1
+    return {n: (b, runs[n]) for n, b in bad.items() if runs[n] > 1}
+
+
 def summary(path):
     passed, failed, skipped = [], [], []
     with open(path) as f:
@@ -172,6 +188,11 @@ def summary(path):
         print(f"failed ({len(failed)}):")
         for s in failed:
             print(f"  {s}")
+    repeats = ever_failed(passed, failed)
+    if repeats:
+        print("failed in some of the repeated runs (REPEAT):")
+        for name, (bad, runs) in sorted(repeats.items()):
+            print(f"  {name}: failed {bad} of {runs}")
     tail = f", {len(skipped)} skipped" if skipped else ""
     print(f"{len(passed)} passed, {len(failed)} failed{tail}")
     return 1 if failed or not passed else 0

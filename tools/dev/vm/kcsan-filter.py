@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Sort the KCSAN reports of a guest console into kring's and the kernel's.
+
+  kcsan-filter.py LOG
+
+A KCSAN report names the accesses that raced, each followed by its stack,
+whose first frame is the function that made the access. A report is
+kring's when one of those first frames is in a kring module ([kring],
+[kring_kunit], [kring_example]): a race on memory kring's code touches,
+to be fixed or annotated. A report whose accesses are all in the kernel
+proper (seen: the timekeeping core's seqcount-latch reads in
+ktime_get_mono_fast_ns(), which KCSAN_STRICT reports as races of unknown
+origin with the timer tick) is the kernel's own, whoever called it.
+
+Prints the line numbers (1-based) of the "BUG: KCSAN:" lines of the
+kernel's own reports, one per line, for console-check to leave out, and
+lists those reports on stderr so they are seen, not hidden.
+"""
+import re
+import sys
+
+BUG = re.compile(r"BUG: KCSAN: ")
+ACCESS = re.compile(r"(^|, with )(read|write)( \(marked\))?( \(reordered\))? to 0x[0-9a-f]+ of \d+ bytes by ")
+FRAME = re.compile(r"^\s*(\S+\+0x[0-9a-f]+/0x[0-9a-f]+)(\s+\[(\w+)\])?")
+END = re.compile(r"^={20,}")
+STRIP = re.compile(r"^\[\s*\d+\.\d+\] ")
+
+
+def reports(lines):
+    """Yield (bug line index, [(first frame, module or None)]) per report."""
+    i = 0
+    while i < len(lines):
+        if not BUG.search(lines[i]):
+            i += 1
+            continue
+        start, frames = i, []
+        i += 1
+        while i < len(lines) and not END.match(STRIP.sub("", lines[i])):
+            if ACCESS.search(STRIP.sub("", lines[i])) and i + 1 < len(lines):
+                m = FRAME.match(STRIP.sub("", lines[i + 1]))
+                if m:
+                    frames.append((m.group(1), m.group(3)))
+            i += 1
+        yield start, frames
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(argv[1], errors="replace") as f:
+        lines = f.read().splitlines()
+    for start, frames in reports(lines):
+        ours = any(mod and mod.startswith("kring") for _, mod in frames)
+        # A report without a recognisable access stays a failure.
+        if frames and not ours:
+            print(start + 1)
+            where = " / ".join(fr for fr, _ in frames)
+            print(f"kcsan-filter: the kernel's own race, not kring's (line {start + 1}): {where}",
+                  file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
