@@ -114,10 +114,16 @@ fragments() {
 	esac
 }
 
+# The options of a kernel's fragments, without their comments: rewording a
+# comment does not rebuild a kernel.
+options() {
+	# shellcheck disable=SC2046
+	grep -h -E '^(CONFIG_[A-Za-z0-9_]+=|# CONFIG_[A-Za-z0-9_]+ is not set)' $(fragments "$1")
+}
+
 built_dir() {
 	local key
-	# shellcheck disable=SC2046
-	key=$( { src_version; gcc --version | head -1; cat $(fragments "$1"); } |
+	key=$( { src_version; gcc --version | head -1; options "$1"; } |
 		sha256sum | cut -c1-12)
 	echo "$cache/build/$1-$key"
 }
