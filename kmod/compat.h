@@ -66,4 +66,26 @@ static inline void kring_vm_flags_clear(struct vm_area_struct *vma, vm_flags_t f
 }
 #endif
 
+/*
+ * kring_rb_unlock_commit(): ftrace's ring_buffer_unlock_commit() lost its
+ * event argument in 6.2. Only the benchmark module (tests/bench/) writes
+ * into ftrace's ring buffer.
+ */
+#ifdef CONFIG_RING_BUFFER
+#include <linux/ring_buffer.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+static inline int kring_rb_unlock_commit(struct trace_buffer *buffer,
+					 struct ring_buffer_event *event)
+{
+	return ring_buffer_unlock_commit(buffer);
+}
+#else
+static inline int kring_rb_unlock_commit(struct trace_buffer *buffer,
+					 struct ring_buffer_event *event)
+{
+	return ring_buffer_unlock_commit(buffer, event);
+}
+#endif
+#endif
+
 #endif /* _KRING_COMPAT_H */

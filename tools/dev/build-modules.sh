@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Build kring.ko (and, where the kernel has KUnit, kring_kunit.ko) for one
-# kernel of the matrix, with W=1 and -Werror, in a copy of the sources so
-# that builds for different kernels never share objects.
+# Build kring.ko (and, where the kernel has KUnit, kring_kunit.ko; where it
+# has ftrace's ring buffer, kring_bench.ko) for one kernel of the matrix,
+# with W=1 and -Werror, in a copy of the sources so that builds for
+# different kernels never share objects.
 #   tools/dev/build-modules.sh NAME   -> prints the build directory
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -12,8 +13,9 @@ mkdir -p "$out"
 rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 	"$top/Kbuild" "$top/kmod" "$top/uapi" "$top/tests" "$out/"
 # Only the module sources matter here: the KUnit suites and what they share
-# (tests/common/test_record.h); drop the user-space test trees.
-find "$out/tests" -mindepth 1 -maxdepth 1 ! -name kunit ! -name common -exec rm -rf {} +
+# (tests/common/test_record.h), the benchmark module (tests/bench/); drop
+# the user-space test trees.
+find "$out/tests" -mindepth 1 -maxdepth 1 ! -name kunit ! -name common ! -name bench -exec rm -rf {} +
 if ! make -C "$kdir" M="$out" W=1 -j"$(nproc)" modules >"$out/build.log" 2>&1; then
 	cat "$out/build.log" >&2
 	echo "build-modules.sh: module build failed for $name" >&2

@@ -10,6 +10,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top"
 kfiles=(kmod/*.c kmod/*.h kmod/include/kring/*.h kmod/sources/*.c kmod/examples/*.c tests/kunit/*.c
+	tests/bench/*.c
 	tests/common/*.h)
 
 case ${1:-} in
@@ -38,7 +39,7 @@ sparse)
 	mkdir -p "$out"
 	rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 		Kbuild kmod uapi "$out/"
-	mkdir -p "$out/tests" && rsync -a --delete tests/kunit tests/common "$out/tests/"
+	mkdir -p "$out/tests" && rsync -a --delete tests/kunit tests/common tests/bench "$out/tests/"
 	log=$(make -C "$kdir" M="$out" C=2 CF="-D__CHECK_ENDIAN__" -j"$(nproc)" modules 2>&1) ||
 		{ echo "$log"; exit 1; }
 	# The example producer builds outside the tree, against the SDK: its

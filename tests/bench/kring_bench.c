@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kring_bench: the producer loop of kring and of ftrace's ring buffer, in
+ * one kernel, with one loop shape (tests/bench/producer_bench.cpp drives
+ * it; docs/PERFORMANCE.md has the figures).
+ *
+ * User space writes one command into /sys/kernel/debug/kring_bench/run
+ * and reads the result back from the same open file:
+ *
+ *	ring=kring|ftrace mode=overwrite|forward size=N count=N
+ *	[warmup=N] [channel=ID] [pages=N] [consumer_cpu=N]
+ *
+ * The write runs the loop in the writing task, on its CPU: the task must
+ * be pinned to one CPU (-EINVAL otherwise). Each record: reserve, copy
+ * @size bytes of payload whose first word is a timestamp, commit.
+ *
+ *  - kring: into the channel @channel (KRING_IOC_ID of a channel user
+ *    space opened with KRING_SOURCE_NONE, mapped and enabled), through the
+ *    exported producer API: kring_channel_output_begin(), one
+ *    kring_output_copy() of the record header and the payload (the
+ *    timestamp is the handle's time), kring_channel_output_end(). The
+ *    channel's mapping decides the mode (read-only: backward, overwrite);
+ *    @mode only names it, and a forward channel's consumer is user space.
+ *  - ftrace: into a ring buffer of @pages pages per CPU allocated for the
+ *    run (RB_FL_OVERWRITE in overwrite mode): ring_buffer_lock_reserve(),
+ *    a local_clock() read into the payload's first word, memcpy() into
+ *    ring_buffer_event_data(), ring_buffer_unlock_commit(). In forward
+ *    mode a kthread bound to @consumer_cpu (default 1) consumes with
+ *    ring_buffer_consume() while the loop runs, and drains the rest after.
+ *
+ * @warmup records are written first, untimed; the result counts them.
+ * Reading the file gives one line of key=value pairs: ns (the timed loop,
+ * local_clock()), total (warmup + count), ok and fail (reservations that
+ * succeeded or failed), and for ftrace consumed, lost (what
+ * ring_buffer_consume() reported), entries, overrun and dropped (the
+ * buffer's counters for the writing CPU).
+ */
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kthread.h>
+#include <linux/completion.h>
+#include <linux/mutex.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <kring/producer.h>
+
+#include "compat.h"
+
+/* A kring-only record type: header, timestamp, payload. */
+#define BENCH_RECORD_TYPE	(KRING_RECORD_KRING_BASE + 0x200)
+#define BENCH_MAX_SIZE		4096
+#define BENCH_MAX_PAGES		4096
+#define BENCH_OUT_SIZE		320
+
+enum { BENCH_KRING, BENCH_FTRACE };
+
+struct bench_cmd {
+	int ring;		/* BENCH_KRING or BENCH_FTRACE */
+	bool forward;
+	unsigned int size;
+	u64 count;
+	u64 warmup;
+	u64 channel;
+	unsigned int pages;
+	unsigned int consumer_cpu;
+};
+
+struct bench_result {
+	u64 ns;
+	u64 ok;
+	u64 fail;
+	u64 consumed;
+	u64 lost;
+	unsigned long entries;
+	unsigned long overrun;
+	unsigned long dropped;
+};
+
+/* The kring record: its header, then the payload (timestamp first). */
+struct bench_record {
+	struct kring_record_header hdr;
+	u64 time;
+	u8 rest[BENCH_MAX_SIZE - sizeof(u64)];
+};
+
+/* One run at a time: the loop owns its CPU's slice of the rings. */
+static DEFINE_MUTEX(bench_lock);
+static struct dentry *bench_dir;
+
+/* Per open file: the result of the last command written to it. */
+struct bench_file {
+	char out[BENCH_OUT_SIZE];
+	size_t len;
+};
+
+static int bench_parse(char *s, struct bench_cmd *c)
+{
+	char *tok;
+	int err = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->ring = -1;
+	c->pages = 16;
+	c->consumer_cpu = 1;
+	while (!err && (tok = strsep(&s, " \t\n"))) {
+		char *val;
+
+		if (!*tok)
+			continue;
+		val = strchr(tok, '=');
+		if (!val)
+			return -EINVAL;
+		*val++ = '\0';
+		if (!strcmp(tok, "ring")) {
+			if (!strcmp(val, "kring"))
+				c->ring = BENCH_KRING;
+			else if (!strcmp(val, "ftrace"))
+				c->ring = BENCH_FTRACE;
+			else
+				err = -EINVAL;
+		} else if (!strcmp(tok, "mode")) {
+			if (!strcmp(val, "forward"))
+				c->forward = true;
+			else if (strcmp(val, "overwrite"))
+				err = -EINVAL;
+		} else if (!strcmp(tok, "size")) {
+			err = kstrtouint(val, 0, &c->size);
+		} else if (!strcmp(tok, "count")) {
+			err = kstrtou64(val, 0, &c->count);
+		} else if (!strcmp(tok, "warmup")) {
+			err = kstrtou64(val, 0, &c->warmup);
+		} else if (!strcmp(tok, "channel")) {
+			err = kstrtou64(val, 0, &c->channel);
+		} else if (!strcmp(tok, "pages")) {
+			err = kstrtouint(val, 0, &c->pages);
+		} else if (!strcmp(tok, "consumer_cpu")) {
+			err = kstrtouint(val, 0, &c->consumer_cpu);
+		} else {
+			err = -EINVAL;
+		}
+	}
+	if (err)
+		return err;
+	if (c->ring != BENCH_KRING && c->ring != BENCH_FTRACE)
+		return -EINVAL;
+	if (c->size < sizeof(u64) || c->size > BENCH_MAX_SIZE ||
+	    !IS_ALIGNED(c->size, sizeof(u64)))
+		return -EINVAL;
+	if (!c->pages || c->pages > BENCH_MAX_PAGES)
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- kring ------------------------------------------------------------- */
+
+static u64 bench_kring_loop(struct kring_channel *ch, struct bench_record *rec,
+			    u64 n, struct bench_result *r)
+{
+	unsigned int size = rec->hdr.size;
+	u64 i, t0 = local_clock();
+
+	for (i = 0; i < n; i++) {
+		struct kring_output_handle h;
+
+		preempt_disable();
+		if (!kring_channel_output_begin(&h, ch, size)) {
+			rec->time = h.time;
+			kring_output_copy(&h, rec, size);
+			kring_channel_output_end(&h);
+			r->ok++;
+		} else {
+			r->fail++;
+		}
+		preempt_enable();
+		if (!(i & 1023))
+			cond_resched();
+	}
+	return local_clock() - t0;
+}
+
+static int bench_kring(const struct bench_cmd *c, struct bench_record *rec,
+		       struct bench_result *r)
+{
+	struct kring_channel *ch = kring_channel_get(c->channel);
+
+	if (!ch)
+		return -ENOENT;
+	rec->hdr.type = BENCH_RECORD_TYPE;
+	rec->hdr.misc = 0;
+	rec->hdr.size = sizeof(rec->hdr) + c->size;
+	bench_kring_loop(ch, rec, c->warmup, r);
+	r->ns = bench_kring_loop(ch, rec, c->count, r);
+	kring_channel_put(ch);
+	return 0;
+}
+
+/* ---- ftrace ------------------------------------------------------------ */
+
+struct bench_consumer {
+	struct trace_buffer *rb;
+	int cpu;		/* the producer's CPU, whose buffer it reads */
+	bool done;		/* the producer has finished */
+	struct completion drained;
+	u64 consumed;
+	u64 lost;
+};
+
+static bool bench_consume_one(struct bench_consumer *c)
+{
+	unsigned long lost = 0;
+	u64 ts;
+
+	if (!ring_buffer_consume(c->rb, c->cpu, &ts, &lost))
+		return false;
+	c->consumed++;
+	c->lost += lost;
+	return true;
+}
+
+static int bench_consume(void *arg)
+{
+	struct bench_consumer *c = arg;
+	bool drained = false;
+
+	while (!kthread_should_stop()) {
+		if (drained) {
+			set_current_state(TASK_INTERRUPTIBLE);
+			if (!kthread_should_stop())
+				schedule();
+			__set_current_state(TASK_RUNNING);
+			continue;
+		}
+		if (bench_consume_one(c))
+			continue;
+		/*
+		 * Empty: once the producer is done, take what is left. The
+		 * acquire pairs with the producer's release of @done, after
+		 * its last commit.
+		 */
+		if (smp_load_acquire(&c->done)) {
+			while (bench_consume_one(c))
+				;
+			drained = true;
+			complete(&c->drained);
+			continue;
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+static u64 bench_ftrace_loop(struct trace_buffer *rb, struct bench_record *rec,
+			     unsigned int size, u64 n, struct bench_result *r)
+{
+	u64 i, t0 = local_clock();
+
+	for (i = 0; i < n; i++) {
+		struct ring_buffer_event *ev;
+
+		ev = ring_buffer_lock_reserve(rb, size);
+		if (ev) {
+			rec->time = local_clock();
+			memcpy(ring_buffer_event_data(ev), &rec->time, size);
+			kring_rb_unlock_commit(rb, ev);
+			r->ok++;
+		} else {
+			r->fail++;
+		}
+		if (!(i & 1023))
+			cond_resched();
+	}
+	return local_clock() - t0;
+}
+
+static int bench_ftrace(const struct bench_cmd *c, struct bench_record *rec,
+			struct bench_result *r)
+{
+	struct bench_consumer con = { .cpu = raw_smp_processor_id() };
+	struct task_struct *t = NULL;
+	struct trace_buffer *rb;
+	int err = 0;
+
+	rb = ring_buffer_alloc((unsigned long)c->pages << PAGE_SHIFT,
+			       c->forward ? 0 : RB_FL_OVERWRITE);
+	if (!rb)
+		return -ENOMEM;
+	init_completion(&con.drained);
+	con.rb = rb;
+	if (c->forward) {
+		if (c->consumer_cpu >= nr_cpu_ids || !cpu_online(c->consumer_cpu) ||
+		    c->consumer_cpu == con.cpu) {
+			err = -EINVAL;
+			goto out;
+		}
+		t = kthread_create(bench_consume, &con, "kring_bench_rd");
+		if (IS_ERR(t)) {
+			err = PTR_ERR(t);
+			goto out;
+		}
+		kthread_bind(t, c->consumer_cpu);
+		wake_up_process(t);
+	}
+
+	bench_ftrace_loop(rb, rec, c->size, c->warmup, r);
+	r->ns = bench_ftrace_loop(rb, rec, c->size, c->count, r);
+
+	if (t) {
+		/* Release: every commit above before @done (acquire there). */
+		smp_store_release(&con.done, true);
+		wait_for_completion(&con.drained);
+		kthread_stop(t);
+		r->consumed = con.consumed;
+		r->lost = con.lost;
+	}
+	r->entries = ring_buffer_entries_cpu(rb, con.cpu);
+	r->overrun = ring_buffer_overrun_cpu(rb, con.cpu);
+	r->dropped = ring_buffer_dropped_events_cpu(rb, con.cpu);
+out:
+	ring_buffer_free(rb);
+	return err;
+}
+
+/* ---- debugfs ----------------------------------------------------------- */
+
+static int bench_run(const struct bench_cmd *c, struct bench_file *f)
+{
+	struct bench_result r = { 0 };
+	struct bench_record *rec;
+	int err;
+
+	/* The loop and the ftrace consumer read the CPU once. */
+	if (current->nr_cpus_allowed != 1)
+		return -EINVAL;
+	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec)
+		return -ENOMEM;
+	memset(rec->rest, 0xa5, sizeof(rec->rest));
+	if (c->ring == BENCH_KRING)
+		err = bench_kring(c, rec, &r);
+	else
+		err = bench_ftrace(c, rec, &r);
+	kfree(rec);
+	if (err)
+		return err;
+	f->len = scnprintf(f->out, sizeof(f->out),
+			   "ring=%s mode=%s size=%u total=%llu ns=%llu ok=%llu fail=%llu consumed=%llu lost=%llu entries=%lu overrun=%lu dropped=%lu\n",
+			   c->ring == BENCH_KRING ? "kring" : "ftrace",
+			   c->forward ? "forward" : "overwrite", c->size,
+			   c->warmup + c->count, r.ns, r.ok, r.fail, r.consumed,
+			   r.lost, r.entries, r.overrun, r.dropped);
+	return 0;
+}
+
+static int bench_open(struct inode *inode, struct file *file)
+{
+	struct bench_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	if (!f)
+		return -ENOMEM;
+	file->private_data = f;
+	return 0;
+}
+
+static int bench_release(struct inode *inode, struct file *file)
+{
+	kfree(file->private_data);
+	return 0;
+}
+
+static ssize_t bench_write(struct file *file, const char __user *ubuf,
+			   size_t len, loff_t *ppos)
+{
+	struct bench_file *f = file->private_data;
+	struct bench_cmd c;
+	char *s;
+	int err;
+
+	if (len >= PAGE_SIZE)
+		return -EINVAL;
+	s = memdup_user_nul(ubuf, len);
+	if (IS_ERR(s))
+		return PTR_ERR(s);
+	err = bench_parse(s, &c);
+	kfree(s);
+	if (err)
+		return err;
+	if (mutex_lock_interruptible(&bench_lock))
+		return -EINTR;
+	f->len = 0;
+	err = bench_run(&c, f);
+	mutex_unlock(&bench_lock);
+	return err ? err : len;
+}
+
+static ssize_t bench_read(struct file *file, char __user *ubuf, size_t len,
+			  loff_t *ppos)
+{
+	struct bench_file *f = file->private_data;
+
+	return simple_read_from_buffer(ubuf, len, ppos, f->out, f->len);
+}
+
+static const struct file_operations bench_fops = {
+	.owner = THIS_MODULE,
+	.open = bench_open,
+	.release = bench_release,
+	.write = bench_write,
+	.read = bench_read,
+	.llseek = default_llseek,
+};
+
+static int __init kring_bench_init(void)
+{
+	bench_dir = debugfs_create_dir("kring_bench", NULL);
+	debugfs_create_file("run", 0600, bench_dir, NULL, &bench_fops);
+	return 0;
+}
+
+static void __exit kring_bench_exit(void)
+{
+	debugfs_remove_recursive(bench_dir);
+}
+
+module_init(kring_bench_init);
+module_exit(kring_bench_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("kring benchmark: kring's and ftrace's producer loops");
