@@ -1,0 +1,368 @@
+// producer_bench: in the guest, kring's producer loop against ftrace's ring
+// buffer, in one boot, with one loop shape (tests/bench/kring_bench.c runs
+// the loops; docs/PERFORMANCE.md has the figures and `make bench` runs it).
+//
+//   producer_bench [--pairs N] [--count N] [--order N] [--sizes 8,32,...]
+//                  [--smoke] [--verbose] [--run FILE]
+//
+// For every mode (overwrite without a consumer, forward with a consumer on
+// CPU 1) and record size, runs kring and ftrace alternately, N pairs,
+// pinned to CPU 0, and prints the median ns/record of each, the median of
+// the per-pair ratios kring/ftrace and their spread (min-max). Every run is
+// checked for exact accounting (every record written, or lost and counted
+// as lost, and consumed in forward mode); a run that fails it fails the
+// program (exit 1). Times are never asserted. --smoke: one pair, few
+// records (make check). The last lines are machine-readable:
+//   summary producer_bench mode=M size=S pairs=N kring_ns=.. ftrace_ns=..
+//           ratio=.. ratio_min=.. ratio_max=.. kring_lost=.. ftrace_lost=..
+//   summary producer_bench runs=N bad=N ok=0|1
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <kring/kring.hpp>
+
+#include "test_util.hpp"
+
+namespace {
+
+constexpr std::uint32_t bench_record_type = KRING_RECORD_KRING_BASE + 0x200;
+constexpr int producer_cpu = 0;
+constexpr int consumer_cpu = 1;
+
+struct options {
+    unsigned pairs = 5;
+    std::uint64_t count = 100000;
+    unsigned order = 4;  // 2^order data pages, both rings
+    std::vector<unsigned> sizes{8, 32, 64, 256};
+    bool smoke = false;
+    bool verbose = false;
+    std::string run_file = "/sys/kernel/debug/kring_bench/run";
+};
+
+using fields = std::map<std::string, std::uint64_t>;
+
+// One command to kring_bench.ko: write it, read the result line back.
+std::optional<fields> run_command(const options& o, const std::string& cmd, std::string& err) {
+    int fd = ::open(o.run_file.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        err = o.run_file + ": " + std::strerror(errno);
+        return std::nullopt;
+    }
+    if (::write(fd, cmd.data(), cmd.size()) != ssize_t(cmd.size())) {
+        err = "'" + cmd + "': " + std::strerror(errno);
+        ::close(fd);
+        return std::nullopt;
+    }
+    char buf[512];
+    ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+    ::close(fd);
+    if (n <= 0) {
+        err = "no result for '" + cmd + "'";
+        return std::nullopt;
+    }
+    buf[n] = '\0';
+    fields f;
+    std::istringstream in(buf);
+    std::string kv;
+    while (in >> kv) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos)
+            continue;
+        f[kv.substr(0, eq)] = std::strtoull(kv.c_str() + eq + 1, nullptr, 10);
+    }
+    return f;
+}
+
+struct run_result {
+    double ns_per_record = 0;
+    std::uint64_t total = 0;
+    std::uint64_t lost = 0;  // records the ring refused (forward mode: full)
+    bool exact = false;      // the accounting adds up
+    std::string why;         // what did not add up, or what failed
+};
+
+std::string command(const char* ring, bool forward, unsigned size, const options& o,
+                    std::uint64_t warmup) {
+    std::ostringstream c;
+    c << "ring=" << ring << " mode=" << (forward ? "forward" : "overwrite") << " size=" << size
+      << " count=" << o.count << " warmup=" << warmup << " pages=" << (1u << o.order)
+      << " consumer_cpu=" << consumer_cpu;
+    return c.str();
+}
+
+// One lap of the ring, untimed, before the timed loop: both rings start
+// with every page touched.
+std::uint64_t warmup_records(const options& o, unsigned size) {
+    return (std::uint64_t(4096) << o.order) / (size + 8) + 1;
+}
+
+run_result run_kring(const options& o, bool forward, unsigned size) {
+    run_result r;
+    kring::channel_options co;
+    co.source = KRING_SOURCE_NONE;
+    co.data_pages_order = o.order;
+    co.read_only = !forward;  // read-only mapping: backward, overwrite
+    auto ch = kring::channel::open(co);
+    if (!ch) {
+        r.why = "kring channel: " + ch.error().message();
+        return r;
+    }
+    if (auto e = ch->enable(); !e) {
+        r.why = "enable: " + e.error().message();
+        return r;
+    }
+    auto id = ch->id();
+    if (!id) {
+        r.why = "id: " + id.error().message();
+        return r;
+    }
+
+    // Forward mode: a reader thread on CPU 1 drains the mapping as fast as
+    // it can. It polls, so it asks for no wake-ups (as ftrace's consumer,
+    // which nobody wakes either).
+    std::atomic<bool> stop{false};
+    std::uint64_t delivered = 0, bad = 0, lost_seen = 0;
+    std::string reader_error;
+    std::thread reader;
+    if (forward) {
+        kring::barrier::arm_need_wakeup(ch->ctl()->need_wakeup, 0);
+        reader = std::thread([&] {
+            kt::pin_to(consumer_cpu);
+            kring::reader rd(ch->ring());
+            auto on_record = [&](const kring::record& rec) {
+                if (rec.type() == bench_record_type && rec.size() == size + 8)
+                    delivered++;
+                else if (rec.type() != KRING_RECORD_LOST)
+                    bad++;
+            };
+            for (;;) {
+                const bool last = stop.load(std::memory_order_acquire);
+                auto n = rd.drain(on_record);
+                if (!n) {
+                    reader_error = n.error().message();
+                    break;
+                }
+                if (last)
+                    break;
+            }
+            lost_seen = rd.lost_seen();
+        });
+    }
+
+    std::string err;
+    auto f = run_command(o,
+                         command("kring", forward, size, o, warmup_records(o, size)) +
+                             " channel=" + std::to_string(*id),
+                         err);
+    stop.store(true, std::memory_order_release);
+    if (reader.joinable())
+        reader.join();
+    if (!f) {
+        r.why = err;
+        return r;
+    }
+    auto st = ch->stats();
+    if (!st) {
+        r.why = "stats: " + st.error().message();
+        return r;
+    }
+    const std::uint64_t total = (*f)["total"], ok = (*f)["ok"], fail = (*f)["fail"];
+    r.total = total;
+    r.lost = fail;
+    r.ns_per_record = double((*f)["ns"]) / double(o.count);
+    std::ostringstream why;
+    if (st->produced != total || st->written != ok || ok + fail != total)
+        why << "produced " << st->produced << " written " << st->written << " ok " << ok << " fail "
+            << fail << " of " << total << "; ";
+    if (!forward && ok != total)
+        why << "overwrite mode refused " << fail << " records; ";
+    if (forward) {
+        if (st->lost_no_space != fail)
+            why << "lost_no_space " << st->lost_no_space << " != fail " << fail << "; ";
+        if (delivered != ok || bad || !reader_error.empty())
+            why << "reader delivered " << delivered << " of " << ok << ", " << bad << " bad "
+                << reader_error << "; ";
+        if (lost_seen > fail)
+            why << "LOST records report " << lost_seen << " > " << fail << "; ";
+    }
+    r.why = why.str();
+    r.exact = r.why.empty();
+    return r;
+}
+
+run_result run_ftrace(const options& o, bool forward, unsigned size) {
+    run_result r;
+    std::string err;
+    auto f = run_command(o, command("ftrace", forward, size, o, warmup_records(o, size)), err);
+    if (!f) {
+        r.why = err;
+        return r;
+    }
+    fields& v = *f;
+    const std::uint64_t total = v["total"], ok = v["ok"], fail = v["fail"];
+    r.total = total;
+    r.lost = fail;
+    r.ns_per_record = double(v["ns"]) / double(o.count);
+    std::ostringstream why;
+    if (ok + fail != total)
+        why << "ok " << ok << " fail " << fail << " of " << total << "; ";
+    if (!forward && (ok != total || v["entries"] + v["overrun"] != total))
+        why << "ok " << ok << " entries " << v["entries"] << " overrun " << v["overrun"] << " of "
+            << total << "; ";
+    if (forward && (v["consumed"] != ok || v["dropped"] != fail || v["entries"] != 0))
+        why << "consumed " << v["consumed"] << " of " << ok << ", dropped " << v["dropped"]
+            << " fail " << fail << ", entries left " << v["entries"] << "; ";
+    r.why = why.str();
+    r.exact = r.why.empty();
+    return r;
+}
+
+double median(std::vector<double> v) {
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool parse_args(int argc, char** argv, options& o) {
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+        const char* v = nullptr;
+        if (a == "--smoke") {
+            o.smoke = true;
+            o.pairs = 1;
+            o.count = 2000;
+        } else if (a == "--verbose") {
+            o.verbose = true;
+        } else if (a == "--pairs" && (v = value())) {
+            o.pairs = unsigned(std::strtoul(v, nullptr, 0));
+        } else if (a == "--count" && (v = value())) {
+            o.count = std::strtoull(v, nullptr, 0);
+        } else if (a == "--order" && (v = value())) {
+            o.order = unsigned(std::strtoul(v, nullptr, 0));
+        } else if (a == "--run" && (v = value())) {
+            o.run_file = v;
+        } else if (a == "--sizes" && (v = value())) {
+            o.sizes.clear();
+            std::istringstream in(v);
+            std::string s;
+            while (std::getline(in, s, ','))
+                o.sizes.push_back(unsigned(std::strtoul(s.c_str(), nullptr, 0)));
+        } else {
+            std::fprintf(stderr, "producer_bench: bad argument %s\n", a.c_str());
+            return false;
+        }
+    }
+    if (!o.pairs || !o.count || o.order > 12 || o.sizes.empty())
+        return false;
+    for (unsigned s : o.sizes)
+        if (s < 8 || s % 8 || s > 4096)
+            return false;
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    options o;
+    if (!parse_args(argc, argv, o)) {
+        std::fprintf(stderr,
+                     "usage: producer_bench [--pairs N] [--count N] [--order N] "
+                     "[--sizes 8,32,...] [--smoke] [--verbose] [--run FILE]\n");
+        return 2;
+    }
+    if (kt::online_cpus() < 2 || !kt::pin_to(producer_cpu)) {
+        std::fprintf(stderr, "producer_bench: needs CPUs 0 and 1 online\n");
+        return 1;
+    }
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+
+    struct row {
+        const char* mode;
+        unsigned size;
+        double kring_ns, ftrace_ns, ratio, ratio_min, ratio_max;
+        double kring_lost, ftrace_lost;  // fraction of the records, all runs
+    };
+    std::vector<row> rows;
+    unsigned runs = 0, bad = 0;
+    for (bool forward : {false, true}) {
+        for (unsigned size : o.sizes) {
+            std::vector<double> k_ns, f_ns, ratios;
+            std::uint64_t k_lost = 0, f_lost = 0, k_total = 0, f_total = 0;
+            for (unsigned p = 0; p < o.pairs; p++) {
+                // A, B, A, B, ...: kring first in every pair.
+                run_result k = run_kring(o, forward, size);
+                run_result f = run_ftrace(o, forward, size);
+                for (auto* r : {&k, &f}) {
+                    runs++;
+                    if (!r->exact) {
+                        bad++;
+                        std::printf("FAIL %s %s size=%u: %s\n", r == &k ? "kring" : "ftrace",
+                                    forward ? "forward" : "overwrite", size, r->why.c_str());
+                    }
+                }
+                if (o.verbose)
+                    std::printf("  %s size=%u pair %u: kring %.1f ns ftrace %.1f ns\n",
+                                forward ? "forward" : "overwrite", size, p, k.ns_per_record,
+                                f.ns_per_record);
+                if (k.ns_per_record <= 0 || f.ns_per_record <= 0)
+                    continue;
+                k_ns.push_back(k.ns_per_record);
+                f_ns.push_back(f.ns_per_record);
+                ratios.push_back(k.ns_per_record / f.ns_per_record);
+                k_lost += k.lost;
+                f_lost += f.lost;
+                k_total += k.total;
+                f_total += f.total;
+            }
+            row w{forward ? "forward" : "overwrite",
+                  size,
+                  median(k_ns),
+                  median(f_ns),
+                  median(ratios),
+                  0,
+                  0,
+                  k_total ? double(k_lost) / double(k_total) : 0,
+                  f_total ? double(f_lost) / double(f_total) : 0};
+            if (!ratios.empty()) {
+                w.ratio_min = *std::min_element(ratios.begin(), ratios.end());
+                w.ratio_max = *std::max_element(ratios.begin(), ratios.end());
+            }
+            rows.push_back(w);
+        }
+    }
+
+    std::printf(
+        "\nproducer loop, ns/record: median of %u runs each (kring, ftrace alternated), "
+        "%llu records per run, rings of %u pages, CPU %d (consumer: CPU %d)\n",
+        o.pairs, (unsigned long long)o.count, 1u << o.order, producer_cpu, consumer_cpu);
+    std::printf("%-9s %5s %10s %10s %7s %13s %9s %9s\n", "mode", "size", "kring", "ftrace", "ratio",
+                "ratio min-max", "k lost", "f lost");
+    for (const row& w : rows)
+        std::printf("%-9s %5u %10.1f %10.1f %7.2f %6.2f-%-6.2f %8.1f%% %8.1f%%\n", w.mode, w.size,
+                    w.kring_ns, w.ftrace_ns, w.ratio, w.ratio_min, w.ratio_max, 100 * w.kring_lost,
+                    100 * w.ftrace_lost);
+    for (const row& w : rows)
+        std::printf(
+            "summary producer_bench mode=%s size=%u pairs=%u kring_ns=%.1f ftrace_ns=%.1f "
+            "ratio=%.3f ratio_min=%.3f ratio_max=%.3f kring_lost=%.4f ftrace_lost=%.4f\n",
+            w.mode, w.size, o.pairs, w.kring_ns, w.ftrace_ns, w.ratio, w.ratio_min, w.ratio_max,
+            w.kring_lost, w.ftrace_lost);
+    std::printf("summary producer_bench runs=%u bad=%u ok=%d\n", runs, bad, bad ? 0 : 1);
+    return bad ? 1 : 0;
+}
