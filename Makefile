@@ -11,12 +11,15 @@
 #   make check           install deps, build everything, run every test
 #   make check-full      the same with the long modes (fuzzing, stress),
 #                        every kernel booted REPEAT times (default 3)
+#   make bench           the producer benchmark: kring against ftrace's ring
+#                        buffer in a QEMU guest (KERNEL=, default stock-6.12;
+#                        BENCH_ARGS=producer_bench's options), docs/PERFORMANCE.md
 #   make demo            boot the stock 6.12 kernel in QEMU and show kring at work
 #   make vm-shell        interactive guest shell (KERNEL=stock-6.1|stock-6.12|kunit|debug|kcsan)
 #   make user            build libkring, the kring tool and the tests (build/user)
 #   make clean
 #
-# Knobs: KDIR, KERNELS (check), KERNEL (vm-shell, demo), KRING_CACHE,
+# Knobs: KDIR, KERNELS (check), KERNEL (vm-shell, demo, bench), KRING_CACHE,
 # GTEST_FILTER, KRING_BUILD (default build/), PREFIX (default /usr/local)
 # and DESTDIR (install).
 
@@ -37,7 +40,7 @@ SDK_SYMVERS_DIR = $(DESTDIR)$(PREFIX)/lib/kring/$(KRELEASE)
 INSTALL_MOD_DIR ?= updates
 
 .PHONY: all modules module modules_install install install-sdk clean deps user \
-	check check-full check-host check-vm demo vm-shell sparse
+	check check-full check-host check-vm bench demo vm-shell sparse
 
 all: modules
 
@@ -85,6 +88,9 @@ check-full: deps
 
 check-vm: deps
 	@tools/dev/check.sh --no-host
+
+bench: deps
+	@tools/dev/bench.sh $(KERNEL)
 
 demo: deps
 	@tools/dev/demo/demo.sh $(KERNEL)

@@ -32,8 +32,9 @@
  * Reading the file gives one line of key=value pairs: ns (the timed loop,
  * local_clock()), total (warmup + count), ok and fail (reservations that
  * succeeded or failed), and for ftrace consumed, lost (what
- * ring_buffer_consume() reported), entries, overrun and dropped (the
- * buffer's counters for the writing CPU).
+ * ring_buffer_consume() reported), empty_retries (see bench_drain()),
+ * entries, overrun and dropped (the buffer's counters for the writing
+ * CPU).
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -77,6 +78,7 @@ struct bench_result {
 	u64 fail;
 	u64 consumed;
 	u64 lost;
+	u64 empty_retries;
 	unsigned long entries;
 	unsigned long overrun;
 	unsigned long dropped;
@@ -209,6 +211,7 @@ struct bench_consumer {
 	struct completion drained;
 	u64 consumed;
 	u64 lost;
+	u64 empty_retries;
 };
 
 static bool bench_consume_one(struct bench_consumer *c)
@@ -221,6 +224,30 @@ static bool bench_consume_one(struct bench_consumer *c)
 	c->consumed++;
 	c->lost += lost;
 	return true;
+}
+
+/*
+ * The producer is done: consume until the buffer's count of unread
+ * entries is 0. After a run that dropped records (forward mode, buffer
+ * full), ring_buffer_consume() has been seen to answer nothing while
+ * ring_buffer_entries_cpu() still counts a few entries, however often it
+ * is asked: empty answers are retried a bounded number of times (counted
+ * in @empty_retries) and the entries left are reported.
+ */
+static void bench_drain(struct bench_consumer *c)
+{
+	unsigned int stalls = 0;
+
+	while (ring_buffer_entries_cpu(c->rb, c->cpu)) {
+		if (bench_consume_one(c)) {
+			stalls = 0;
+			continue;
+		}
+		c->empty_retries++;
+		if (++stalls > 100)
+			break;
+		cond_resched();
+	}
 }
 
 static int bench_consume(void *arg)
@@ -244,8 +271,7 @@ static int bench_consume(void *arg)
 		 * its last commit.
 		 */
 		if (smp_load_acquire(&c->done)) {
-			while (bench_consume_one(c))
-				;
+			bench_drain(c);
 			drained = true;
 			complete(&c->drained);
 			continue;
@@ -317,6 +343,7 @@ static int bench_ftrace(const struct bench_cmd *c, struct bench_record *rec,
 		kthread_stop(t);
 		r->consumed = con.consumed;
 		r->lost = con.lost;
+		r->empty_retries = con.empty_retries;
 	}
 	r->entries = ring_buffer_entries_cpu(rb, con.cpu);
 	r->overrun = ring_buffer_overrun_cpu(rb, con.cpu);
@@ -349,11 +376,11 @@ static int bench_run(const struct bench_cmd *c, struct bench_file *f)
 	if (err)
 		return err;
 	f->len = scnprintf(f->out, sizeof(f->out),
-			   "ring=%s mode=%s size=%u total=%llu ns=%llu ok=%llu fail=%llu consumed=%llu lost=%llu entries=%lu overrun=%lu dropped=%lu\n",
+			   "ring=%s mode=%s size=%u total=%llu ns=%llu ok=%llu fail=%llu consumed=%llu lost=%llu empty_retries=%llu entries=%lu overrun=%lu dropped=%lu\n",
 			   c->ring == BENCH_KRING ? "kring" : "ftrace",
 			   c->forward ? "forward" : "overwrite", c->size,
 			   c->warmup + c->count, r.ns, r.ok, r.fail, r.consumed,
-			   r.lost, r.entries, r.overrun, r.dropped);
+			   r.lost, r.empty_retries, r.entries, r.overrun, r.dropped);
 	return 0;
 }
 

@@ -89,9 +89,10 @@ std::optional<fields> run_command(const options& o, const std::string& cmd, std:
 struct run_result {
     double ns_per_record = 0;
     std::uint64_t total = 0;
-    std::uint64_t lost = 0;  // records the ring refused (forward mode: full)
-    bool exact = false;      // the accounting adds up
-    std::string why;         // what did not add up, or what failed
+    std::uint64_t lost = 0;   // records the ring refused (forward mode: full)
+    std::uint64_t stuck = 0;  // ftrace forward: committed, never consumed
+    bool exact = false;       // the accounting adds up
+    std::string why;          // what did not add up, or what failed
 };
 
 std::string command(const char* ring, bool forward, unsigned size, const options& o,
@@ -222,9 +223,15 @@ run_result run_ftrace(const options& o, bool forward, unsigned size) {
     if (!forward && (ok != total || v["entries"] + v["overrun"] != total))
         why << "ok " << ok << " entries " << v["entries"] << " overrun " << v["overrun"] << " of "
             << total << "; ";
-    if (forward && (v["consumed"] != ok || v["dropped"] != fail || v["entries"] != 0))
+    // ftrace's reader has been seen to leave a few entries it never hands
+    // out after runs that dropped records (kring_bench.c, bench_drain()):
+    // they are committed records, counted apart, not a failure.
+    if (forward)
+        r.stuck = v["entries"];
+    if (forward && (v["consumed"] + v["entries"] != ok || v["dropped"] != fail))
         why << "consumed " << v["consumed"] << " of " << ok << ", dropped " << v["dropped"]
-            << " fail " << fail << ", entries left " << v["entries"] << "; ";
+            << " fail " << fail << ", entries left " << v["entries"] << " after "
+            << v["empty_retries"] << " empty answers; ";
     r.why = why.str();
     r.exact = r.why.empty();
     return r;
@@ -300,6 +307,7 @@ int main(int argc, char** argv) {
     };
     std::vector<row> rows;
     unsigned runs = 0, bad = 0;
+    std::uint64_t stuck = 0, stuck_runs = 0;
     for (bool forward : {false, true}) {
         for (unsigned size : o.sizes) {
             std::vector<double> k_ns, f_ns, ratios;
@@ -316,6 +324,8 @@ int main(int argc, char** argv) {
                                     forward ? "forward" : "overwrite", size, r->why.c_str());
                     }
                 }
+                stuck += f.stuck;
+                stuck_runs += f.stuck ? 1 : 0;
                 if (o.verbose)
                     std::printf("  %s size=%u pair %u: kring %.1f ns ftrace %.1f ns\n",
                                 forward ? "forward" : "overwrite", size, p, k.ns_per_record,
@@ -357,6 +367,11 @@ int main(int argc, char** argv) {
         std::printf("%-9s %5u %10.1f %10.1f %7.2f %6.2f-%-6.2f %8.1f%% %8.1f%%\n", w.mode, w.size,
                     w.kring_ns, w.ftrace_ns, w.ratio, w.ratio_min, w.ratio_max, 100 * w.kring_lost,
                     100 * w.ftrace_lost);
+    if (stuck)
+        std::printf(
+            "ftrace forward: %llu committed records in %llu runs never came out of "
+            "ring_buffer_consume() (entries left after the drain)\n",
+            (unsigned long long)stuck, (unsigned long long)stuck_runs);
     for (const row& w : rows)
         std::printf(
             "summary producer_bench mode=%s size=%u pairs=%u kring_ns=%.1f ftrace_ns=%.1f "
