@@ -109,6 +109,10 @@ for k in $kernels; do
 	[ -f "$mdir/tests/kunit/kring_kunit.ko" ] && files+=(--file "$mdir/tests/kunit/kring_kunit.ko")
 	[ -n "$example" ] && files+=(--file "$example")
 	files+=(--file "$ubuild/tools/kring/kring:kring")
+	# The producer benchmark, run once briefly (make bench runs it in earnest).
+	[ -f "$mdir/tests/bench/kring_bench.ko" ] && [ -x "$ubuild/tests/bench/producer_bench" ] &&
+		files+=(--file "$mdir/tests/bench/kring_bench.ko"
+			--file "$ubuild/tests/bench/producer_bench:producer_bench")
 	for t in "$ubuild"/tests/vm/kring_vm_*; do
 		[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
 	done

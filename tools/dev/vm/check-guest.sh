@@ -161,6 +161,20 @@ if [ -x /kring/kring ] && [ -z "${GTEST_FILTER:-}" ]; then
 	step tool-sched /kring/kring sched --duration 1
 fi
 
+# The producer benchmark once, briefly, as a smoke test (make bench runs
+# it in earnest): passes when kring and ftrace's ring buffer accounted for
+# every record in every run; times are printed, never asserted.
+bench_smoke() {
+	insmod /kring/kring_bench.ko || return 1
+	/kring/producer_bench --smoke
+	r=$?
+	rmmod kring_bench
+	return $r
+}
+if [ -x /kring/producer_bench ] && [ -f /kring/kring_bench.ko ] && [ -z "${GTEST_FILTER:-}" ]; then
+	step bench-smoke bench_smoke
+fi
+
 if [ -f /kring/kring_kunit.ko ]; then
 	# KUnit suites run when the module loads; debugfs keeps their KTAP.
 	if step insmod-kring_kunit insmod /kring/kring_kunit.ko; then
