@@ -9,6 +9,7 @@
  *
  *	ring=kring|ftrace mode=overwrite|forward size=N count=N
  *	[warmup=N] [channel=ID] [pages=N] [consumer_cpu=N]
+ *	ring=clock count=N
  *
  * The write runs the loop in the writing task, on its CPU: the task must
  * be pinned to one CPU (-EINVAL otherwise). Each record: reserve, copy
@@ -34,7 +35,8 @@
  * succeeded or failed), and for ftrace consumed, lost (what
  * ring_buffer_consume() reported), empty_retries (see bench_drain()),
  * entries, overrun and dropped (the buffer's counters for the writing
- * CPU).
+ * CPU). ring=clock times @count reads of each clock instead
+ * (bench_clock()).
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -59,10 +61,10 @@
 #define BENCH_MAX_PAGES		4096
 #define BENCH_OUT_SIZE		320
 
-enum { BENCH_KRING, BENCH_FTRACE };
+enum { BENCH_KRING, BENCH_FTRACE, BENCH_CLOCK };
 
 struct bench_cmd {
-	int ring;		/* BENCH_KRING or BENCH_FTRACE */
+	int ring;		/* BENCH_KRING, BENCH_FTRACE or BENCH_CLOCK */
 	bool forward;
 	unsigned int size;
 	u64 count;
@@ -124,6 +126,8 @@ static int bench_parse(char *s, struct bench_cmd *c)
 				c->ring = BENCH_KRING;
 			else if (!strcmp(val, "ftrace"))
 				c->ring = BENCH_FTRACE;
+			else if (!strcmp(val, "clock"))
+				c->ring = BENCH_CLOCK;
 			else
 				err = -EINVAL;
 		} else if (!strcmp(tok, "mode")) {
@@ -149,8 +153,11 @@ static int bench_parse(char *s, struct bench_cmd *c)
 	}
 	if (err)
 		return err;
-	if (c->ring != BENCH_KRING && c->ring != BENCH_FTRACE)
+	if (c->ring != BENCH_KRING && c->ring != BENCH_FTRACE &&
+	    c->ring != BENCH_CLOCK)
 		return -EINVAL;
+	if (c->ring == BENCH_CLOCK)
+		return 0;
 	if (c->size < sizeof(u64) || c->size > BENCH_MAX_SIZE ||
 	    !IS_ALIGNED(c->size, sizeof(u64)))
 		return -EINVAL;
@@ -353,6 +360,32 @@ out:
 	return err;
 }
 
+/* ---- clocks ------------------------------------------------------------ */
+
+/*
+ * What one clock read costs here: kring's record clock (the default,
+ * CLOCK_MONOTONIC: ktime_get_mono_fast_ns()) and local_clock(), the clock
+ * of ftrace's default trace_clock_local(). Each loop sums its readings so
+ * that none is optimised away.
+ */
+static int bench_clock(const struct bench_cmd *c, struct bench_file *f)
+{
+	u64 i, t0, mono, local, sum = 0;
+
+	t0 = local_clock();
+	for (i = 0; i < c->count; i++)
+		sum += ktime_get_mono_fast_ns();
+	mono = local_clock() - t0;
+	t0 = local_clock();
+	for (i = 0; i < c->count; i++)
+		sum += local_clock();
+	local = local_clock() - t0;
+	f->len = scnprintf(f->out, sizeof(f->out),
+			   "ring=clock total=%llu mono_ns=%llu local_ns=%llu sum=%llu\n",
+			   c->count, mono, local, sum);
+	return 0;
+}
+
 /* ---- debugfs ----------------------------------------------------------- */
 
 static int bench_run(const struct bench_cmd *c, struct bench_file *f)
@@ -364,6 +397,8 @@ static int bench_run(const struct bench_cmd *c, struct bench_file *f)
 	/* The loop and the ftrace consumer read the CPU once. */
 	if (current->nr_cpus_allowed != 1)
 		return -EINVAL;
+	if (c->ring == BENCH_CLOCK)
+		return bench_clock(c, f);
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;

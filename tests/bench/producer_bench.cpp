@@ -367,6 +367,22 @@ int main(int argc, char** argv) {
         std::printf("%-9s %5u %10.1f %10.1f %7.2f %6.2f-%-6.2f %8.1f%% %8.1f%%\n", w.mode, w.size,
                     w.kring_ns, w.ftrace_ns, w.ratio, w.ratio_min, w.ratio_max, 100 * w.kring_lost,
                     100 * w.ftrace_lost);
+    // What one clock read costs, for the reading of the table.
+    std::vector<double> mono, local;
+    for (unsigned p = 0; p < o.pairs; p++) {
+        std::string err;
+        auto f = run_command(o, "ring=clock count=" + std::to_string(o.count), err);
+        if (!f) {
+            std::printf("FAIL clock: %s\n", err.c_str());
+            bad++;
+            break;
+        }
+        mono.push_back(double((*f)["mono_ns"]) / double(o.count));
+        local.push_back(double((*f)["local_ns"]) / double(o.count));
+    }
+    std::printf(
+        "one clock read (median of %zu): ktime_get_mono_fast_ns %.1f ns, local_clock %.1f ns\n",
+        mono.size(), median(mono), median(local));
     if (stuck)
         std::printf(
             "ftrace forward: %llu committed records in %llu runs never came out of "
@@ -378,6 +394,8 @@ int main(int argc, char** argv) {
             "ratio=%.3f ratio_min=%.3f ratio_max=%.3f kring_lost=%.4f ftrace_lost=%.4f\n",
             w.mode, w.size, o.pairs, w.kring_ns, w.ftrace_ns, w.ratio, w.ratio_min, w.ratio_max,
             w.kring_lost, w.ftrace_lost);
+    std::printf("summary producer_bench clock_mono_ns=%.1f clock_local_ns=%.1f\n", median(mono),
+                median(local));
     std::printf("summary producer_bench runs=%u bad=%u ok=%d\n", runs, bad, bad ? 0 : 1);
     return bad ? 1 : 0;
 }
