@@ -35,6 +35,7 @@
 #define KRING_SYNTH_MAX_PAYLOAD		32768
 #define KRING_SYNTH_NEST_PERIOD_NS	(100 * NSEC_PER_USEC)
 #define KRING_SYNTH_NEST_WINDOW_US	50
+#define KRING_SYNTH_MAX_LAG_NS		(10 * NSEC_PER_MSEC)
 
 struct kring_synth {
 	struct kring_channel *ch;
@@ -184,14 +185,25 @@ static int kring_synth_thread(void *arg)
 		}
 		n++;
 		if (sy->rate) {
+			ktime_t now = ktime_get();
+
 			next = ktime_add_ns(next, div64_u64(NSEC_PER_SEC, sy->rate));
-			if (ktime_after(next, ktime_get())) {
+			if (ktime_after(next, now)) {
 				set_current_state(TASK_INTERRUPTIBLE);
 				schedule_hrtimeout(&next, HRTIMER_MODE_ABS);
+				continue;
 			}
-		} else if (!(n & 31)) {
-			cond_resched();
+			/*
+			 * Behind: a rate this CPU cannot sustain, or time spent
+			 * off the CPU. Do not burst to catch up, and fall
+			 * through to yield like the unpaced loop: a thread that
+			 * never yields locks its CPU up and stalls hotplug.
+			 */
+			if (ktime_sub(now, next) > KRING_SYNTH_MAX_LAG_NS)
+				next = now;
 		}
+		if (!(n & 31))
+			cond_resched();
 	}
 	if (sy->flags & KRING_SYNTH_F_NEST)
 		hrtimer_cancel(&sy->timer);

@@ -1,6 +1,8 @@
 // In the guest: a channel bound to a CPU that goes offline stops and says
 // so in its control page, and resumes when the CPU returns.
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -170,6 +172,64 @@ TEST(CaptureHotplug, SyntheticWritesOnlyOnItsCpu) {
     EXPECT_GT(good, 0);
     EXPECT_GT(after_return, 0) << "the generator did not resume on CPU 1";
     EXPECT_EQ(st.produced, st.written + st.lost_no_space + st.lost_too_big + st.lost_paused);
+}
+
+// A generator asked for more records per second than its CPU can write
+// falls behind for good; it must still yield its CPU (regression: it spun
+// without scheduling, a soft lockup that also blocked taking the CPU
+// offline). A thread pinned to the generator's CPU gets to run, and CPU 1
+// goes offline and comes back while the generator runs.
+TEST(CaptureHotplug, UnsustainableRateYieldsItsCpu) {
+    if (!kt::cpu1_hotpluggable() || ::geteuid() != 0)
+        GTEST_SKIP() << "needs root and a CPU 1 that can go offline (" << kt::cpu1_online << ")";
+    // The test itself stays off CPU 1, so that it can observe a lockup.
+    ASSERT_TRUE(kt::pin_to(0));
+    struct unpin_at_exit {
+        ~unpin_at_exit() { kt::unpin(); }
+    } unpin;
+    for (std::uint64_t rate : {std::uint64_t{1000000}, ~std::uint64_t{0}}) {
+        SCOPED_TRACE(rate);
+        kt::raw_channel ch;
+        ASSERT_EQ(ch.open_dev(), 0);
+        kring_attr a = kt::make_attr(KRING_SOURCE_SYNTHETIC, 1, KRING_SAMPLE_RAW);
+        a.config[0] = rate;  // no stop count: runs until disabled
+        ASSERT_EQ(ch.configure(a), 0);
+        ASSERT_EQ(ch.map_ring(4, true, true), 0);
+        kt::cpu1_online_guard guard;
+        ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
+        ::usleep(200000);
+        // Time from start to first run of a thread pinned to CPU 1.
+        std::atomic<std::uint64_t> ran_at{0};
+        const std::uint64_t t0 = kt::now_ns();
+        std::atomic<bool> pinned_ok{true};
+        std::thread pinned([&] {
+            if (kt::pin_to(1))
+                ran_at = kt::now_ns();
+            else
+                pinned_ok = false;
+        });
+        // A generator that never yields is stopped by DISABLE (it checks
+        // for that between records), which lets the pinned thread run.
+        for (int i = 0; i < 500 && ran_at.load() == 0 && pinned_ok; i++)
+            ::usleep(10000);
+        const bool ran = ran_at.load() != 0;
+        if (!ran)
+            ch.ioctl0(KRING_IOC_DISABLE);
+        pinned.join();
+        ASSERT_TRUE(pinned_ok) << "could not pin to CPU 1";
+        ASSERT_TRUE(ran) << "a thread pinned to CPU 1 did not run in 5 s: the generator "
+                            "does not yield its CPU";
+        std::printf("rate %llu: a thread pinned to the generator's CPU ran after %.1f ms\n",
+                    static_cast<unsigned long long>(rate),
+                    static_cast<double>(ran_at.load() - t0) / 1e6);
+        ASSERT_EQ(kt::set_cpu1_online(false), 0);
+        ::usleep(100000);
+        ASSERT_EQ(kt::set_cpu1_online(true), 0);
+        ::usleep(100000);
+        EXPECT_EQ(ch.ioctl0(KRING_IOC_DISABLE), 0);
+        kring_stats st = ch.stats();
+        EXPECT_GT(st.produced, 0u);
+    }
 }
 
 }  // namespace
