@@ -9,6 +9,8 @@
 #   REPEAT=N                                    boot every kernel N times and
 #                                               list every test that ever failed
 #   KRING_FULL=1                                the long modes (make check-full)
+#   FUZZ_SEED=N                                 replay the syscall fuzzer's
+#                                               run N (default: a new seed)
 #   tools/dev/check.sh --no-host                     skip the host tests
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -17,6 +19,11 @@ kernels=${KERNELS-stock-6.1 stock-6.12 kcsan debug}
 repeat=${REPEAT:-1}
 full=${KRING_FULL:-0}
 case $repeat in '' | *[!0-9]* | 0) echo "check.sh: REPEAT must be a positive number" >&2; exit 2 ;; esac
+# check-full fuzzes for longer (up to 5*10^5 operations on debug and kcsan).
+vm_timeout=${KRING_VM_TIMEOUT:-900}
+[ "$full" = 1 ] && vm_timeout=${KRING_VM_TIMEOUT:-3000}
+fuzz_seed=${FUZZ_SEED:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}
+case $fuzz_seed in '' | *[!0-9]*) echo "check.sh: FUZZ_SEED must be a number" >&2; exit 2 ;; esac
 host=1
 # GoogleTest reads GTEST_FILTER from the environment, even when ctest only
 # lists the tests: keep it away from everything but the chosen runs.
@@ -113,22 +120,28 @@ for k in $kernels; do
 	[ -f "$mdir/tests/bench/kring_bench.ko" ] && [ -x "$ubuild/tests/bench/producer_bench" ] &&
 		files+=(--file "$mdir/tests/bench/kring_bench.ko"
 			--file "$ubuild/tests/bench/producer_bench:producer_bench")
+	# The syscall fuzzer; its length depends on the kernel (check-guest.sh).
+	[ -x "$ubuild/tests/fuzz/kring_fuzz" ] &&
+		files+=(--file "$ubuild/tests/fuzz/kring_fuzz:kring_fuzz")
 	for t in "$ubuild"/tests/vm/kring_vm_*; do
 		[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
 	done
-	{
-		printf 'GTEST_FILTER=%q\n' "$filter"
-		printf 'KRING_FULL=%q\n' "$full"
-	} >"$out/$k-env"
-	files+=(--file "$out/$k-env:env")
-	# With REPEAT=N the kernel boots N times; run r>1 reports as vm/K@r.
+	# With REPEAT=N the kernel boots N times; run r>1 reports as vm/K@r
+	# and fuzzes with seed FUZZ_SEED+r-1.
 	for r in $(seq 1 "$repeat"); do
 		tag=$k of=
 		[ "$r" -gt 1 ] && tag=$k@$r
 		[ "$repeat" -gt 1 ] && of=" (run $r of $repeat)"
-		say "kernel $k: guest tests$of ($(elapsed))"
+		{
+			printf 'GTEST_FILTER=%q\n' "$filter"
+			printf 'KRING_FULL=%q\n' "$full"
+			printf 'KRING_KERNEL=%q\n' "$k"
+			printf 'FUZZ_SEED=%q\n' "$((fuzz_seed + r - 1))"
+		} >"$out/$tag-env"
+		say "kernel $k: guest tests$of, fuzz seed $((fuzz_seed + r - 1)) ($(elapsed))"
 		"$top/tools/dev/vm/run.sh" --image "$image" --script "$top/tools/dev/vm/check-guest.sh" \
-			--log "$out/$tag-console.log" --timeout "${KRING_VM_TIMEOUT:-900}" "${files[@]}" \
+			--log "$out/$tag-console.log" --timeout "$vm_timeout" "${files[@]}" \
+			--file "$out/$tag-env:env" \
 			2>"$out/$tag-vm.err"
 		vmrc=$?
 		python3 "$top/tools/dev/vm/results.py" guest "$out/$tag-console.log" "vm/$tag" >>"$results"

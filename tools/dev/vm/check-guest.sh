@@ -161,6 +161,29 @@ if [ -x /kring/kring ] && [ -z "${GTEST_FILTER:-}" ]; then
 	step tool-sched /kring/kring sched --duration 1
 fi
 
+# The syscall fuzzer (tests/fuzz/): seeded random programs of kring
+# syscalls over several processes and threads, one worker as nobody, the
+# test generators open to every user as an administrator may, CPU 1 going
+# offline and back. Longest on the debug kernel (KASAN, lockdep, kmemleak)
+# and longer again in check-full. A failure prints the seed to replay:
+# FUZZ_SEED=N KERNELS=K GTEST_FILTER= tools/dev/check.sh, or in make
+# vm-shell the "replay:" line it printed.
+fuzz() {
+	case ${KRING_KERNEL:-}:${KRING_FULL:-0} in
+	debug:1 | kcsan:1) ops=500000 ;;
+	debug:* | *:1) ops=100000 ;;
+	*) ops=20000 ;;
+	esac
+	echo 1 >/sys/module/kring/parameters/test_sources
+	/kring/kring_fuzz --seed "${FUZZ_SEED:-1}" --ops $ops --hotplug --time-limit 1800
+	r=$?
+	echo 0 >/sys/module/kring/parameters/test_sources
+	return $r
+}
+if [ -x /kring/kring_fuzz ] && [ -z "${GTEST_FILTER:-}" ]; then
+	step fuzz fuzz
+fi
+
 # The producer benchmark once, briefly, as a smoke test (make bench runs
 # it in earnest): passes when kring and ftrace's ring buffer accounted for
 # every record in every run; times are printed, never asserted.
