@@ -61,17 +61,19 @@ namespace {
 // ---------------------------------------------------------------------
 // Operations and what the processes share
 
-#define FUZZ_OPS(X)                                                            \
-    X(open) X(close) X(dup) X(configure) X(ioctl) X(ioctl_garbage)             \
-    X(mmap_data) X(mmap_aux) X(munmap) X(mremap) X(mprotect) X(madvise)        \
-    X(ctl_write) X(load) X(consume) X(poll) X(epoll) X(rw) X(set_output)       \
+// clang-format off
+#define FUZZ_OPS(X) \
+    X(open) X(close) X(dup) X(configure) X(ioctl) X(ioctl_garbage) \
+    X(mmap_data) X(mmap_aux) X(munmap) X(mremap) X(mprotect) X(madvise) \
+    X(ctl_write) X(load) X(consume) X(poll) X(epoll) X(rw) X(set_output) \
     X(send_fd) X(recv_fd) X(fork) X(hotplug)
+// clang-format on
 
 enum op_kind {
 #define X(n) op_##n,
     FUZZ_OPS(X)
 #undef X
-    op_count
+        op_count
 };
 
 const char* const op_names[] = {
@@ -82,11 +84,13 @@ const char* const op_names[] = {
 
 // Relative frequency of each operation.
 const unsigned op_weight[op_count] = {
+    // clang-format off
     /* open */ 6, /* close */ 4, /* dup */ 2, /* configure */ 10, /* ioctl */ 16,
-    /* ioctl_garbage */ 4, /* mmap_data */ 10, /* mmap_aux */ 6, /* munmap */ 6,
-    /* mremap */ 2, /* mprotect */ 2, /* madvise */ 3, /* ctl_write */ 10, /* load */ 6,
-    /* consume */ 5, /* poll */ 3, /* epoll */ 2, /* rw */ 1, /* set_output */ 3,
-    /* send_fd */ 2, /* recv_fd */ 2, /* fork */ 1, /* hotplug */ 1,
+    /* ioctl_garbage */ 4, /* mmap_data */ 10, /* mmap_aux */ 6, /* munmap */ 6, /* mremap */ 2,
+    /* mprotect */ 2, /* madvise */ 3, /* ctl_write */ 10, /* load */ 6, /* consume */ 5,
+    /* poll */ 3, /* epoll */ 2, /* rw */ 1, /* set_output */ 3, /* send_fd */ 2,
+    /* recv_fd */ 2, /* fork */ 1, /* hotplug */ 1,
+    // clang-format on
 };
 
 constexpr int max_procs = 16;
@@ -103,7 +107,7 @@ struct shared_state {
     std::atomic<std::uint64_t> errnos[256];
     std::atomic<std::uint64_t> signals;  // SIGSEGV/SIGBUS caught where expected
     std::atomic<int> failed;
-    std::atomic<int> pids[max_procs];  // the workers, for pidfd_getfd
+    std::atomic<int> pids[max_procs];                 // the workers, for pidfd_getfd
     std::atomic<int> cur_op[max_procs][max_threads];  // for a stall report
     std::atomic<std::uint64_t> cur_n[max_procs][max_threads];
     char failure[512];
@@ -139,14 +143,32 @@ void fail(const char* fmt, ...) {
 // Every errno a kring call may return on hostile input (besides success).
 bool errno_allowed(int e) {
     switch (e) {
-    case EINVAL: case ENOMEM: case ENODEV: case EOPNOTSUPP: case EBUSY: case EAGAIN:
-    case EACCES: case ENOSPC: case EFAULT: case E2BIG: case EXDEV: case EPERM:
-    case ESRCH: case ENOTTY: case EBADF: case EINTR: case ENXIO: case EOVERFLOW:
-    case EMFILE: case ENFILE: case EEXIST: case ENOENT:
-    case ENOSYS:  // a syscall the kernel was built without (madvise in the tiny kernels)
-        return true;
-    default:
-        return false;
+        case EINVAL:
+        case ENOMEM:
+        case ENODEV:
+        case EOPNOTSUPP:
+        case EBUSY:
+        case EAGAIN:
+        case EACCES:
+        case ENOSPC:
+        case EFAULT:
+        case E2BIG:
+        case EXDEV:
+        case EPERM:
+        case ESRCH:
+        case ENOTTY:
+        case EBADF:
+        case EINTR:
+        case ENXIO:
+        case EOVERFLOW:
+        case EMFILE:
+        case ENFILE:
+        case EEXIST:
+        case ENOENT:
+        case ENOSYS:  // a syscall the kernel was built without (madvise in the tiny kernels)
+            return true;
+        default:
+            return false;
     }
 }
 
@@ -165,18 +187,38 @@ struct rng {
     std::uint64_t below(std::uint64_t n) { return n ? next() % n : 0; }
     bool chance(unsigned pct) { return below(100) < pct; }
     template <class T, std::size_t N>
-    T pick(const T (&a)[N]) { return a[below(N)]; }
+    T pick(const T (&a)[N]) {
+        return a[below(N)];
+    }
     // A value a hostile caller would try: edges, small, huge, random.
     std::uint64_t nasty() {
-        static const std::uint64_t edges[] = {
-            0, 1, 2, 7, 8, 4095, 4096, 4097, 0x7fffffff, 0x80000000, 0xffffffff,
-            0x100000000ULL, 0x7fffffffffffffffULL, 0x8000000000000000ULL,
-            ~0ULL, ~0ULL - 7, 1ULL << 40, 0xffff888000000000ULL};
+        static const std::uint64_t edges[] = {0,
+                                              1,
+                                              2,
+                                              7,
+                                              8,
+                                              4095,
+                                              4096,
+                                              4097,
+                                              0x7fffffff,
+                                              0x80000000,
+                                              0xffffffff,
+                                              0x100000000ULL,
+                                              0x7fffffffffffffffULL,
+                                              0x8000000000000000ULL,
+                                              ~0ULL,
+                                              ~0ULL - 7,
+                                              1ULL << 40,
+                                              0xffff888000000000ULL};
         switch (below(4)) {
-        case 0: return pick(edges);
-        case 1: return below(1 << 20);
-        case 2: return next() & ~7ULL;
-        default: return next();
+            case 0:
+                return pick(edges);
+            case 1:
+                return below(1 << 20);
+            case 2:
+                return next() & ~7ULL;
+            default:
+                return next();
         }
     }
 };
@@ -204,10 +246,10 @@ void on_fault(int sig, siginfo_t* si, void* uc) {
     // A fault outside a guarded access: say where (addr2line -e kring_fuzz
     // on the ip), then die of it.
     char msg[128];
-    int n = std::snprintf(msg, sizeof(msg), "kring_fuzz: signal %d at ip %#llx, address %p\n", sig,
-                          static_cast<unsigned long long>(
-                              static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP]),
-                          si->si_addr);
+    int n = std::snprintf(
+        msg, sizeof(msg), "kring_fuzz: signal %d at ip %#llx, address %p\n", sig,
+        static_cast<unsigned long long>(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP]),
+        si->si_addr);
     if (::write(2, msg, static_cast<std::size_t>(n)) < 0) {}
     ::signal(sig, SIG_DFL);
     ::raise(sig);
@@ -302,13 +344,13 @@ void random_attr(rng& r, kring_attr& a) {
     std::memset(&a, 0, sizeof(a));
     a.size = sizeof(a);
     static const std::uint32_t sources[] = {
-        KRING_SOURCE_NONE,  KRING_SOURCE_NONE,  KRING_SOURCE_SYNTHETIC, KRING_SOURCE_SYNTHETIC,
+        KRING_SOURCE_NONE,  KRING_SOURCE_NONE,  KRING_SOURCE_SYNTHETIC,  KRING_SOURCE_SYNTHETIC,
         KRING_SOURCE_SCHED, KRING_SOURCE_TIMER, KRING_SOURCE_AUX_TRACER, KRING_SOURCE_AUX_TRACER};
     a.source = r.pick(sources);
     a.flags = r.below(4);  // OVERWRITE | MIRROR
     static const std::uint64_t sample_bits[] = {
-        KRING_SAMPLE_IDENTIFIER, KRING_SAMPLE_IP, KRING_SAMPLE_TID, KRING_SAMPLE_TIME,
-        KRING_SAMPLE_ID, KRING_SAMPLE_CPU, KRING_SAMPLE_PERIOD, KRING_SAMPLE_RAW};
+        KRING_SAMPLE_IDENTIFIER, KRING_SAMPLE_IP,  KRING_SAMPLE_TID,    KRING_SAMPLE_TIME,
+        KRING_SAMPLE_ID,         KRING_SAMPLE_CPU, KRING_SAMPLE_PERIOD, KRING_SAMPLE_RAW};
     for (std::uint64_t b : sample_bits)
         if (r.chance(50))
             a.sample_type |= b;
@@ -317,47 +359,47 @@ void random_attr(rng& r, kring_attr& a) {
     a.wakeup_events = static_cast<std::uint32_t>(r.below(4));
     a.wakeup_watermark = r.chance(50) ? 0 : static_cast<std::uint32_t>(r.below(8192));
     switch (a.source) {
-    case KRING_SOURCE_SYNTHETIC:
-        // Mostly bounded: a rate and a stop count; sometimes unbounded.
-        a.config[0] = r.chance(50) ? 0 : 1000 + r.below(100000);
-        a.config[1] = 24 + 8 * r.below(r.chance(90) ? 16 : 600);
-        a.config[2] = r.below(2);  // KRING_SYNTH_F_NEST
-        a.config[3] = r.chance(90) ? 1 + r.below(3000) : 0;
-        if (a.config[3] == 0 && a.config[0] == 0)
-            a.config[0] = 5000;
-        break;
-    case KRING_SOURCE_SCHED:
-    case KRING_SOURCE_TIMER:
-        if (a.source == KRING_SOURCE_SCHED) {
-            a.config[0] = r.below(2);
-        } else {
-            a.config[0] = r.chance(80) ? 1 + r.below(20000) : 0;
-            a.config[1] = 10000 + r.below(10000000);
-            if (r.chance(50))
-                a.flags |= KRING_ATTR_F_EXCLUDE_KERNEL;
-        }
-        [[fallthrough]];
-    case KRING_SOURCE_AUX_TRACER:
-        // Any capture mode: per-CPU, per-thread, or a task on one CPU
-        // (with inherit).
-        if (r.chance(50)) {
-            const int pids[] = {0, static_cast<int>(::getpid()), static_cast<int>(::getppid()),
-                                1};
-            a.pid = r.pick(pids);
-            if (r.chance(50))
-                a.cpu = -1;
-            if (r.chance(40))
-                a.flags |= KRING_ATTR_F_INHERIT;
-        }
-        if (a.source == KRING_SOURCE_AUX_TRACER) {
-            a.config[0] = r.below(300);
-            a.config[1] = 8 * r.below(64);
-            a.config[2] = r.below(40);
-            a.config[3] = r.chance(80) ? r.below(20000) : 0;
-        }
-        break;
-    default:
-        break;
+        case KRING_SOURCE_SYNTHETIC:
+            // Mostly bounded: a rate and a stop count; sometimes unbounded.
+            a.config[0] = r.chance(50) ? 0 : 1000 + r.below(100000);
+            a.config[1] = 24 + 8 * r.below(r.chance(90) ? 16 : 600);
+            a.config[2] = r.below(2);  // KRING_SYNTH_F_NEST
+            a.config[3] = r.chance(90) ? 1 + r.below(3000) : 0;
+            if (a.config[3] == 0 && a.config[0] == 0)
+                a.config[0] = 5000;
+            break;
+        case KRING_SOURCE_SCHED:
+        case KRING_SOURCE_TIMER:
+            if (a.source == KRING_SOURCE_SCHED) {
+                a.config[0] = r.below(2);
+            } else {
+                a.config[0] = r.chance(80) ? 1 + r.below(20000) : 0;
+                a.config[1] = 10000 + r.below(10000000);
+                if (r.chance(50))
+                    a.flags |= KRING_ATTR_F_EXCLUDE_KERNEL;
+            }
+            [[fallthrough]];
+        case KRING_SOURCE_AUX_TRACER:
+            // Any capture mode: per-CPU, per-thread, or a task on one CPU
+            // (with inherit).
+            if (r.chance(50)) {
+                const int pids[] = {0, static_cast<int>(::getpid()), static_cast<int>(::getppid()),
+                                    1};
+                a.pid = r.pick(pids);
+                if (r.chance(50))
+                    a.cpu = -1;
+                if (r.chance(40))
+                    a.flags |= KRING_ATTR_F_INHERIT;
+            }
+            if (a.source == KRING_SOURCE_AUX_TRACER) {
+                a.config[0] = r.below(300);
+                a.config[1] = 8 * r.below(64);
+                a.config[2] = r.below(40);
+                a.config[3] = r.chance(80) ? r.below(20000) : 0;
+            }
+            break;
+        default:
+            break;
     }
     static const std::uint32_t clocks[] = {0, 1, 4, 7, 0x100};
     a.clockid = r.pick(clocks);
@@ -365,26 +407,46 @@ void random_attr(rng& r, kring_attr& a) {
     if (!r.chance(25))
         return;
     switch (r.below(12)) {
-    case 0: a.source = static_cast<std::uint32_t>(r.nasty()); break;
-    case 1: a.flags = r.nasty(); break;
-    case 2: a.sample_type = r.nasty(); break;
-    case 3: {
-        static const int cpus[] = {-1, 2, 4096, -2, 0x7fffffff};
-        a.cpu = r.pick(cpus);
-        break;
-    }
-    case 4: {
-        static const int pids[] = {-2, 0x7fffffff, 2, 0};
-        a.pid = r.pick(pids);
-        break;
-    }
-    case 5: a.wakeup_events = static_cast<std::uint32_t>(r.nasty()); break;
-    case 6: a.wakeup_watermark = static_cast<std::uint32_t>(r.nasty()); break;
-    case 7: a.config[r.below(4)] = r.nasty(); break;
-    case 8: a.clockid = static_cast<std::uint32_t>(r.nasty()); break;
-    case 9: a.aux_watermark = static_cast<std::uint32_t>(r.nasty()); break;
-    case 10: a.reserved[r.below(3)] = r.nasty(); break;
-    default: a.flags |= KRING_ATTR_F_INHERIT; break;
+        case 0:
+            a.source = static_cast<std::uint32_t>(r.nasty());
+            break;
+        case 1:
+            a.flags = r.nasty();
+            break;
+        case 2:
+            a.sample_type = r.nasty();
+            break;
+        case 3: {
+            static const int cpus[] = {-1, 2, 4096, -2, 0x7fffffff};
+            a.cpu = r.pick(cpus);
+            break;
+        }
+        case 4: {
+            static const int pids[] = {-2, 0x7fffffff, 2, 0};
+            a.pid = r.pick(pids);
+            break;
+        }
+        case 5:
+            a.wakeup_events = static_cast<std::uint32_t>(r.nasty());
+            break;
+        case 6:
+            a.wakeup_watermark = static_cast<std::uint32_t>(r.nasty());
+            break;
+        case 7:
+            a.config[r.below(4)] = r.nasty();
+            break;
+        case 8:
+            a.clockid = static_cast<std::uint32_t>(r.nasty());
+            break;
+        case 9:
+            a.aux_watermark = static_cast<std::uint32_t>(r.nasty());
+            break;
+        case 10:
+            a.reserved[r.below(3)] = r.nasty();
+            break;
+        default:
+            a.flags |= KRING_ATTR_F_INHERIT;
+            break;
     }
 }
 
@@ -397,22 +459,28 @@ void* random_arg(rng& r, std::uint8_t* buf, std::size_t n) {
         std::memcpy(buf + i, &v, std::min<std::size_t>(8, n - i));
     }
     switch (r.below(12)) {
-    case 0: return nullptr;
-    case 1: return reinterpret_cast<void*>(0xffffffff81000000ULL);
-    case 2: return g_ps->guard;
-    case 3: return g_ps->guard - 1 - r.below(64);  // runs into the guard page
-    case 4: return reinterpret_cast<void*>(r.next());
-    default: return buf;
+        case 0:
+            return nullptr;
+        case 1:
+            return reinterpret_cast<void*>(0xffffffff81000000ULL);
+        case 2:
+            return g_ps->guard;
+        case 3:
+            return g_ps->guard - 1 - r.below(64);  // runs into the guard page
+        case 4:
+            return reinterpret_cast<void*>(r.next());
+        default:
+            return buf;
     }
 }
 
 unsigned long random_cmd(rng& r, std::uint32_t* size_out) {
     static const unsigned long cmds[] = {
-        KRING_IOC_QUERY_ABI,    KRING_IOC_CONFIGURE,     KRING_IOC_ENABLE,
-        KRING_IOC_DISABLE,      KRING_IOC_RESET,         KRING_IOC_PAUSE_OUTPUT,
-        KRING_IOC_RESUME_OUTPUT, KRING_IOC_SET_WAKEUP,   KRING_IOC_ID,
-        KRING_IOC_STATS,        KRING_IOC_SET_OUTPUT,    KRING_IOC_AUX_SNAPSHOT,
-        KRING_IOC_AUX_PAUSE,    KRING_IOC_AUX_RESUME};
+        KRING_IOC_QUERY_ABI,     KRING_IOC_CONFIGURE,  KRING_IOC_ENABLE,
+        KRING_IOC_DISABLE,       KRING_IOC_RESET,      KRING_IOC_PAUSE_OUTPUT,
+        KRING_IOC_RESUME_OUTPUT, KRING_IOC_SET_WAKEUP, KRING_IOC_ID,
+        KRING_IOC_STATS,         KRING_IOC_SET_OUTPUT, KRING_IOC_AUX_SNAPSHOT,
+        KRING_IOC_AUX_PAUSE,     KRING_IOC_AUX_RESUME};
     unsigned long c = r.pick(cmds);
     *size_out = _IOC_SIZE(c);
     return c;
@@ -454,8 +522,14 @@ void do_configure(rng& r) {
     std::memset(&big, 0, sizeof(big));
     random_attr(r, big.a);
     if (r.chance(10)) {
-        static const std::uint32_t sizes[] = {0, 8, KRING_ATTR_SIZE_VER0 - 8, KRING_ATTR_SIZE_VER0,
-                                              sizeof(kring_attr) + 8, sizeof(big), 4096, ~0U};
+        static const std::uint32_t sizes[] = {0,
+                                              8,
+                                              KRING_ATTR_SIZE_VER0 - 8,
+                                              KRING_ATTR_SIZE_VER0,
+                                              sizeof(kring_attr) + 8,
+                                              sizeof(big),
+                                              4096,
+                                              ~0U};
         big.a.size = r.pick(sizes);
         if (r.chance(50))
             big.tail[r.below(sizeof(big.tail))] = static_cast<std::uint8_t>(r.next());
@@ -497,18 +571,17 @@ void do_ioctl_garbage(rng& r) {
     alignas(8) std::uint8_t buf[512];
     unsigned long cmd;
     switch (r.below(3)) {
-    case 0:  // kring's magic, any number, direction and size
-        cmd = _IOC(r.below(4), KRING_IOC_MAGIC, r.below(0x20), r.below(0x200));
-        break;
-    case 1:  // a real command with the wrong size
+        case 0:  // kring's magic, any number, direction and size
+            cmd = _IOC(r.below(4), KRING_IOC_MAGIC, r.below(0x20), r.below(0x200));
+            break;
+        case 1:  // a real command with the wrong size
         {
             std::uint32_t size;
             unsigned long c = random_cmd(r, &size);
             cmd = _IOC(_IOC_DIR(c), _IOC_TYPE(c), _IOC_NR(c), r.below(0x200));
-        }
-        break;
-    default:
-        cmd = static_cast<unsigned int>(r.next());
+        } break;
+        default:
+            cmd = static_cast<unsigned int>(r.next());
     }
     long rc = ::ioctl(fd, cmd, random_arg(r, buf, sizeof(buf)));
     outcome(op_ioctl_garbage, rc, errno, "ioctl(garbage)");
@@ -526,8 +599,13 @@ void keep_map(const map_ent& m) {
 }
 
 int random_prot(rng& r) {
-    static const int prots[] = {PROT_READ, PROT_READ | PROT_WRITE, PROT_READ | PROT_WRITE,
-                                PROT_READ, PROT_WRITE, PROT_NONE, PROT_READ | PROT_EXEC,
+    static const int prots[] = {PROT_READ,
+                                PROT_READ | PROT_WRITE,
+                                PROT_READ | PROT_WRITE,
+                                PROT_READ,
+                                PROT_WRITE,
+                                PROT_NONE,
+                                PROT_READ | PROT_EXEC,
                                 PROT_READ | PROT_WRITE | PROT_EXEC};
     return r.pick(prots);
 }
@@ -647,11 +725,23 @@ void do_madvise(rng& r) {
     const map_ent& m = g_ps->maps[r.below(map_slots)];
     if (!m.addr)
         return;
-    static const int advice[] = {MADV_NORMAL,   MADV_RANDOM,    MADV_SEQUENTIAL, MADV_WILLNEED,
-                                 MADV_DONTNEED, MADV_FREE,      MADV_REMOVE,     MADV_DONTFORK,
-                                 MADV_DOFORK,   MADV_MERGEABLE, MADV_DONTDUMP,   MADV_WIPEONFORK,
-                                 MADV_COLD,     MADV_PAGEOUT,   22 /* POPULATE_READ */,
-                                 23 /* POPULATE_WRITE */,       14 /* HUGEPAGE */};
+    static const int advice[] = {MADV_NORMAL,
+                                 MADV_RANDOM,
+                                 MADV_SEQUENTIAL,
+                                 MADV_WILLNEED,
+                                 MADV_DONTNEED,
+                                 MADV_FREE,
+                                 MADV_REMOVE,
+                                 MADV_DONTFORK,
+                                 MADV_DOFORK,
+                                 MADV_MERGEABLE,
+                                 MADV_DONTDUMP,
+                                 MADV_WIPEONFORK,
+                                 MADV_COLD,
+                                 MADV_PAGEOUT,
+                                 22 /* POPULATE_READ */,
+                                 23 /* POPULATE_WRITE */,
+                                 14 /* HUGEPAGE */};
     int adv = r.pick(advice);
     // Never MADV_DONTFORK/DOFORK's cousins that change the VMA layout of
     // memory the process itself relies on: only kring mappings get here.
@@ -666,8 +756,8 @@ void do_ctl_write(rng& r) {
     const map_ent& m = g_ps->maps[r.below(map_slots)];
     if (!m.addr || m.aux)
         return;
-    static const unsigned fields[] = {1024, 1032, 1032, 1032, 1040, 1048, 1056, 1064, 1064,
-                                      1072, 1080, 152,  152,  96,   160,  120};
+    static const unsigned fields[] = {1024, 1032, 1032, 1032, 1040, 1048, 1056, 1064,
+                                      1064, 1072, 1080, 152,  152,  96,   160,  120};
     unsigned at = r.chance(85) ? r.pick(fields) : static_cast<unsigned>(r.below(g_page / 8) * 8);
     auto* ctl = reinterpret_cast<volatile kring_ctl_page*>(m.addr);
     std::uint64_t v;
@@ -675,10 +765,17 @@ void do_ctl_write(rng& r) {
         std::uint64_t head = ctl->data_head;
         std::uint64_t size = ctl->data_size;
         switch (r.below(5)) {
-        case 0: v = head; break;
-        case 1: v = head - size + 8 * r.below(16); break;
-        case 2: v = head + 8 * r.below(64); break;
-        default: v = r.nasty();
+            case 0:
+                v = head;
+                break;
+            case 1:
+                v = head - size + 8 * r.below(16);
+                break;
+            case 2:
+                v = head + 8 * r.below(64);
+                break;
+            default:
+                v = r.nasty();
         }
         *reinterpret_cast<volatile std::uint64_t*>(m.addr + at) = v;
     });
@@ -780,21 +877,21 @@ void do_epoll(rng& r) {
     if (r.chance(20))
         ev.events |= EPOLLONESHOT;
     switch (r.below(4)) {
-    case 0:
-        ::epoll_ctl(t_epoll, EPOLL_CTL_ADD, fd, &ev);
-        break;
-    case 1:
-        ::epoll_ctl(t_epoll, EPOLL_CTL_DEL, fd, &ev);
-        break;
-    case 2:
-        ::epoll_ctl(t_epoll, EPOLL_CTL_MOD, fd, &ev);
-        break;
-    default: {
-        struct epoll_event out[8];
-        int rc = ::epoll_wait(t_epoll, out, 8, static_cast<int>(r.below(3)));
-        outcome(op_epoll, rc, errno, "epoll_wait");
-        break;
-    }
+        case 0:
+            ::epoll_ctl(t_epoll, EPOLL_CTL_ADD, fd, &ev);
+            break;
+        case 1:
+            ::epoll_ctl(t_epoll, EPOLL_CTL_DEL, fd, &ev);
+            break;
+        case 2:
+            ::epoll_ctl(t_epoll, EPOLL_CTL_MOD, fd, &ev);
+            break;
+        default: {
+            struct epoll_event out[8];
+            int rc = ::epoll_wait(t_epoll, out, 8, static_cast<int>(r.below(3)));
+            outcome(op_epoll, rc, errno, "epoll_wait");
+            break;
+        }
     }
     if (r.chance(5)) {
         ::close(t_epoll);
@@ -854,8 +951,8 @@ void grab_fd(rng& r) {
     int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, peer, 0));
     if (pidfd < 0)
         return;
-    int fd = static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd,
-                                        fd_base + static_cast<int>(r.below(fd_slots)), 0));
+    int fd = static_cast<int>(
+        ::syscall(SYS_pidfd_getfd, pidfd, fd_base + static_cast<int>(r.below(fd_slots)), 0));
     ::close(pidfd);
     if (fd < 0)
         return;
@@ -910,17 +1007,26 @@ void do_fork(rng& r) {
         for (int i = 0; i < 16; i++) {
             int fd = fds[cr.below(4)];
             switch (cr.below(5)) {
-            case 0: ::ioctl(fd, KRING_IOC_ENABLE, 0); break;
-            case 1: ::ioctl(fd, KRING_IOC_DISABLE, 0); break;
-            case 2: {
-                void* p = ::mmap(nullptr, (1 + (1UL << cr.below(3))) * g_page,
-                                 PROT_READ | (cr.chance(50) ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
-                if (p != MAP_FAILED && cr.chance(50))
-                    ::munmap(p, g_page);  // partial, then exit with the rest mapped
-                break;
-            }
-            case 3: ::close(fd); break;
-            default: ::ioctl(fd, KRING_IOC_AUX_SNAPSHOT, 0); break;
+                case 0:
+                    ::ioctl(fd, KRING_IOC_ENABLE, 0);
+                    break;
+                case 1:
+                    ::ioctl(fd, KRING_IOC_DISABLE, 0);
+                    break;
+                case 2: {
+                    void* p =
+                        ::mmap(nullptr, (1 + (1UL << cr.below(3))) * g_page,
+                               PROT_READ | (cr.chance(50) ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
+                    if (p != MAP_FAILED && cr.chance(50))
+                        ::munmap(p, g_page);  // partial, then exit with the rest mapped
+                    break;
+                }
+                case 3:
+                    ::close(fd);
+                    break;
+                default:
+                    ::ioctl(fd, KRING_IOC_AUX_SNAPSHOT, 0);
+                    break;
             }
         }
         ::_exit(0);
@@ -959,10 +1065,14 @@ void do_hotplug(rng& r) {
 void run_op(op_kind k, rng& r) {
     g_sh->calls[k].fetch_add(1, std::memory_order_relaxed);
     switch (k) {
-#define X(n) case op_##n: do_##n(r); break;
+#define X(n)       \
+    case op_##n:   \
+        do_##n(r); \
+        break;
         FUZZ_OPS(X)
 #undef X
-    default: break;
+        default:
+            break;
     }
 }
 
@@ -994,8 +1104,8 @@ void thread_main(int proc, int thread, std::uint64_t nops) {
         run_op(k, r);
         g_sh->ops.fetch_add(1, std::memory_order_relaxed);
         if (g_opt.verbose && i % 5000 == 0)
-            std::fprintf(stderr, "kring_fuzz: proc %d thread %d at op %" PRIu64 "\n", proc,
-                         thread, i);
+            std::fprintf(stderr, "kring_fuzz: proc %d thread %d at op %" PRIu64 "\n", proc, thread,
+                         i);
     }
     g_sh->cur_op[proc][thread].store(-1, std::memory_order_relaxed);
     if (t_epoll >= 0)
@@ -1015,8 +1125,8 @@ int proc_main(int index, int sock_in, int sock_out) {
     ps.sock_out = sock_out;
     // A scratch page followed by a PROT_NONE page: an ioctl payload that
     // starts near the end of the first runs into the second.
-    auto* two = static_cast<std::uint8_t*>(::mmap(nullptr, 2 * g_page, PROT_READ | PROT_WRITE,
-                                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    auto* two = static_cast<std::uint8_t*>(
+        ::mmap(nullptr, 2 * g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     if (two == MAP_FAILED || ::mprotect(two + g_page, g_page, PROT_NONE)) {
         fail("process %d: scratch pages: %s", index, std::strerror(errno));
         return 1;
@@ -1135,7 +1245,8 @@ int main(int argc, char** argv) {
     {
         struct timespec ts;
         ::clock_gettime(CLOCK_REALTIME, &ts);
-        g_opt.seed = static_cast<std::uint64_t>(ts.tv_nsec) ^ (static_cast<std::uint64_t>(ts.tv_sec) << 20);
+        g_opt.seed =
+            static_cast<std::uint64_t>(ts.tv_nsec) ^ (static_cast<std::uint64_t>(ts.tv_sec) << 20);
     }
     if (!parse(argc, argv)) {
         usage();
@@ -1149,12 +1260,13 @@ int main(int argc, char** argv) {
     }
     g_sh = new (sh) shared_state();
 
-    std::printf("kring_fuzz: seed=%" PRIu64 " ops=%" PRIu64 " procs=%d threads=%d nobody=%d%s\n"
+    std::printf("kring_fuzz: seed=%" PRIu64 " ops=%" PRIu64
+                " procs=%d threads=%d nobody=%d%s\n"
                 "kring_fuzz: replay: kring_fuzz --seed %" PRIu64 " --ops %" PRIu64
                 " --procs %d --threads %d --nobody %d%s\n",
                 g_opt.seed, g_opt.ops, g_opt.procs, g_opt.threads, g_opt.nobody,
-                g_opt.hotplug ? " hotplug" : "", g_opt.seed, g_opt.ops, g_opt.procs,
-                g_opt.threads, g_opt.nobody, g_opt.hotplug ? " --hotplug" : "");
+                g_opt.hotplug ? " hotplug" : "", g_opt.seed, g_opt.ops, g_opt.procs, g_opt.threads,
+                g_opt.nobody, g_opt.hotplug ? " --hotplug" : "");
     std::fflush(stdout);
 
     struct sigaction sa = {};
@@ -1291,10 +1403,9 @@ int main(int argc, char** argv) {
         fail("kring's module reference count is %ld after the run, %ld before: a leak", ref,
              base_ref);
 
-    std::printf("kring_fuzz: %" PRIu64 " operations in %.1f s (%.0f/s), %" PRIu64
-                " expected faults\n",
-                g_sh->ops.load(), secs, static_cast<double>(g_sh->ops.load()) / secs,
-                g_sh->signals.load());
+    std::printf(
+        "kring_fuzz: %" PRIu64 " operations in %.1f s (%.0f/s), %" PRIu64 " expected faults\n",
+        g_sh->ops.load(), secs, static_cast<double>(g_sh->ops.load()) / secs, g_sh->signals.load());
     std::printf("kring_fuzz: op calls/succeeded:");
     for (int k = 0; k < op_count; k++)
         std::printf(" %s=%" PRIu64 "/%" PRIu64, op_names[k], g_sh->calls[k].load(),
