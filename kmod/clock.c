@@ -240,12 +240,18 @@ void kring_clock_refresh_ctl(struct kring_ctl_page *ctl, u32 clockid)
  * loop, so on this CPU any writer that begins after our clock read gets a
  * time >= ours. The one that could break the promise is a writer we
  * interrupted between its clock read and its commit: then rb->nest is
- * non-zero and we leave the floor alone. We read the clock first and nest
- * second (program order on one CPU is all an interrupting writer can
- * observe, so a compiler barrier suffices); a writer that starts after the
- * nest check reads the clock after us. A writer (an NMI) that interrupts us
- * anywhere in here runs to its end before we resume: its record is
- * committed before our store, which is all the promise needs.
+ * non-zero and we leave the floor alone. A record can also be committed but
+ * not yet published with rb->nest already zero: a writer that interrupted
+ * the outermost one's publication (after it read ->head, before it dropped
+ * ->nest) is published by that writer's re-check, after we return. Then
+ * ->head differs from ->pub_head, and we leave the floor alone too (the
+ * relacy model, tests/model/ring_model.cpp, finds this case when the check
+ * is removed). We read the clock first and nest and head second (program
+ * order on one CPU is all an interrupting writer can observe, so a
+ * compiler barrier suffices); a writer that starts after the checks reads
+ * the clock after us. A writer (an NMI) that interrupts us anywhere in
+ * here runs to its end before we resume: its record is published before
+ * our store, which is all the promise needs.
  *
  * Context: preemption or interrupts disabled, on the ring's CPU.
  */
@@ -258,7 +264,8 @@ void kring_floor_advance(struct kring_ring *rb)
 		return;
 	now = rb->clock();
 	barrier();
-	if (READ_ONCE(rb->nest))
+	if (READ_ONCE(rb->nest) ||
+	    (unsigned long)local_read(&rb->head) != READ_ONCE(rb->pub_head))
 		return;
 	if (now <= READ_ONCE(ctl->timestamp_floor))
 		return;

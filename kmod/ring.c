@@ -396,6 +396,7 @@ again:
 
 	smp_wmb(); /* B, matches C: record stores before the data_head store */
 	WRITE_ONCE(rb->ctl->data_head, head);
+	WRITE_ONCE(rb->pub_head, head);
 	kring_irq_point(rb);
 
 	ring_wakeup_check(h);
@@ -852,6 +853,7 @@ static void ring_clear(struct kring_ring *rb)
 	WRITE_ONCE(ctl->timestamp_floor, 0);
 	WRITE_ONCE(ctl->data_tail, 0);
 	WRITE_ONCE(ctl->data_head, 0);
+	rb->pub_head = 0;
 }
 
 /**

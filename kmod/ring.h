@@ -111,6 +111,9 @@ struct kring_lost_slot {
  * @head:		reservation position (free-running byte count; in
  *			backward mode it decreases from 0)
  * @nest:		writers of this ring currently between begin and end
+ * @pub_head:		the last data_head published (the kernel's copy: the
+ *			control page's may be written by the consumer); a
+ *			reservation is unpublished while @head differs from it
  * @seq:		next sequence number to give out
  * @seq_base:		@seq when the counters were last zeroed
  * @wakeup_pos:		position of the last watermark crossing (bytes written)
@@ -162,6 +165,7 @@ struct kring_lost_slot {
 struct kring_ring {
 	local_t head;
 	unsigned int nest;
+	unsigned long pub_head;
 	local64_t seq;
 	u64 seq_base;
 	local_t wakeup_pos;

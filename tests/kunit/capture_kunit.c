@@ -175,12 +175,56 @@ static void capture_floor_waits_for_writer(struct kunit *test)
 	preempt_enable();
 }
 
+/*
+ * A record committed by a writer that interrupted the outermost writer's
+ * publication (after it read ->head) is published by that writer's re-check
+ * of ->head, which comes after it dropped ->nest to 0. A floor tick in
+ * between finds ->nest at 0 yet must hold the floor back: that record is
+ * committed but unpublished, with an older time. (Found by the relacy
+ * model's floor-ignores-pending variant, tests/model/ring_model.cpp.)
+ * Built here by hand: the outermost writer's state at that instant is
+ * ->nest == 0 with the nested record reserved past the published head.
+ */
+static void capture_floor_waits_for_publication(struct kunit *test)
+{
+	struct floor_ring *fr = floor_ring_new(test);
+	struct kring_output_handle outer, inner;
+	u64 inner_time;
+
+	fake_now = 100;
+	preempt_disable();
+	KUNIT_ASSERT_EQ(test, kring_output_begin(&outer, &fr->rb, 16, 0), 0);
+	kring_output_header(&outer, KRING_RECORD_SAMPLE, 0);
+	kring_output_copy(&outer, &fake_now, 8);
+	fake_now = 200;
+	KUNIT_ASSERT_EQ(test, kring_output_begin(&inner, &fr->rb, 16, 0), 0);
+	inner_time = inner.time;
+	kring_output_header(&inner, KRING_RECORD_SAMPLE, 0);
+	kring_output_copy(&inner, &inner_time, 8);
+	kring_output_end(&inner);	/* nested: not published */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(fr->ctl->data_head), 0ULL);
+
+	fr->rb.nest = 0;		/* the outermost writer dropped ->nest ... */
+	fake_now = 500;			/* ... and the floor tick comes */
+	kring_floor_advance(&fr->rb);
+	KUNIT_EXPECT_EQ(test, fr->ctl->timestamp_floor, 0ULL);
+	fr->rb.nest = 1;
+
+	kring_output_end(&outer);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, inner_time, 200ULL);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(fr->ctl->data_head), 32ULL);
+	kring_floor_advance(&fr->rb);
+	KUNIT_EXPECT_EQ(test, fr->ctl->timestamp_floor, 500ULL);
+}
+
 static struct kunit_case kring_capture_cases[] = {
 	KUNIT_CASE_PARAM(capture_tsc_mult_shift, tsc_gen_params),
 	KUNIT_CASE(capture_time_zero),
 	KUNIT_CASE(capture_clock_ids),
 	KUNIT_CASE(capture_floor_follows_clock),
 	KUNIT_CASE(capture_floor_waits_for_writer),
+	KUNIT_CASE(capture_floor_waits_for_publication),
 	{}
 };
 
