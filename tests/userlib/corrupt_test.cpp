@@ -191,6 +191,21 @@ TEST(Records, ParseLostAndAux) {
     EXPECT_FALSE(kring::parse_lost(ra));
 }
 
+// A RAW size near 2^32 must not give a raw span beyond the record (found by
+// tests/libfuzzer/fuzz_records.cpp: the padding's 32-bit mask cut the
+// padded size to a few bytes, which then "fitted").
+TEST(Records, ParseSampleRawSizeNearFourGiB) {
+    for (std::uint32_t n : {0xFFFFFFFFu, 0xFFFFFFFDu, 0xFFFFFFF8u, 0x80000000u, 29u}) {
+        std::uint64_t words[4] = {};
+        kring_record_header h{KRING_RECORD_SAMPLE, 0, sizeof(words)};
+        std::memcpy(words, &h, 8);
+        std::memcpy(&words[1], &n, 4);
+        kring::record r({reinterpret_cast<const std::byte*>(words), sizeof(words)}, 0, false);
+        auto s = kring::parse_sample(r, KRING_SAMPLE_RAW);
+        EXPECT_FALSE(s) << "raw size " << n << " in a " << sizeof(words) << "-byte record";
+    }
+}
+
 }  // namespace
 
 namespace {
@@ -245,6 +260,32 @@ TEST(Corrupt, RandomGarbageNeverCrashesOrLoops) {
             (void)o;
         }
     }
+}
+
+// A data_tail that is not 8-byte aligned (written by another process that
+// shares the mapping) would have the reader load a header across the end of
+// the data area. Found by tests/libfuzzer/fuzz_reader.cpp (ASan: an 8-byte
+// read 6 bytes past a 256-byte area).
+TEST(Corrupt, UnalignedTailIsReportedAndResynchronised) {
+    fake_ring r(256);
+    r.ctl.data_tail = 254;
+    r.ctl.data_head = 254 + 16;
+    kring::reader rd(r.view());
+    EXPECT_FALSE(rd.next());
+    ASSERT_TRUE(rd.corrupted());
+    EXPECT_STREQ(rd.corruption().what, "data_tail is not 8-byte aligned");
+    // Resynchronised at the record boundary below, it reads on from there.
+    rd.reset_corruption();
+    EXPECT_FALSE(rd.corrupted());
+    EXPECT_EQ(rd.cursor(), 248u);
+    r.put(248, KRING_RECORD_KRING_BASE + 1, 16);
+    r.ctl.data_head = 248 + 16;
+    auto rec = rd.next();
+    ASSERT_TRUE(rec);
+    EXPECT_EQ(rec->position(), 248u);
+    // An unaligned release position is ignored.
+    rd.release_to(250);
+    EXPECT_EQ(rd.tail(), 248u);
 }
 
 }  // namespace

@@ -39,6 +39,8 @@ _Static_assert(KRING_RECORD_MAX_SIZE == 65528, "largest record");
 _Static_assert(KRING_RECORD_MAX_SIZE % KRING_RECORD_ALIGN == 0, "largest record aligned");
 _Static_assert(KRING_RAW_PADDED(0) == 4 && KRING_RAW_PADDED(4) == 4 &&
 	       KRING_RAW_PADDED(5) == 12 && KRING_RAW_PADDED(12) == 12, "RAW padding");
+/* 64 bits wide for a 64-bit size (a 32-bit mask once cut it to 4 bytes). */
+_Static_assert(KRING_RAW_PADDED(0xFFFFFFFDULL) == 0x100000004ULL, "RAW padding, wide");
 _Static_assert((KRING_SAMPLE_SUPPORTED & KRING_SAMPLE_SEQ) != 0, "SEQ is a sample_type bit");
 
 /* AUX records: perf's PERF_RECORD_AUX and ITRACE_START bodies first. */

@@ -746,10 +746,12 @@ struct kring_itrace_start_record {
  *
  * As in perf, RAW's size is padded with zeroes so that size + 4 is a
  * multiple of 8 and the record stays 8-byte aligned: n bytes of data are
- * written with size KRING_RAW_PADDED(n).
+ * written with size KRING_RAW_PADDED(n). (A division, not a mask: the
+ * mask ~7U is 32 bits wide and would clear the high bits of a 64-bit n.)
  */
 #define KRING_RAW_PADDED(n)						\
-	((((n) + 4U + KRING_RECORD_ALIGN - 1U) & ~(KRING_RECORD_ALIGN - 1U)) - 4U)
+	(((n) + 4U + KRING_RECORD_ALIGN - 1U) / KRING_RECORD_ALIGN *	\
+	 KRING_RECORD_ALIGN - 4U)
 
 /*
  * =====================================================================

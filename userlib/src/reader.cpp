@@ -18,6 +18,8 @@ reader::reader(const ring_view& v, reader_options o) : v_(v), o_(o), mask_(v.dat
     tail_ = cursor_ = head_ = barrier::load_relaxed(v_.ctl->data_tail);
     if (v_.overwrite)
         fail("a forward reader cannot read an overwrite ring (use overwrite_reader)", 0, {});
+    else if (tail_ & 7)  // records are 8-byte aligned: a header would straddle the end
+        fail("data_tail is not 8-byte aligned", tail_, {});
 }
 
 bool reader::fail(const char* what, std::uint64_t pos, const kring_record_header& h) noexcept {
@@ -76,7 +78,7 @@ void reader::release() noexcept {
 }
 
 void reader::release_to(std::uint64_t pos) noexcept {
-    if (pos - tail_ > cursor_ - tail_ || pos == tail_)
+    if (pos - tail_ > cursor_ - tail_ || pos == tail_ || (pos & 7))
         return;
     tail_ = pos;
     barrier::store_tail(v_.ctl->data_tail, tail_);  // D, pairs with A
@@ -103,8 +105,10 @@ void reader::reset_corruption() noexcept {
     corrupt_ = false;
     // Resynchronise at the head: everything published so far is dropped.
     cursor_ = head_;
-    if (head_ - tail_ > v_.data_size || (head_ & 7)) {
-        head_ = cursor_ = barrier::load_relaxed(v_.ctl->data_tail);
+    if (head_ - tail_ > v_.data_size || (head_ & 7) || (cursor_ & 7)) {
+        // Back to data_tail, rounded down to a record boundary (another
+        // process sharing the mapping may have written anything there).
+        head_ = cursor_ = barrier::load_relaxed(v_.ctl->data_tail) & ~std::uint64_t(7);
         tail_ = cursor_;
     }
     release();

@@ -96,7 +96,7 @@ std::optional<sample_info> parse_sample(const record& r, std::uint64_t st) noexc
         c.p += 4;
         // the kernel writes n data bytes with size KRING_RAW_PADDED(n)
         std::uint64_t padded = KRING_RAW_PADDED(std::uint64_t(n));
-        if (std::uint64_t(c.end - c.p) < padded)
+        if (std::uint64_t(c.end - c.p) < padded || padded < n)
             return std::nullopt;
         s.raw = std::span<const std::byte>(c.p, n);
         c.p += padded;
