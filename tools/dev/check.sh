@@ -77,6 +77,22 @@ if [ "$host" = 1 ] && [ -x "$ubuild/tests/userlib/kring_userlib_tests" ]; then
 	fi
 fi
 
+# libFuzzer on libkring and the ring core, a fixed budget per target
+# (tools/dev/fuzz.sh; check-full fuzzes longer).
+if [ "$host" = 1 ] && [ -z "$filter" ]; then
+	fsecs=15
+	[ "$full" = 1 ] && fsecs=300
+	say "libFuzzer, $fsecs s per target ($(elapsed))"
+	"$top/tools/dev/fuzz.sh" "$fsecs" >"$out/libfuzzer.log" 2>&1
+	grep -E '^libfuzzer |ERROR|invariant broken|SUMMARY' "$out/libfuzzer.log"
+	if grep -qE '^(PASS|FAIL) libfuzzer/' "$out/libfuzzer.log"; then
+		grep -E '^(PASS|FAIL) libfuzzer/' "$out/libfuzzer.log" >>"$results"
+	else
+		tail -20 "$out/libfuzzer.log"
+		record FAIL "libfuzzer (see $out/libfuzzer.log)"
+	fi
+fi
+
 # 2. style: checkpatch --strict and sparse on kernel code, clang-format on C++
 for l in checkpatch sparse format; do
 	say "lint: $l ($(elapsed))"

@@ -19,6 +19,8 @@ pkgs=(
 	libcli11-dev nlohmann-json3-dev relacy-dev
 	# one C++ style (tools/dev/lint.sh format)
 	clang-format
+	# libFuzzer (tools/dev/fuzz.sh): clang and its fuzzer runtime
+	clang-14 libclang-rt-14-dev
 )
 
 missing=()
