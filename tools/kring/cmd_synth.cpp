@@ -46,7 +46,7 @@ struct cpu_ring {
     kring::reader rd;
     // what the consumer saw
     std::uint64_t delivered = 0, bad = 0, out_of_order = 0;
-    std::uint64_t next_seq = 0;
+    std::uint64_t last_time = 0;
     kring_stats st{};
 
     cpu_ring(int c, kring::channel chan) : cpu(c), ch(std::move(chan)), rd(ch.ring()) {}
@@ -88,9 +88,13 @@ void check_sample(cpu_ring& r, const kring::record& rec) {
         r.bad++;
         return;
     }
-    if (s->seq < r.next_seq)
+    // Ring order is time order (the ring clock is read inside the
+    // reservation loop). Sequence numbers are not: a writer that
+    // interrupts another between its sequence number and its reservation
+    // takes the next number and the earlier place.
+    if (s->time < r.last_time)
         r.out_of_order++;
-    r.next_seq = s->seq + 1;
+    r.last_time = s->time;
     r.delivered++;
 }
 
