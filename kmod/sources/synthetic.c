@@ -9,7 +9,10 @@
  * hardirq context too, and every eighth task-context record holds its
  * reservation open for a while (interrupts enabled) so that timer writes
  * land between its begin and its end: the nesting the ring core must get
- * right, exercised for real.
+ * right, exercised for real. KRING_SYNTH_F_SOFTIRQ adds a timer_list on
+ * that CPU writing from softirq context every jiffy (its writes, on irq
+ * exit, can land inside the task's open reservations, and the hrtimer's
+ * inside its own): task, softirq and hardirq writers nest three deep.
  *
  * The ring wants one writer CPU at a time: both writers write only while
  * they run on the channel's CPU (checked with preemption off). A CPU that
@@ -41,15 +44,19 @@ struct kring_synth {
 	struct kring_channel *ch;
 	struct task_struct *thread;
 	struct hrtimer timer;
+	struct timer_list soft_timer;
+	bool soft_stop;		/* the softirq writer does not re-arm */
 	u64 rate;
 	u32 payload;
 	u64 flags;
 	u64 limit;
 	/*
 	 * Payload scratch, one per writer context: the thread's records can be
-	 * interrupted by the timer's, never the other way round.
+	 * interrupted by the softirq's and the timer's, the softirq's by the
+	 * timer's, never the other way round.
 	 */
 	u8 *task_buf;
+	u8 *soft_buf;
 	u8 *timer_buf;
 };
 
@@ -140,10 +147,33 @@ static enum hrtimer_restart kring_synth_timer(struct hrtimer *t)
 	return HRTIMER_RESTART;
 }
 
+/*
+ * Stop the softirq writer: after del_timer_sync() its callback is not
+ * running and, having seen ->soft_stop, did not re-arm it.
+ */
+static void kring_synth_soft_cancel(struct kring_synth *sy)
+{
+	WRITE_ONCE(sy->soft_stop, true);
+	del_timer_sync(&sy->soft_timer);
+}
+
+/* The softirq writer: one record per jiffy on the channel's CPU. */
+static void kring_synth_soft(struct timer_list *t)
+{
+	struct kring_synth *sy = from_timer(sy, t, soft_timer);
+
+	/* Migrated by hotplug: stop; the thread re-arms it on its CPU. */
+	if (kring_synth_emit(sy, sy->soft_buf, false) == -EXDEV)
+		return;
+	if (!READ_ONCE(sy->soft_stop))
+		mod_timer(&sy->soft_timer, jiffies + 1);
+}
+
 static int kring_synth_thread(void *arg)
 {
 	struct kring_synth *sy = arg;
 	bool nest = sy->flags & KRING_SYNTH_F_NEST;
+	bool soft = sy->flags & KRING_SYNTH_F_SOFTIRQ;
 	ktime_t next = ktime_get();
 	u64 n = 0;
 	int ret;
@@ -159,11 +189,21 @@ static int kring_synth_thread(void *arg)
 		if (nest && !hrtimer_active(&sy->timer))
 			hrtimer_start(&sy->timer, ns_to_ktime(KRING_SYNTH_NEST_PERIOD_NS),
 				      HRTIMER_MODE_REL_PINNED_HARD);
+		/*
+		 * TIMER_PINNED: queued on this CPU. mod_timer() is safe against
+		 * the callback re-arming it meanwhile.
+		 */
+		if (soft && !timer_pending(&sy->soft_timer))
+			mod_timer(&sy->soft_timer, jiffies + 1);
 
 		if (sy->limit && n >= sy->limit) {
 			if (nest) {
 				hrtimer_cancel(&sy->timer);
 				nest = false;
+			}
+			if (soft) {
+				kring_synth_soft_cancel(sy);
+				soft = false;
 			}
 			/* Report the last losses, then idle until stopped. */
 			if (!kring_synth_flush_lost(sy)) {
@@ -207,6 +247,8 @@ static int kring_synth_thread(void *arg)
 	}
 	if (sy->flags & KRING_SYNTH_F_NEST)
 		hrtimer_cancel(&sy->timer);
+	if (soft)
+		kring_synth_soft_cancel(sy);
 	return 0;
 }
 
@@ -222,15 +264,17 @@ static int kring_synth_configure(struct kring_channel *ch)
 		return -ENODEV;
 	if (payload < sizeof(struct kring_synth_payload) || payload > KRING_SYNTH_MAX_PAYLOAD)
 		return -EINVAL;
-	if (attr->config[2] & ~KRING_SYNTH_F_NEST)
+	if (attr->config[2] & ~(KRING_SYNTH_F_NEST | KRING_SYNTH_F_SOFTIRQ))
 		return -EINVAL;
 	sy = kzalloc(sizeof(*sy), GFP_KERNEL_ACCOUNT);
 	if (!sy)
 		return -ENOMEM;
 	sy->task_buf = kmalloc(payload, GFP_KERNEL_ACCOUNT);
+	sy->soft_buf = kmalloc(payload, GFP_KERNEL_ACCOUNT);
 	sy->timer_buf = kmalloc(payload, GFP_KERNEL_ACCOUNT);
-	if (!sy->task_buf || !sy->timer_buf) {
+	if (!sy->task_buf || !sy->soft_buf || !sy->timer_buf) {
 		kfree(sy->task_buf);
+		kfree(sy->soft_buf);
 		kfree(sy->timer_buf);
 		kfree(sy);
 		return -ENOMEM;
@@ -243,6 +287,7 @@ static int kring_synth_configure(struct kring_channel *ch)
 	/* A hard timer on PREEMPT_RT too: it must interrupt the thread's writes. */
 	hrtimer_init(&sy->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	sy->timer.function = kring_synth_timer;
+	timer_setup(&sy->soft_timer, kring_synth_soft, TIMER_PINNED);
 	ch->source_priv = sy;
 	return 0;
 }
@@ -254,6 +299,7 @@ static int kring_synth_start(struct kring_channel *ch)
 
 	if (!cpu_online(ch->attr.cpu))
 		return -ENODEV;
+	WRITE_ONCE(sy->soft_stop, false);
 	t = kthread_create_on_cpu(kring_synth_thread, sy, ch->attr.cpu, "kring_synth/%u");
 	if (IS_ERR(t))
 		return PTR_ERR(t);
@@ -277,6 +323,7 @@ static void kring_synth_release(struct kring_channel *ch)
 	struct kring_synth *sy = ch->source_priv;
 
 	kfree(sy->task_buf);
+	kfree(sy->soft_buf);
 	kfree(sy->timer_buf);
 	kfree(sy);
 	ch->source_priv = NULL;

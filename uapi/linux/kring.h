@@ -271,6 +271,8 @@ enum kring_source {
  */
 /* an hrtimer writer interrupts task-context writers */
 #define KRING_SYNTH_F_NEST	(1ULL << 0)
+/* a timer_list writer (softirq) too, every jiffy: three nesting levels */
+#define KRING_SYNTH_F_SOFTIRQ	(1ULL << 1)
 
 /*
  * Payload of the synthetic source's records (the RAW field of its SAMPLE
