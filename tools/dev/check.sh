@@ -139,6 +139,8 @@ for k in $kernels; do
 	# The syscall fuzzer; its length depends on the kernel (check-guest.sh).
 	[ -x "$ubuild/tests/fuzz/kring_fuzz" ] &&
 		files+=(--file "$ubuild/tests/fuzz/kring_fuzz:kring_fuzz")
+	[ -x "$ubuild/tests/stress/kring_stress" ] &&
+		files+=(--file "$ubuild/tests/stress/kring_stress:kring_stress")
 	for t in "$ubuild"/tests/vm/kring_vm_*; do
 		[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
 	done
