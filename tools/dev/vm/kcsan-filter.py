@@ -18,10 +18,18 @@ kernel's NMI-safe clock accessor. KCSAN has been seen to attribute that
 accessor's seqcount-latch read to the wrapper's frame (the return address
 after the call), so a first frame in a wrapper counts as the kernel's.
 
+A report "at unknown origin" (KCSAN saw the value change under a read but
+not who wrote it) comes with a stack that KCSAN has been seen to unwind
+wrongly: a read of the timekeeping core's latch (tk_fast_mono) shown as
+ring_publish() repeated thirty times. With the kernel's System.map
+(KRING_SYSTEM_MAP, which run.sh sets for the kernels it built), such a
+report on the timekeeping core's data is the kernel's, whatever the stack.
+
 Prints the line numbers (1-based) of the "BUG: KCSAN:" lines of the
 kernel's own reports, one per line, for console-check to leave out, and
 lists those reports on stderr so they are seen, not hidden.
 """
+import os
 import re
 import sys
 
@@ -41,22 +49,61 @@ def is_kring(frame, mod):
     return bool(mod and mod.startswith("kring")) and frame.split("+")[0] not in CLOCK_WRAPPERS
 
 
+# The timekeeping core's data, read under its seqcount latch.
+TIMEKEEPING = {"tk_fast_mono", "tk_fast_raw", "tk_core", "shadow_timekeeper"}
+UNKNOWN = re.compile(r"race at unknown origin, with (read|write)( \(marked\))? to 0x([0-9a-f]+) ")
+
+
+def load_symbols(path):
+    """Sorted [(address, name)] of a System.map's data symbols, or []."""
+    syms = []
+    try:
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 3 and parts[1] in "dDbBrR":
+                    syms.append((int(parts[0], 16), parts[2]))
+    except OSError:
+        return []
+    syms.sort()
+    return syms
+
+
+def symbol_of(syms, addr):
+    """The data symbol at or below @addr (within 4 KiB), or None."""
+    lo, hi = 0, len(syms)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if syms[mid][0] <= addr:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo and addr - syms[lo - 1][0] < 4096:
+        return syms[lo - 1][1]
+    return None
+
+
 def reports(lines):
-    """Yield (bug line index, [(first frame, module or None)]) per report."""
+    """Yield (bug line index, [(first frame, module or None)], unknown-origin
+    address or None) per report."""
     i = 0
     while i < len(lines):
         if not BUG.search(lines[i]):
             i += 1
             continue
-        start, frames = i, []
+        start, frames, unknown = i, [], None
         i += 1
         while i < len(lines) and not END.match(STRIP.sub("", lines[i])):
-            if ACCESS.search(STRIP.sub("", lines[i])) and i + 1 < len(lines):
+            text = STRIP.sub("", lines[i])
+            u = UNKNOWN.search(text)
+            if u:
+                unknown = int(u.group(3), 16)
+            if ACCESS.search(text) and i + 1 < len(lines):
                 m = FRAME.match(STRIP.sub("", lines[i + 1]))
                 if m:
                     frames.append((m.group(1), m.group(3)))
             i += 1
-        yield start, frames
+        yield start, frames, unknown
 
 
 def main(argv):
@@ -65,8 +112,13 @@ def main(argv):
         return 2
     with open(argv[1], errors="replace") as f:
         lines = f.read().splitlines()
-    for start, frames in reports(lines):
+    syms = load_symbols(os.environ.get("KRING_SYSTEM_MAP", ""))
+    for start, frames, unknown in reports(lines):
         ours = any(is_kring(fr, mod) for fr, mod in frames)
+        if ours and unknown is not None and symbol_of(syms, unknown) in TIMEKEEPING:
+            ours = False
+            frames = [(f"{fr} (unwound; the read is of {symbol_of(syms, unknown)})", mod)
+                      for fr, mod in frames[:1]]
         # A report without a recognisable access stays a failure.
         if frames and not ours:
             print(start + 1)

@@ -97,6 +97,11 @@ fi
 # an emulator flake (seen: an int3 left by boot-time text patching in
 # sched_clock_cpu). Such a boot is retried once, and said so; anything
 # after the guest started counts as is.
+# The kernels built here keep their System.map next to arch/: it lets
+# console-check name the data a KCSAN report is about (kcsan-filter.py).
+map=$(dirname "$image")/../../../System.map
+[ -f "$map" ] && export KRING_SYSTEM_MAP=$map
+
 boot() {
 	: >"$log"
 	rc=0
