@@ -332,7 +332,8 @@ int kring_channel_output_begin(struct kring_output_handle *h,
 	buf = rcu_dereference_sched(ch->buf);
 	if (!buf)
 		return -ENODEV;
-	return kring_output_begin(h, &buf->ring, size, kring_clock_ns());
+	/* A channel's ring always has a clock: it stamps the record. */
+	return kring_output_begin(h, &buf->ring, size, 0);
 }
 EXPORT_SYMBOL_GPL(kring_channel_output_begin);
 

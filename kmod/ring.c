@@ -556,9 +556,13 @@ int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 
 	lockdep_assert_preemption_disabled();
 
+	/*
+	 * With a ring clock, the one clock read is the one inside the
+	 * reservation loop below (a failure before it reads the clock for its
+	 * LOST record's time): the clock costs as much as the rest of a small
+	 * record.
+	 */
 	h->rb = rb;
-	if (rb->clock)
-		time = rb->clock();
 	h->time = time;
 	level = ring_get_handle(h);
 	kring_irq_point(rb);
@@ -651,7 +655,11 @@ int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 
 fail:
 	if (!overwrite) {
-		struct kring_lost_acc self = {
+		struct kring_lost_acc self;
+
+		if (rb->clock && err != -ENOSPC)	/* failed before the loop read it */
+			time = rb->clock();
+		self = (struct kring_lost_acc) {
 			.count = 1,
 			.first_seq = h->seq,
 			.last_seq = h->seq,

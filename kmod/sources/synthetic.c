@@ -97,8 +97,8 @@ static int kring_synth_emit(struct kring_synth *sy, u8 *buf, bool window)
 		rcu_read_unlock();
 		return -ENODEV;
 	}
-	ret = kring_output_begin(&h, &b->ring, kring_sample_size(type, sy->payload),
-				 kring_clock_ns());
+	/* The channel's ring clock stamps the record. */
+	ret = kring_output_begin(&h, &b->ring, kring_sample_size(type, sy->payload), 0);
 	if (ret)
 		goto out;
 	if (window)	/* the ring counts the records nested in here */

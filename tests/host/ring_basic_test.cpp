@@ -336,6 +336,47 @@ TEST(RingLost, Paused) {
     expect_counts_mirrored(r);
 }
 
+/*
+ * With a ring clock, a record costs one clock read (inside the reservation
+ * loop), and a record refused before that loop reads the clock for its
+ * LOST record's times.
+ */
+uint64_t g_clock_reads;
+uint64_t counting_clock(void) {
+    return 1000 + 10 * ++g_clock_reads;
+}
+
+TEST(RingClock, OneReadPerRecordAndOneForALoss) {
+    test_ring r(1);
+    tally t;
+    kring_output_handle h;
+
+    ASSERT_EQ(r.init_rc, 0);
+    r.rb.clock = counting_clock;
+    g_clock_reads = 0;
+    ASSERT_EQ(write_record(&r.rb, 32), 0);
+    EXPECT_EQ(g_clock_reads, 1u) << "clock reads for one record";
+    kring_ring_set_paused(&r.rb, true);
+    EXPECT_EQ(kring_output_begin(&h, &r.rb, 32, 0), -EAGAIN);
+    EXPECT_EQ(g_clock_reads, 2u);
+    const uint64_t lost_time = 1000 + 10 * g_clock_reads;
+    EXPECT_EQ(kring_output_begin(&h, &r.rb, 1u << 20, 0), -EAGAIN); /* paused first */
+    kring_ring_set_paused(&r.rb, false);
+    EXPECT_EQ(kring_output_begin(&h, &r.rb, 1u << 20, 0), -E2BIG);
+    EXPECT_EQ(g_clock_reads, 4u);
+    ASSERT_EQ(kring_output_begin(&h, &r.rb, 16, 0), 0);
+    EXPECT_EQ(g_clock_reads, 5u);
+    EXPECT_EQ(h.time, 1050u);
+    kring_output_header(&h, kTestType, 0);
+    kring_output_copy(&h, &h.seq, 8);
+    kring_output_end(&h);
+    ASSERT_TRUE(consume(r, t));
+    ASSERT_EQ(t.losts.size(), 1u);
+    EXPECT_EQ(t.losts[0].lost, 3u);
+    EXPECT_EQ(t.losts[0].first_time, lost_time);
+    EXPECT_EQ(t.losts[0].last_time, 1040u);
+}
+
 /* (g) A cancelled reservation becomes a PAD record carrying its seq. */
 TEST(RingDiscard, BecomesPad) {
     test_ring r(1);
