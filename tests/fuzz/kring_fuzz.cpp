@@ -911,7 +911,56 @@ void do_rw(rng& r) {
     outcome(op_rw, rc, errno, "read/write");
 }
 
+// A redirect that the module accepts: a capture channel (sched, timer
+// or AUX tracer) and a target on the same CPU with the same clock, made
+// here, the target often mapped and both often enabled; both fds then go
+// to the slots, where the other operations close, unmap, redirect and
+// pass them around under the group.
+void set_output_group(rng& r) {
+    static const std::uint32_t capture[] = {KRING_SOURCE_SCHED, KRING_SOURCE_TIMER,
+                                            KRING_SOURCE_AUX_TRACER};
+    static const std::uint32_t targets[] = {KRING_SOURCE_NONE, KRING_SOURCE_SYNTHETIC,
+                                            KRING_SOURCE_SCHED, KRING_SOURCE_TIMER};
+    static const std::uint32_t clocks[] = {0, 1, 4, 7};
+    const int cpu = static_cast<int>(r.below(std::max(g_ncpus, 1)));
+    const std::uint32_t clock = r.pick(clocks);
+    int fds[2] = {::open("/dev/kring", O_RDWR), ::open("/dev/kring", O_RDWR)};
+    for (int i = 0; i < 2; i++) {
+        kring_attr a;
+        std::memset(&a, 0, sizeof(a));
+        a.size = sizeof(a);
+        a.source = i == 0 ? r.pick(capture) : r.pick(targets);
+        a.cpu = cpu;
+        a.pid = -1;
+        a.clockid = clock;
+        a.sample_type = KRING_SAMPLE_TIME | KRING_SAMPLE_TID;
+        if (a.source == KRING_SOURCE_SYNTHETIC)
+            a.config[3] = 1 + r.below(2000);
+        if (a.source == KRING_SOURCE_TIMER)
+            a.config[0] = 1 + r.below(5000);
+        if (fds[i] >= 0)
+            ::ioctl(fds[i], KRING_IOC_CONFIGURE, &a);
+    }
+    if (r.chance(70) && fds[1] >= 0) {
+        std::size_t len = (1 + (1UL << r.below(3))) * g_page;
+        void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[1], 0);
+        if (p != MAP_FAILED)
+            keep_map({static_cast<std::uint8_t*>(p), len, PROT_READ | PROT_WRITE, fds[1], false});
+    }
+    long rc = ::ioctl(fds[0], KRING_IOC_SET_OUTPUT, static_cast<long>(fds[1]));
+    outcome(op_set_output, rc, errno, "ioctl(KRING_IOC_SET_OUTPUT) of a compatible pair");
+    for (int i = 0; i < 2; i++) {
+        if (fds[i] >= 0 && r.chance(70))
+            ::ioctl(fds[i], KRING_IOC_ENABLE, 0);
+        adopt_fd(r, fds[i]);
+    }
+}
+
 void do_set_output(rng& r) {
+    if (r.chance(40)) {
+        set_output_group(r);
+        return;
+    }
     int fd = slot_fd(r);
     long target = r.chance(85) ? slot_fd(r) : -1;
     if (r.chance(5))
