@@ -342,9 +342,7 @@ TEST(RingLost, Paused) {
  * LOST record's times.
  */
 uint64_t g_clock_reads;
-uint64_t counting_clock(void) {
-    return 1000 + 10 * ++g_clock_reads;
-}
+uint64_t counting_clock(void) { return 1000 + 10 * ++g_clock_reads; }
 
 TEST(RingClock, OneReadPerRecordAndOneForALoss) {
     test_ring r(1);
