@@ -11,9 +11,11 @@
 #   make check           install deps, build everything, run every test
 #   make check-full      the same with the long modes (fuzzing, stress),
 #                        every kernel booted REPEAT times (default 3)
-#   make bench           the producer benchmark: kring against ftrace's ring
-#                        buffer in a QEMU guest (KERNEL=, default stock-6.12;
-#                        BENCH_ARGS=producer_bench's options), docs/PERFORMANCE.md
+#   make bench           the benchmarks, docs/PERFORMANCE.md: the ring core's
+#                        instructions per record against a bare SPSC ring
+#                        (host, callgrind), then kring's producer against
+#                        ftrace's ring buffer in a QEMU guest (KERNEL=,
+#                        default stock-6.12; BENCH_ARGS=producer_bench's options)
 #   make demo            boot the stock 6.12 kernel in QEMU and show kring at work
 #   make vm-shell        interactive guest shell (KERNEL=stock-6.1|stock-6.12|kunit|debug|kcsan)
 #   make user            build libkring, the kring tool and the tests (build/user)
@@ -90,6 +92,7 @@ check-vm: deps
 	@tools/dev/check.sh --no-host
 
 bench: deps
+	@tools/dev/core-bench.sh
 	@tools/dev/bench.sh $(KERNEL)
 
 demo: deps

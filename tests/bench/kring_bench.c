@@ -13,7 +13,9 @@
  *
  * The write runs the loop in the writing task, on its CPU: the task must
  * be pinned to one CPU (-EINVAL otherwise). Each record: reserve, copy
- * @size bytes of payload whose first word is a timestamp, commit.
+ * @size bytes of payload, commit; each ring reads its clock once per
+ * record, for the timestamp it keeps (kring: the payload's first word,
+ * ftrace: the event header).
  *
  *  - kring: into the channel @channel (KRING_IOC_ID of a channel user
  *    space opened with KRING_SOURCE_NONE, mapped and enabled), through the
@@ -24,8 +26,9 @@
  *    @mode only names it, and a forward channel's consumer is user space.
  *  - ftrace: into a ring buffer of @pages pages per CPU allocated for the
  *    run (RB_FL_OVERWRITE in overwrite mode): ring_buffer_lock_reserve(),
- *    a local_clock() read into the payload's first word, memcpy() into
- *    ring_buffer_event_data(), ring_buffer_unlock_commit(). In forward
+ *    memcpy() of the payload into ring_buffer_event_data() (its first word
+ *    the record's number: ftrace's ring stamps each event in the event's
+ *    header, with its own clock read), ring_buffer_unlock_commit(). In forward
  *    mode a kthread bound to @consumer_cpu (default 1) consumes with
  *    ring_buffer_consume() while the loop runs, and drains the rest after.
  *
@@ -298,7 +301,12 @@ static u64 bench_ftrace_loop(struct trace_buffer *rb, struct bench_record *rec,
 
 		ev = ring_buffer_lock_reserve(rb, size);
 		if (ev) {
-			rec->time = local_clock();
+			/*
+			 * ftrace stamps the event itself (in its header): the
+			 * payload's first word takes the record's number, so
+			 * that each ring reads its clock once per record.
+			 */
+			rec->time = i;
 			memcpy(ring_buffer_event_data(ev), &rec->time, size);
 			kring_rb_unlock_commit(rb, ev);
 			r->ok++;

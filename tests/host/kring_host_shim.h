@@ -22,7 +22,9 @@
  *                         test inspects them after joining) suffice.
  *
  * kring_irq_point(rb) calls kring_host_irq_hook when a test installed one:
- * the test runs a nested writer there, as an interrupt would.
+ * the test runs a nested writer there, as an interrupt would. With
+ * KRING_HOST_STOCK (the instruction-count benchmark) it is nothing,
+ * as in the module.
  */
 #ifndef _KRING_HOST_SHIM_H
 #define _KRING_HOST_SHIM_H
@@ -51,6 +53,12 @@ typedef int64_t s64;
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
 #define barrier()	__asm__ __volatile__("" : : : "memory")
+#ifndef noinline
+#define noinline	__attribute__((__noinline__))
+#endif
+#ifndef __always_inline
+#define __always_inline	inline __attribute__((__always_inline__))
+#endif
 
 #ifdef KRING_HOST_TSAN
 #define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
@@ -155,9 +163,11 @@ __KRING_LOCAL_OPS(local64, local64_t, s64)
  */
 struct kring_ring;
 extern void (*kring_host_irq_hook)(struct kring_ring *rb);
+#ifndef KRING_HOST_STOCK	/* the benchmark's core: as a stock kernel's */
 #define kring_irq_point(rb) do {					\
 	if (unlikely(kring_host_irq_hook))				\
 		kring_host_irq_hook(rb);				\
 } while (0)
+#endif
 
 #endif /* _KRING_HOST_SHIM_H */

@@ -1,8 +1,8 @@
 // A data ring written by the host build of kmod/ring.c (tests/host) and laid
-// out as the module maps it: one control page and a contiguous data area,
-// either mirrored (the data pages mapped twice in a row, through a memfd)
-// or followed by a PROT_NONE guard page, so that a reader that strays
-// beyond the area faults.
+// out as the module maps it: one control page and, right after it, a
+// contiguous data area, either mirrored (the data pages mapped twice in a
+// row, through a memfd) or followed by a PROT_NONE guard page, so that a
+// reader that strays beyond the area faults.
 #pragma once
 
 #include <sys/mman.h>
@@ -25,19 +25,20 @@ public:
     host_ring(unsigned nr_pages, bool mirrored, unsigned flags = 0, std::uint64_t id = 7)
         : pages_(nr_pages), mirrored_(mirrored) {
         const std::size_t size = std::size_t(nr_pages) * kPage;
-        ctl_ = static_cast<kring_ctl_page*>(
-            ::mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
         fd_ = ::memfd_create("kring-test-ring", MFD_CLOEXEC);
-        if (ctl_ == MAP_FAILED || fd_ < 0 || ::ftruncate(fd_, off_t(size)))
+        if (fd_ < 0 || ::ftruncate(fd_, off_t(size)))
             std::abort();
-        // Reserve area + area (mirror) or area + guard page.
-        res_len_ = mirrored ? 2 * size : size + kPage;
-        res_ = static_cast<char*>(
-            ::mmap(nullptr, res_len_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-        if (res_ == MAP_FAILED)
+        // Reserve control page + area + area (mirror) or + guard page.
+        map_len_ = kPage + (mirrored ? 2 * size : size + kPage);
+        map_ = static_cast<char*>(
+            ::mmap(nullptr, map_len_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        if (map_ == MAP_FAILED)
             std::abort();
-        if (::mmap(res_, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, 0) ==
-            MAP_FAILED)
+        ctl_ = static_cast<kring_ctl_page*>(::mmap(map_, kPage, PROT_READ | PROT_WRITE,
+                                                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+        res_ = map_ + kPage;
+        if (ctl_ == MAP_FAILED || ::mmap(res_, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                                         fd_, 0) == MAP_FAILED)
             std::abort();
         if (mirrored && ::mmap(res_ + size, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
                                fd_, 0) == MAP_FAILED)
@@ -50,8 +51,7 @@ public:
             std::abort();
     }
     ~host_ring() {
-        ::munmap(res_, res_len_);
-        ::munmap(ctl_, kPage);
+        ::munmap(map_, map_len_);
         ::close(fd_);
     }
     host_ring(const host_ring&) = delete;
@@ -77,6 +77,8 @@ public:
     }
     kring_ctl_page* ctl() const { return ctl_; }
     char* data() const { return res_; }
+    // The mapping as perf's tools see theirs: the control page, the data.
+    void* base() const { return map_; }
 
     kring_ring rb;
 
@@ -85,8 +87,9 @@ private:
     bool mirrored_;
     kring_ctl_page* ctl_;
     int fd_;
-    char* res_;
-    std::size_t res_len_;
+    char* map_;  // the whole mapping: control page, then the data area
+    std::size_t map_len_;
+    char* res_;  // the data area
     std::vector<void*> addrs_;
 };
 

@@ -17,6 +17,8 @@ pkgs=(
 	# libkring, its tests and tools
 	cmake pkg-config libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
 	libcli11-dev nlohmann-json3-dev relacy-dev
+	# the ring core's instruction counts (tools/dev/core-bench.sh)
+	valgrind
 	# one C++ style (tools/dev/lint.sh format)
 	clang-format
 	# libFuzzer (tools/dev/fuzz.sh): clang and its fuzzer runtime

@@ -18,6 +18,9 @@
 #include "host_ring.hpp"
 #include "kring/merger.hpp"
 #include "kring/reader.hpp"
+#ifdef KRING_HAVE_LIBPERF
+#include "libperf_reader.h"
+#endif
 
 using kt::host_ring;
 
@@ -93,6 +96,38 @@ void BM_ReaderTouchAll(benchmark::State& state) {
     state.SetBytesProcessed(std::int64_t(state.iterations() * ds));
 }
 
+#ifdef KRING_HAVE_LIBPERF
+// The same rings read by libperf: perf_mmap__read_event() and, as libperf
+// documents it, a perf_mmap__consume() per record (batch:0), or one per
+// drain as libkring's reader does (batch:1). A record that wraps is copied
+// out, as the reader's copy path does.
+void BM_Libperf(benchmark::State& state) {
+    const unsigned size = unsigned(state.range(0));
+    const int batch = int(state.range(1));
+    auto ring = filled_ring(size, false);
+    kring_libperf_reader* rd = kring_libperf_reader_new(ring->base(), ring->size());
+    const std::uint64_t ds = ring->size();
+    std::uint64_t records = 0, sum = 0;
+    if (!rd) {
+        state.SkipWithError("kring_libperf_reader_new failed");
+        return;
+    }
+    for (auto _ : state) {
+        ring->ctl()->data_head += ds;
+        const std::uint64_t n = kring_libperf_drain(rd, &sum, batch);
+        if (n != ds / size) {
+            state.SkipWithError("libperf read a different number of records");
+            break;
+        }
+        records += n;
+    }
+    kring_libperf_reader_free(rd);
+    benchmark::DoNotOptimize(sum);
+    state.SetItemsProcessed(std::int64_t(records));
+    state.SetBytesProcessed(std::int64_t(state.iterations() * ds));
+}
+#endif
+
 void BM_Memcpy(benchmark::State& state) {
     auto ring = filled_ring(64, false);
     const std::uint64_t ds = ring->size();
@@ -145,7 +180,12 @@ void BM_Merge(benchmark::State& state) {
 
 BENCHMARK(BM_Merge);
 BENCHMARK(BM_Memcpy);
-BENCHMARK(BM_Reader)->ArgsProduct({{32, 128, 1024, 8192}, {0, 1}})->ArgNames({"size", "mirror"});
+BENCHMARK(BM_Reader)
+    ->ArgsProduct({{32, 64, 128, 256, 1024, 8192}, {0, 1}})
+    ->ArgNames({"size", "mirror"});
+#ifdef KRING_HAVE_LIBPERF
+BENCHMARK(BM_Libperf)->ArgsProduct({{32, 64, 256}, {0, 1}})->ArgNames({"size", "batch"});
+#endif
 BENCHMARK(BM_ReaderTouchAll)->ArgsProduct({{32, 128, 1024}, {0, 1}})->ArgNames({"size", "mirror"});
 
 BENCHMARK_MAIN();

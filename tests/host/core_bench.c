@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Instructions per record of the ring core (kmod/ring.c built for the
+ * host, without the tests' interrupt hooks), against a bare single-producer
+ * ring as the floor. Run under callgrind, which counts the instructions of
+ * bench_run() alone (tools/dev/core-bench.sh; docs/PERFORMANCE.md):
+ *
+ *	valgrind --tool=callgrind --collect-atstart=no \
+ *		--toggle-collect=bench_run kring_core_bench VARIANT SIZE COUNT
+ *
+ * VARIANT: floor, forward or overwrite; SIZE: payload bytes after the
+ * 8-byte record header (8, 32, 64, 256); COUNT: records. Each record: one
+ * clock read (a counter, the same for every variant, so that the clock's
+ * own cost is left out), a reservation, one copy of header + payload whose
+ * first word is the timestamp, the commit. Forward mode has a consumer in
+ * the same thread: every 64 records the tail moves to the head (in the
+ * floor too), so no record is lost. Prints the records written and lost;
+ * exits non-zero if any was lost or the ring warned.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "ring.h"
+
+#define BENCH_PAGES	16
+#define BENCH_TYPE	(KRING_RECORD_KRING_BASE + 0x200)
+
+static u64 bench_now;
+
+static u64 bench_clock(void)
+{
+	return ++bench_now;
+}
+
+struct bench_rec {
+	struct kring_record_header hdr;
+	u64 time;
+	u8 rest[256];
+};
+
+/*
+ * The floor: one producer, one consumer, one contiguous data area, no
+ * nesting, no loss accounting, no counters: check the space, copy, publish
+ * the head with a release store.
+ */
+struct floor_ring {
+	u64 head;	/* the producer's */
+	u64 data_head;	/* published */
+	u64 data_tail;	/* the consumer's */
+	u64 mask;
+	char *data;
+};
+
+static noinline int floor_write(struct floor_ring *f,
+						 struct bench_rec *rec,
+						 unsigned int size)
+{
+	u64 tail = __atomic_load_n(&f->data_tail, __ATOMIC_ACQUIRE);
+	u64 head = f->head;
+
+	if (f->mask + 1 - (head - tail) < size)
+		return -ENOSPC;
+	rec->time = bench_clock();
+	/* The data area is twice the ring: a record never needs splitting. */
+	memcpy(f->data + (head & f->mask), rec, size);
+	f->head = head + size;
+	__atomic_store_n(&f->data_head, head + size, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static noinline int kring_write(struct kring_ring *rb,
+						 struct bench_rec *rec,
+						 unsigned int size)
+{
+	struct kring_output_handle h;
+	int err = kring_output_begin(&h, rb, size, 0);
+
+	if (err)
+		return err;
+	rec->time = h.time;
+	kring_output_copy(&h, rec, size);
+	kring_output_end(&h);
+	return 0;
+}
+
+struct bench {
+	int variant;		/* 0 floor, 1 forward, 2 overwrite */
+	unsigned int size;
+	unsigned long count;
+	struct floor_ring floor;
+	struct kring_ring rb;
+	struct kring_ctl_page *ctl;
+	unsigned long written, lost;
+};
+
+/* Callgrind counts this function's instructions (--toggle-collect). */
+noinline void bench_run(struct bench *b);
+noinline void bench_run(struct bench *b)
+{
+	struct bench_rec rec = {
+		.hdr = { .type = BENCH_TYPE, .size = b->size },
+	};
+	unsigned long i;
+
+	for (i = 0; i < b->count; i++) {
+		int err;
+
+		if (b->variant == 0) {
+			err = floor_write(&b->floor, &rec, b->size);
+			if (!(i & 63))
+				__atomic_store_n(&b->floor.data_tail,
+						 b->floor.data_head, __ATOMIC_RELEASE);
+		} else {
+			err = kring_write(&b->rb, &rec, b->size);
+			if (b->variant == 1 && !(i & 63))
+				__atomic_store_n(&b->ctl->data_tail,
+						 b->ctl->data_head, __ATOMIC_RELEASE);
+		}
+		if (err)
+			b->lost++;
+		else
+			b->written++;
+	}
+}
+
+static void *page_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("kring_core_bench: mmap");
+		exit(1);
+	}
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	static void *pages[BENCH_PAGES];
+	struct bench b = { 0 };
+	unsigned int payload;
+	int i;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: kring_core_bench floor|forward|overwrite SIZE COUNT\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "floor"))
+		b.variant = 0;
+	else if (!strcmp(argv[1], "forward"))
+		b.variant = 1;
+	else if (!strcmp(argv[1], "overwrite"))
+		b.variant = 2;
+	else {
+		fprintf(stderr, "kring_core_bench: unknown variant %s\n", argv[1]);
+		return 2;
+	}
+	payload = strtoul(argv[2], NULL, 0);
+	b.count = strtoul(argv[3], NULL, 0);
+	if (payload < 8 || payload > 256 || payload % 8 || !b.count) {
+		fprintf(stderr, "kring_core_bench: SIZE is 8..256, a multiple of 8; COUNT > 0\n");
+		return 2;
+	}
+	b.size = sizeof(struct kring_record_header) + payload;
+
+	b.ctl = page_alloc(PAGE_SIZE);
+	for (i = 0; i < BENCH_PAGES; i++)
+		pages[i] = page_alloc(PAGE_SIZE);
+	if (kring_ring_init(&b.rb, b.ctl, pages, BENCH_PAGES,
+			    b.variant == 2 ? KRING_RING_OVERWRITE : 0, 1)) {
+		fprintf(stderr, "kring_core_bench: kring_ring_init failed\n");
+		return 1;
+	}
+	b.rb.clock = bench_clock;
+	b.floor.mask = BENCH_PAGES * PAGE_SIZE - 1;
+	b.floor.data = page_alloc(2 * BENCH_PAGES * PAGE_SIZE);
+
+	bench_run(&b);
+
+	printf("variant=%s size=%u written=%lu lost=%lu warnings=%lu\n", argv[1],
+	       payload, b.written, b.lost, kring_host_warnings);
+	return b.lost || kring_host_warnings ? 1 : 0;
+}
