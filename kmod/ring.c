@@ -87,6 +87,7 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <asm/barrier.h>
 #endif
 
@@ -111,6 +112,21 @@
 static inline bool ring_overwrite(const struct kring_ring *rb)
 {
 	return rb->flags & KRING_RING_OVERWRITE;
+}
+
+/*
+ * Read the ring's clock (set). The default record clock is called
+ * directly: an indirect call costs a retpoline where they are on, and
+ * the clock is on every record's path (ftrace's rb_time_stamp() does the
+ * same for its default clock).
+ */
+static __always_inline u64 ring_clock(const struct kring_ring *rb)
+{
+#ifdef __KERNEL__
+	if (likely(rb->clock == kring_clock_mono))
+		return ktime_get_mono_fast_ns();
+#endif
+	return rb->clock();
 }
 
 /* local_try_cmpxchg() for every kernel kring builds against (6.1 has none) */
@@ -146,8 +162,8 @@ static void ring_handle_seek(struct kring_output_handle *h, unsigned long pos)
  * Copy @len bytes from @buf (or zeroes if @buf is NULL) into the
  * reservation, page by page. Never writes beyond the reservation.
  */
-static void ring_write(struct kring_output_handle *h, const void *buf,
-		       unsigned int len)
+static noinline void ring_write_pages(struct kring_output_handle *h,
+				      const void *buf, unsigned int len)
 {
 	struct kring_ring *rb = h->rb;
 
@@ -174,6 +190,24 @@ static void ring_write(struct kring_output_handle *h, const void *buf,
 		}
 		kring_irq_point(rb);
 	}
+}
+
+/*
+ * ring_write_pages(), with the common case inline: @buf's bytes end before
+ * the page does (a record crosses into the next page once per page).
+ */
+static __always_inline void ring_write(struct kring_output_handle *h,
+				       const void *buf, unsigned int len)
+{
+	if (likely(buf && len < h->size && len <= h->rem)) {
+		memcpy(h->addr, buf, len);
+		h->addr = (char *)h->addr + len;
+		h->size -= len;
+		h->rem -= len;
+		kring_irq_point(h->rb);
+		return;
+	}
+	ring_write_pages(h, buf, len);
 }
 
 static void lost_acc_merge(struct kring_lost_acc *dst,
@@ -274,12 +308,29 @@ static inline void ring_mirror(__u64 *field, u64 val)
 		WRITE_ONCE(*field, val);
 }
 
-/* Copy the counters into the control page; outermost writer only. */
-static void ring_mirror_counts(struct kring_ring *rb)
+/*
+ * A counter other than records_written changed: the outermost writer is to
+ * copy them all into the control page (ring_publish()). Writers that
+ * interrupt the outermost one take a sequence number, which makes it go
+ * round again and see the mark.
+ */
+static inline void ring_mark_counts(struct kring_ring *rb)
+{
+	WRITE_ONCE(rb->counts_dirty, 1);
+}
+
+/*
+ * Copy the counters marked by ring_mark_counts() into the control page;
+ * outermost writer only.
+ */
+static noinline void ring_mirror_counts(struct kring_ring *rb)
 {
 	struct kring_ctl_page *ctl = rb->ctl;
 
-	ring_mirror(&ctl->records_written, local64_read(&rb->records_written));
+	/* Clear the mark before reading what it stands for. */
+	WRITE_ONCE(rb->counts_dirty, 0);
+	barrier();
+	kring_irq_point(rb);
 	ring_mirror(&ctl->records_discarded,
 		    local64_read(&rb->records_discarded));
 	ring_mirror(&ctl->lost_no_space, local64_read(&rb->lost_no_space));
@@ -287,6 +338,7 @@ static void ring_mirror_counts(struct kring_ring *rb)
 	ring_mirror(&ctl->lost_paused, local64_read(&rb->lost_paused));
 	ring_mirror(&ctl->lost_overwritten, READ_ONCE(rb->ovw_est));
 	ring_mirror(&ctl->wakeups, local64_read(&rb->wakeups));
+	kring_irq_point(rb);
 }
 
 /* Is a wake-up due, and does the consumer want it? Outermost writer only. */
@@ -342,7 +394,7 @@ static inline void ring_cpu_enter(struct kring_ring *rb) { }
 static inline void ring_cpu_leave(struct kring_ring *rb) { }
 #endif
 
-static unsigned int ring_get_handle(struct kring_output_handle *h)
+static __always_inline unsigned int ring_get_handle(struct kring_output_handle *h)
 {
 	struct kring_ring *rb = h->rb;
 	unsigned int nest;
@@ -363,7 +415,7 @@ static unsigned int ring_get_handle(struct kring_output_handle *h)
  * Finish a writer: the outermost one publishes the counters and data_head
  * and issues a due wake-up; nested ones only step the nest count down.
  */
-static void ring_publish(struct kring_output_handle *h)
+static __always_inline void ring_publish(struct kring_output_handle *h)
 {
 	struct kring_ring *rb = h->rb;
 	unsigned long head;
@@ -391,7 +443,15 @@ again:
 	seq = local64_read(&rb->seq);
 	kring_irq_point(rb);
 
-	ring_mirror_counts(rb);
+	/*
+	 * After ->seq: a writer that marked counters after this point makes
+	 * the check at the end fail.
+	 */
+	barrier();
+	if (unlikely(READ_ONCE(rb->counts_dirty)))
+		ring_mirror_counts(rb);
+	WRITE_ONCE(rb->ctl->records_written,
+		   local64_read(&rb->records_written));
 	kring_irq_point(rb);
 
 	smp_wmb(); /* B, matches C: record stores before the data_head store */
@@ -425,6 +485,12 @@ again:
 		WRITE_ONCE(rb->nest, 1);
 		goto again;
 	}
+}
+
+/* ring_publish() out of line, for the paths other than a commit. */
+static noinline void ring_publish_slow(struct kring_output_handle *h)
+{
+	ring_publish(h);
 }
 
 /* Write the LOST record reporting @lost at the handle's position. */
@@ -461,11 +527,9 @@ static bool ring_has_space(const struct kring_ring *rb, unsigned long head,
 }
 
 /* Check the watermark and wakeup_events at @written bytes written. */
-static void ring_wakeup_account(struct kring_ring *rb, unsigned long written)
+static noinline void ring_wakeup_due(struct kring_ring *rb, unsigned long written,
+				     unsigned long wm, unsigned int we)
 {
-	unsigned long wm = READ_ONCE(rb->watermark);
-	unsigned int we = READ_ONCE(rb->wakeup_events);
-
 	if (wm) {
 		unsigned long stamp = local_read(&rb->wakeup_pos);
 
@@ -498,6 +562,19 @@ static void ring_wakeup_account(struct kring_ring *rb, unsigned long written)
 	}
 }
 
+/* ring_wakeup_due(), inline for a record that crosses no watermark. */
+static __always_inline void ring_wakeup_account(struct kring_ring *rb,
+						unsigned long written)
+{
+	unsigned long wm = READ_ONCE(rb->watermark);
+	unsigned int we = READ_ONCE(rb->wakeup_events);
+
+	if (likely(!we) &&
+	    (!wm || (long)(written - local_read(&rb->wakeup_pos)) < (long)wm))
+		return;
+	ring_wakeup_due(rb, written, wm, we);
+}
+
 /*
  * Backward mode: keep a lower bound of the records overwritten. For each
  * slice boundary (1/16 of the data area) the byte count crosses, note how
@@ -519,9 +596,174 @@ static void ring_ovw_account(struct kring_ring *rb, unsigned long before,
 	if (b1 > rb->data_size) {
 		j = (b1 - rb->data_size) >> rb->ovw_shift;
 		begun = READ_ONCE(rb->ovw_ckpt[j & (KRING_OVW_CKPTS - 1)]);
-		if (begun > READ_ONCE(rb->ovw_est))
+		if (begun > READ_ONCE(rb->ovw_est)) {
 			WRITE_ONCE(rb->ovw_est, begun);
+			ring_mark_counts(rb);
+		}
 	}
+}
+
+/*
+ * The reservation loop of kring_output_begin(): move ->head by @total bytes
+ * (forward: if the consumer left the space). On success *@offsetp is
+ * ->head before, *@headp after. *@timep is the clock reading of the last
+ * round (unchanged without a ring clock).
+ *
+ * Return: true, or false if there is no space (forward mode).
+ */
+static __always_inline bool ring_reserve(struct kring_ring *rb, unsigned int total,
+					 bool overwrite, unsigned long *offsetp,
+					 unsigned long *headp, u64 *timep)
+{
+	unsigned long offset = local_read(&rb->head), head;
+
+	do {
+		head = offset;
+		/*
+		 * With a ring clock the timestamp is read inside the
+		 * reservation loop: a writer that interrupts us between this
+		 * read and our cmpxchg moves ->head, our cmpxchg fails and we
+		 * read the clock again. So timestamps never decrease in
+		 * position order, however writers nest.
+		 */
+		if (rb->clock)
+			*timep = ring_clock(rb);
+		if (!overwrite) {
+			unsigned long tail = READ_ONCE(rb->ctl->data_tail);
+
+			if (unlikely(!ring_has_space(rb, head, tail, total)))
+				return false;
+			/*
+			 * The check above is a control dependency separating
+			 * the @tail load from the record stores after the
+			 * loop: they happen only if it passed.
+			 *
+			 * A, matches D; the full barrier the consumer issues
+			 * after reading the data and before storing the new
+			 * tail. See ring_publish().
+			 */
+			head += total;
+		} else {
+			/* No tail: write below the newest record. */
+			head -= total;
+		}
+		kring_irq_point(rb);
+	} while (!ring_try_cmpxchg(&rb->head, &offset, head));
+	/*
+	 * The cmpxchg implies barrier(): none of the data stores after it can
+	 * be hoisted above the reservation by the compiler.
+	 */
+	kring_irq_point(rb);
+	*offsetp = offset;
+	*headp = head;
+	return true;
+}
+
+/*
+ * Account a reservation of @total bytes that moved ->head from @offset to
+ * @head, and point the handle at its first byte; its last @size bytes are
+ * the caller's record (what precedes them, a LOST record).
+ */
+static __always_inline void ring_reserved(struct kring_output_handle *h,
+					  bool overwrite, unsigned long offset,
+					  unsigned long head, unsigned int total,
+					  unsigned int size, u64 time)
+{
+	struct kring_ring *rb = h->rb;
+	unsigned long pos, written;
+
+	h->time = time;
+	if (!overwrite) {
+		pos = offset;
+		written = head;
+	} else {
+		pos = head;
+		written = -head;
+		ring_ovw_account(rb, offset, head);
+	}
+	ring_wakeup_account(rb, written);
+
+	h->rem = total;
+	ring_handle_seek(h, pos);
+	h->rec_pos = (pos + total - size) & rb->mask;
+	h->rec_size = size;
+}
+
+/* The time of a loss decided before the reservation loop read the clock. */
+static inline u64 ring_lost_time(const struct kring_ring *rb, u64 time)
+{
+	return rb->clock ? ring_clock(rb) : time;
+}
+
+/*
+ * kring_output_begin() failed with @err (its lost_* counter counted): park
+ * the loss (with the losses in @lost it collected, if any) for the next
+ * LOST record, publish, return @err. @time is the loss's time (the loop's
+ * clock reading, or ring_lost_time() for a failure before the loop).
+ */
+static noinline int ring_begin_fail(struct kring_output_handle *h,
+				    unsigned int level, int err, u64 time,
+				    const struct kring_lost_acc *lost)
+{
+	struct kring_ring *rb = h->rb;
+
+	ring_mark_counts(rb);	/* a lost_* counter moved */
+	if (!ring_overwrite(rb)) {
+		struct kring_lost_acc acc = { 0 }, self;
+
+		if (lost)
+			acc = *lost;
+		self = (struct kring_lost_acc) {
+			.count = 1,
+			.first_seq = h->seq,
+			.last_seq = h->seq,
+			.first_time = time,
+			.last_time = time,
+		};
+
+		lost_acc_merge(&acc, &self);
+		ring_lost_park(rb, level - 1, &acc);
+	}
+	kring_irq_point(rb);
+	ring_publish_slow(h);
+	return err;
+}
+
+/*
+ * kring_output_begin() in forward mode with losses pending: collect them
+ * and reserve room for a LOST record reporting them before the record.
+ */
+static noinline int ring_begin_lost(struct kring_output_handle *h,
+				    unsigned int level, unsigned int size,
+				    u64 time)
+{
+	struct kring_ring *rb = h->rb;
+	struct kring_lost_acc lost = { 0 };
+	unsigned long offset, head;
+	unsigned int total = size;
+
+	/*
+	 * A full ring stays full for many records: do not take the pending
+	 * losses only to park them again: add ours to them.
+	 */
+	if (!ring_has_space(rb, local_read(&rb->head),
+			    READ_ONCE(rb->ctl->data_tail),
+			    size + KRING_LOST_RECORD_SIZE)) {
+		local64_inc(&rb->lost_no_space);
+		return ring_begin_fail(h, level, -ENOSPC, ring_lost_time(rb, time), NULL);
+	}
+
+	ring_lost_collect(rb, level - 1, &lost);
+	if (lost.count)
+		total += KRING_LOST_RECORD_SIZE;
+	if (unlikely(!ring_reserve(rb, total, false, &offset, &head, &time))) {
+		local64_inc(&rb->lost_no_space);
+		return ring_begin_fail(h, level, -ENOSPC, time, &lost);
+	}
+	ring_reserved(h, false, offset, head, total, size, time);
+	if (unlikely(lost.count))
+		ring_write_lost(h, &lost);
+	return 0;
 }
 
 /**
@@ -548,18 +790,16 @@ static void ring_ovw_account(struct kring_ring *rb, unsigned long before,
 int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 		       unsigned int size, u64 time)
 {
-	struct kring_lost_acc lost = { 0 };
-	unsigned long offset, head, pos, written;
-	unsigned int total, level;
+	unsigned long offset, head;
+	unsigned int level;
 	bool overwrite = ring_overwrite(rb);
-	int err;
 
 	lockdep_assert_preemption_disabled();
 
 	/*
 	 * With a ring clock, the one clock read is the one inside the
-	 * reservation loop below (a failure before it reads the clock for its
-	 * LOST record's time): the clock costs as much as the rest of a small
+	 * reservation loop (a failure before it reads the clock for its LOST
+	 * record's time): the clock costs as much as the rest of a small
 	 * record.
 	 */
 	h->rb = rb;
@@ -568,111 +808,32 @@ int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 	kring_irq_point(rb);
 	h->seq = local64_inc_return(&rb->seq) - 1;
 	kring_irq_point(rb);
-	if (level > 1)
+	if (unlikely(level > 1)) {
 		local64_inc(&rb->nested);
-	WARN_ON_ONCE(level > KRING_RING_MAX_NEST);
+		WARN_ON_ONCE(level > KRING_RING_MAX_NEST);
+	}
 
 	if (unlikely(READ_ONCE(rb->paused))) {
 		local64_inc(&rb->lost_paused);
-		err = -EAGAIN;
-		goto fail;
+		return ring_begin_fail(h, level, -EAGAIN, ring_lost_time(rb, time), NULL);
 	}
 	if (unlikely(size < sizeof(struct kring_record_header) ||
 		     size > rb->max_record)) {
 		local64_inc(&rb->lost_too_big);
-		err = -E2BIG;
-		goto fail;
+		return ring_begin_fail(h, level, -E2BIG, ring_lost_time(rb, time), NULL);
 	}
 	size = round_up(size, KRING_RECORD_ALIGN);
-	total = size;
 
-	if (!overwrite && unlikely(local_read(&rb->lost_pending))) {
-		ring_lost_collect(rb, level - 1, &lost);
-		if (lost.count)
-			total += KRING_LOST_RECORD_SIZE;
+	/* Losses to report first: a LOST record goes in the same reservation. */
+	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
+		return ring_begin_lost(h, level, size, time);
+
+	if (unlikely(!ring_reserve(rb, size, overwrite, &offset, &head, &time))) {
+		local64_inc(&rb->lost_no_space);
+		return ring_begin_fail(h, level, -ENOSPC, time, NULL);
 	}
-
-	offset = local_read(&rb->head);
-	do {
-		head = offset;
-		/*
-		 * With a ring clock the timestamp is read inside the
-		 * reservation loop: a writer that interrupts us between this
-		 * read and our cmpxchg moves ->head, our cmpxchg fails and we
-		 * read the clock again. So timestamps never decrease in
-		 * position order, however writers nest.
-		 */
-		if (rb->clock)
-			time = rb->clock();
-		if (!overwrite) {
-			unsigned long tail = READ_ONCE(rb->ctl->data_tail);
-
-			if (unlikely(!ring_has_space(rb, head, tail, total))) {
-				local64_inc(&rb->lost_no_space);
-				err = -ENOSPC;
-				goto fail;
-			}
-			/*
-			 * The check above is a control dependency separating
-			 * the @tail load from the record stores below: they
-			 * happen only if it passed.
-			 *
-			 * A, matches D; the full barrier the consumer issues
-			 * after reading the data and before storing the new
-			 * tail. See ring_publish().
-			 */
-			head += total;
-		} else {
-			/* No tail: write below the newest record. */
-			head -= total;
-		}
-		kring_irq_point(rb);
-	} while (!ring_try_cmpxchg(&rb->head, &offset, head));
-	/*
-	 * The cmpxchg implies barrier(): none of the data stores below can be
-	 * hoisted above the reservation by the compiler.
-	 */
-	kring_irq_point(rb);
-
-	h->time = time;
-	if (!overwrite) {
-		pos = offset;
-		written = head;
-	} else {
-		pos = head;
-		written = -head;
-		ring_ovw_account(rb, offset, head);
-	}
-	ring_wakeup_account(rb, written);
-
-	h->rem = total;
-	ring_handle_seek(h, pos);
-	if (unlikely(lost.count))
-		ring_write_lost(h, &lost);
-	h->rec_pos = (pos + total - size) & rb->mask;
-	h->rec_size = size;
+	ring_reserved(h, overwrite, offset, head, size, size, time);
 	return 0;
-
-fail:
-	if (!overwrite) {
-		struct kring_lost_acc self;
-
-		if (rb->clock && err != -ENOSPC)	/* failed before the loop read it */
-			time = rb->clock();
-		self = (struct kring_lost_acc) {
-			.count = 1,
-			.first_seq = h->seq,
-			.last_seq = h->seq,
-			.first_time = time,
-			.last_time = time,
-		};
-
-		lost_acc_merge(&lost, &self);
-		ring_lost_park(rb, level - 1, &lost);
-	}
-	kring_irq_point(rb);
-	ring_publish(h);
-	return err;
 }
 EXPORT_SYMBOL_GPL(kring_output_begin);
 
@@ -754,8 +915,9 @@ void kring_output_discard(struct kring_output_handle *h)
 		memcpy(ring_addr(rb, h->rec_pos + sizeof(hdr)), &seq, sizeof(seq));
 	h->rem = 0;
 	local64_inc(&rb->records_discarded);
+	ring_mark_counts(rb);
 	kring_irq_point(rb);
-	ring_publish(h);
+	ring_publish_slow(h);
 }
 EXPORT_SYMBOL_GPL(kring_output_discard);
 
@@ -808,7 +970,7 @@ bool kring_ring_flush_lost(struct kring_ring *rb)
 	ring_handle_seek(&h, offset);
 	ring_write_lost(&h, &lost);
 out:
-	ring_publish(&h);
+	ring_publish_slow(&h);
 	return done && !local_read(&rb->lost_pending);
 }
 EXPORT_SYMBOL_GPL(kring_ring_flush_lost);
@@ -829,6 +991,7 @@ static void ring_clear_counts(struct kring_ring *rb)
 	local64_set(&rb->ovw_records, 0);
 	WRITE_ONCE(rb->ovw_est, 0);
 	memset(rb->ovw_ckpt, 0, sizeof(rb->ovw_ckpt));
+	WRITE_ONCE(rb->counts_dirty, 0);
 
 	WRITE_ONCE(ctl->records_written, 0);
 	WRITE_ONCE(ctl->records_discarded, 0);

@@ -112,6 +112,8 @@ struct kring_lost_slot {
  * @head:		reservation position (free-running byte count; in
  *			backward mode it decreases from 0)
  * @nest:		writers of this ring currently between begin and end
+ * @counts_dirty:	a counter other than @records_written changed since
+ *			the control page's copies were last brought up to date
  * @pub_head:		the last data_head published (the kernel's copy: the
  *			control page's may be written by the consumer); a
  *			reservation is unpublished while @head differs from it
@@ -166,6 +168,7 @@ struct kring_lost_slot {
 struct kring_ring {
 	local_t head;
 	unsigned int nest;
+	unsigned int counts_dirty;
 	unsigned long pub_head;
 	local64_t seq;
 	u64 seq_base;
@@ -235,6 +238,11 @@ struct kring_ring_counts {
 	u64 wakeups;
 	u64 nested;
 };
+
+#ifdef __KERNEL__
+/* The default record clock (CLOCK_MONOTONIC), see clock.c. */
+u64 kring_clock_mono(void);
+#endif
 
 int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 		    void **data_pages, unsigned int nr_pages,

@@ -303,6 +303,22 @@ void run_once(const scenario& sc, test_ring& r, int at0, int at1, int* points) {
     EXPECT_EQ(r.head(), (uint64_t)r.rb.head.counter);
     inj.check_published();
 
+    /*
+     * The control page's counters are the ring's, whichever writer moved
+     * them and wherever it interrupted the outermost one.
+     */
+    {
+        kring_ring_counts now;
+
+        kring_ring_read_counts(&r.rb, &now);
+        EXPECT_EQ(r.ctl->records_written, now.written);
+        EXPECT_EQ(r.ctl->records_discarded, now.discarded);
+        EXPECT_EQ(r.ctl->lost_no_space, now.lost_no_space);
+        EXPECT_EQ(r.ctl->lost_too_big, now.lost_too_big);
+        EXPECT_EQ(r.ctl->lost_paused, now.lost_paused);
+        EXPECT_EQ(r.ctl->lost_overwritten, now.lost_overwritten);
+    }
+
     if (!inj.backward) {
         ASSERT_TRUE(consume(r, t));
         /* A last record reports whatever losses are still pending. */
