@@ -210,20 +210,30 @@ static __always_inline void ring_write(struct kring_output_handle *h,
 	ring_write_pages(h, buf, len);
 }
 
+/*
+ * Add the losses in @src to @dst. @dst->count is written once, marked: when
+ * @dst is a slot's active half, a collector this writer interrupted may be
+ * looking at it (ring_lost_collect()); the other fields only the slot's
+ * owner reads, after claiming the half.
+ */
 static void lost_acc_merge(struct kring_lost_acc *dst,
 			   const struct kring_lost_acc *src)
 {
 	if (!src->count)
 		return;
 	if (!dst->count) {
-		*dst = *src;
+		dst->first_seq = src->first_seq;
+		dst->last_seq = src->last_seq;
+		dst->first_time = src->first_time;
+		dst->last_time = src->last_time;
+		WRITE_ONCE(dst->count, src->count);
 		return;
 	}
-	dst->count += src->count;
 	dst->first_seq = min(dst->first_seq, src->first_seq);
 	dst->last_seq = max(dst->last_seq, src->last_seq);
 	dst->first_time = min(dst->first_time, src->first_time);
 	dst->last_time = max(dst->last_time, src->last_time);
+	WRITE_ONCE(dst->count, dst->count + src->count);
 }
 
 /*
@@ -265,8 +275,14 @@ static void ring_lost_collect(struct kring_ring *rb, unsigned int level,
 		bool claimed = false;
 		u64 count;
 
+		/*
+		 * A look at the active half's count, marked: a writer that
+		 * interrupts us may be adding to that half right now
+		 * (lost_acc_merge() marks its store). Only a half claimed
+		 * below is read in full.
+		 */
 		while (!(state & SLOT_BUSY) &&
-		       slot->acc[state & SLOT_ACTIVE].count) {
+		       READ_ONCE(slot->acc[state & SLOT_ACTIVE].count)) {
 			kring_irq_point(rb);
 			/* Claim: flip the active half and mark the slot busy. */
 			if (ring_try_cmpxchg(&slot->state, &state,
