@@ -47,40 +47,67 @@ EXPORT_SYMBOL_GPL(kring_sample_size);
 void kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 			 const struct kring_sample_data *d)
 {
-	static const u8 zeros[8];
+	/*
+	 * The record in at most three copies (each one call, whatever its
+	 * size): header, the fixed fields and RAW's size word; RAW's data;
+	 * RAW's padding and the sequence number.
+	 */
+	u8 head[sizeof(struct kring_record_header) + 7 * 8 + sizeof(u32)];
+	u8 tail[8 + 8] = { 0 };
+	struct kring_record_header hdr = {
+		.type = KRING_RECORD_SAMPLE,
+		.size = h->rec_size,
+	};
+	unsigned int n = 0, t = 0;
 	u32 pair[2];
 
 	sample_type |= KRING_SAMPLE_SEQ;
-	kring_output_header(h, KRING_RECORD_SAMPLE, 0);
-	if (sample_type & KRING_SAMPLE_IDENTIFIER)
-		kring_output_copy(h, &d->id, 8);
-	if (sample_type & KRING_SAMPLE_IP)
-		kring_output_copy(h, &d->ip, 8);
+	memcpy(head, &hdr, sizeof(hdr));
+	n = sizeof(hdr);
+	if (sample_type & KRING_SAMPLE_IDENTIFIER) {
+		memcpy(head + n, &d->id, 8);
+		n += 8;
+	}
+	if (sample_type & KRING_SAMPLE_IP) {
+		memcpy(head + n, &d->ip, 8);
+		n += 8;
+	}
 	if (sample_type & KRING_SAMPLE_TID) {
 		pair[0] = d->pid;
 		pair[1] = d->tid;
-		kring_output_copy(h, pair, 8);
+		memcpy(head + n, pair, 8);
+		n += 8;
 	}
-	if (sample_type & KRING_SAMPLE_TIME)
-		kring_output_copy(h, &d->time, 8);
-	if (sample_type & KRING_SAMPLE_ID)
-		kring_output_copy(h, &d->id, 8);
+	if (sample_type & KRING_SAMPLE_TIME) {
+		memcpy(head + n, &d->time, 8);
+		n += 8;
+	}
+	if (sample_type & KRING_SAMPLE_ID) {
+		memcpy(head + n, &d->id, 8);
+		n += 8;
+	}
 	if (sample_type & KRING_SAMPLE_CPU) {
 		pair[0] = d->cpu;
 		pair[1] = 0;
-		kring_output_copy(h, pair, 8);
+		memcpy(head + n, pair, 8);
+		n += 8;
 	}
-	if (sample_type & KRING_SAMPLE_PERIOD)
-		kring_output_copy(h, &d->period, 8);
+	if (sample_type & KRING_SAMPLE_PERIOD) {
+		memcpy(head + n, &d->period, 8);
+		n += 8;
+	}
 	if (sample_type & KRING_SAMPLE_RAW) {
 		u32 padded = KRING_RAW_PADDED(d->raw_size);
 
-		kring_output_copy(h, &padded, sizeof(padded));
-		if (d->raw_size)
-			kring_output_copy(h, d->raw, d->raw_size);
-		kring_output_copy(h, zeros, padded - d->raw_size);
+		memcpy(head + n, &padded, sizeof(padded));
+		n += sizeof(padded);
+		/* The padding (under 8 bytes) is zero; tail[] starts zeroed. */
+		t = padded - d->raw_size;
 	}
-	if (sample_type & KRING_SAMPLE_SEQ)
-		kring_output_copy(h, &h->seq, 8);
+	kring_output_copy(h, head, n);
+	if ((sample_type & KRING_SAMPLE_RAW) && d->raw_size)
+		kring_output_copy(h, d->raw, d->raw_size);
+	memcpy(tail + t, &h->seq, 8);
+	kring_output_copy(h, tail, t + 8);
 }
 EXPORT_SYMBOL_GPL(kring_output_sample);
