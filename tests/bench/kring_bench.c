@@ -10,6 +10,7 @@
  *	ring=kring|ftrace mode=overwrite|forward size=N count=N
  *	[warmup=N] [channel=ID] [pages=N] [consumer_cpu=N]
  *	ring=clock count=N
+ *	ring=tp sink=none|ftrace|perf|kring count=N [channel=ID]
  *
  * The write runs the loop in the writing task, on its CPU: the task must
  * be pinned to one CPU (-EINVAL otherwise). Each record: reserve, copy
@@ -40,6 +41,14 @@
  * entries, overrun and dropped (the buffer's counters for the writing
  * CPU). ring=clock times @count reads of each clock instead
  * (bench_clock()).
+ *
+ * ring=tp fires the tracepoint kring_bench:kring_bench_hit @count times
+ * from a kthread bound to the writing task's CPU (bench_tp()), and reads
+ * back ns, total, ok and fail. The sink is user space's doing for none
+ * (the event disabled), ftrace (enabled in tracefs) and perf (a
+ * perf_event_open() of the event); for kring this module attaches a probe
+ * that writes each hit as a SAMPLE (TIME | RAW, the event's two words as
+ * RAW) into channel @channel, and ok/fail count the probe's writes.
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -58,16 +67,21 @@
 
 #include "compat.h"
 
+#define CREATE_TRACE_POINTS
+#include "kring_bench_trace.h"
+
 /* A kring-only record type: header, timestamp, payload. */
 #define BENCH_RECORD_TYPE	(KRING_RECORD_KRING_BASE + 0x200)
 #define BENCH_MAX_SIZE		4096
 #define BENCH_MAX_PAGES		4096
 #define BENCH_OUT_SIZE		320
 
-enum { BENCH_KRING, BENCH_FTRACE, BENCH_CLOCK };
+enum { BENCH_KRING, BENCH_FTRACE, BENCH_CLOCK, BENCH_TP };
+enum { SINK_NONE, SINK_FTRACE, SINK_PERF, SINK_KRING };
 
 struct bench_cmd {
-	int ring;		/* BENCH_KRING, BENCH_FTRACE or BENCH_CLOCK */
+	int ring;		/* BENCH_KRING, BENCH_FTRACE, BENCH_CLOCK, BENCH_TP */
+	int sink;		/* BENCH_TP: SINK_* */
 	bool forward;
 	unsigned int size;
 	u64 count;
@@ -106,6 +120,13 @@ struct bench_file {
 	size_t len;
 };
 
+static const char * const bench_sinks[] = {
+	[SINK_NONE] = "none",
+	[SINK_FTRACE] = "ftrace",
+	[SINK_PERF] = "perf",
+	[SINK_KRING] = "kring",
+};
+
 static int bench_parse(char *s, struct bench_cmd *c)
 {
 	char *tok;
@@ -131,7 +152,13 @@ static int bench_parse(char *s, struct bench_cmd *c)
 				c->ring = BENCH_FTRACE;
 			else if (!strcmp(val, "clock"))
 				c->ring = BENCH_CLOCK;
+			else if (!strcmp(val, "tp"))
+				c->ring = BENCH_TP;
 			else
+				err = -EINVAL;
+		} else if (!strcmp(tok, "sink")) {
+			c->sink = match_string(bench_sinks, ARRAY_SIZE(bench_sinks), val);
+			if (c->sink < 0)
 				err = -EINVAL;
 		} else if (!strcmp(tok, "mode")) {
 			if (!strcmp(val, "forward"))
@@ -156,10 +183,9 @@ static int bench_parse(char *s, struct bench_cmd *c)
 	}
 	if (err)
 		return err;
-	if (c->ring != BENCH_KRING && c->ring != BENCH_FTRACE &&
-	    c->ring != BENCH_CLOCK)
+	if (c->ring < BENCH_KRING || c->ring > BENCH_TP)
 		return -EINVAL;
-	if (c->ring == BENCH_CLOCK)
+	if (c->ring == BENCH_CLOCK || c->ring == BENCH_TP)
 		return 0;
 	if (c->size < sizeof(u64) || c->size > BENCH_MAX_SIZE ||
 	    !IS_ALIGNED(c->size, sizeof(u64)))
@@ -394,6 +420,93 @@ static int bench_clock(const struct bench_cmd *c, struct bench_file *f)
 	return 0;
 }
 
+/* ---- one tracepoint, three sinks --------------------------------------- */
+
+/* The kring probe's channel and its counts (one run at a time). */
+struct bench_tp {
+	struct kring_channel *ch;
+	u64 ok;
+	u64 fail;
+	u64 count;
+	u64 ns;
+	struct completion done;
+};
+
+static void bench_tp_probe(void *data, u64 seq, u64 val)
+{
+	struct bench_tp *tp = data;
+	u64 raw[2] = { seq, val };
+	struct kring_sample_data d = {
+		.raw = raw,
+		.raw_size = sizeof(raw),
+	};
+
+	/* Tracepoint probes run with preemption disabled. */
+	if (kring_channel_write_sample(tp->ch, &d))
+		tp->fail++;
+	else
+		tp->ok++;
+}
+
+static int bench_tp_thread(void *arg)
+{
+	struct bench_tp *tp = arg;
+	u64 i, t0 = local_clock();
+
+	for (i = 0; i < tp->count; i++) {
+		trace_kring_bench_hit(i, i ^ 0x5a5a5a5a);
+		if (!(i & 1023))
+			cond_resched();
+	}
+	tp->ns = local_clock() - t0;
+	complete(&tp->done);
+	return 0;
+}
+
+/*
+ * Fire the tracepoint @c->count times from a kthread on this CPU (the
+ * writing task is pinned: the kring probe's channel has one writer CPU),
+ * with the kring probe attached for sink=kring.
+ */
+static int bench_tp(const struct bench_cmd *c, struct bench_file *f)
+{
+	struct bench_tp tp = { .count = c->count };
+	struct task_struct *t;
+	int err = 0;
+
+	init_completion(&tp.done);
+	if (c->sink == SINK_KRING) {
+		tp.ch = kring_channel_get(c->channel);
+		if (!tp.ch)
+			return -ENOENT;
+		err = register_trace_kring_bench_hit(bench_tp_probe, &tp);
+		if (err)
+			goto put;
+	}
+	t = kthread_create(bench_tp_thread, &tp, "kring_bench_tp");
+	if (IS_ERR(t)) {
+		err = PTR_ERR(t);
+		goto unregister;
+	}
+	kthread_bind(t, raw_smp_processor_id());
+	wake_up_process(t);
+	wait_for_completion(&tp.done);
+unregister:
+	if (c->sink == SINK_KRING) {
+		unregister_trace_kring_bench_hit(bench_tp_probe, &tp);
+		tracepoint_synchronize_unregister();
+	}
+put:
+	if (tp.ch)
+		kring_channel_put(tp.ch);
+	if (err)
+		return err;
+	f->len = scnprintf(f->out, sizeof(f->out),
+			   "ring=tp sink=%s total=%llu ns=%llu ok=%llu fail=%llu\n",
+			   bench_sinks[c->sink], c->count, tp.ns, tp.ok, tp.fail);
+	return 0;
+}
+
 /* ---- debugfs ----------------------------------------------------------- */
 
 static int bench_run(const struct bench_cmd *c, struct bench_file *f)
@@ -407,6 +520,8 @@ static int bench_run(const struct bench_cmd *c, struct bench_file *f)
 		return -EINVAL;
 	if (c->ring == BENCH_CLOCK)
 		return bench_clock(c, f);
+	if (c->ring == BENCH_TP)
+		return bench_tp(c, f);
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
@@ -501,4 +616,4 @@ module_init(kring_bench_init);
 module_exit(kring_bench_exit);
 
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("kring benchmark: kring's and ftrace's producer loops");
+MODULE_DESCRIPTION("kring benchmark: kring's and ftrace's producer loops, one tracepoint and three sinks");

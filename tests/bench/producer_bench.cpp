@@ -34,6 +34,7 @@
 
 #include <kring/kring.hpp>
 
+#include "bench_util.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -49,41 +50,14 @@ struct options {
     std::vector<unsigned> sizes{8, 32, 64, 256};
     bool smoke = false;
     bool verbose = false;
-    std::string run_file = "/sys/kernel/debug/kring_bench/run";
+    std::string run_file = bench::default_run_file;
 };
 
-using fields = std::map<std::string, std::uint64_t>;
+using bench::fields;
+using bench::median;
 
-// One command to kring_bench.ko: write it, read the result line back.
 std::optional<fields> run_command(const options& o, const std::string& cmd, std::string& err) {
-    int fd = ::open(o.run_file.c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-        err = o.run_file + ": " + std::strerror(errno);
-        return std::nullopt;
-    }
-    if (::write(fd, cmd.data(), cmd.size()) != ssize_t(cmd.size())) {
-        err = "'" + cmd + "': " + std::strerror(errno);
-        ::close(fd);
-        return std::nullopt;
-    }
-    char buf[512];
-    ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
-    ::close(fd);
-    if (n <= 0) {
-        err = "no result for '" + cmd + "'";
-        return std::nullopt;
-    }
-    buf[n] = '\0';
-    fields f;
-    std::istringstream in(buf);
-    std::string kv;
-    while (in >> kv) {
-        auto eq = kv.find('=');
-        if (eq == std::string::npos)
-            continue;
-        f[kv.substr(0, eq)] = std::strtoull(kv.c_str() + eq + 1, nullptr, 10);
-    }
-    return f;
+    return bench::run_command(o.run_file, cmd, err);
 }
 
 struct run_result {
@@ -235,14 +209,6 @@ run_result run_ftrace(const options& o, bool forward, unsigned size) {
     r.why = why.str();
     r.exact = r.why.empty();
     return r;
-}
-
-double median(std::vector<double> v) {
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 bool parse_args(int argc, char** argv, options& o) {

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# `make bench`: the producer benchmark (docs/PERFORMANCE.md). Builds
-# kring.ko and kring_bench.ko for each kernel, libkring and producer_bench,
-# boots the kernel in QEMU, runs kring's producer loop against ftrace's
-# ring buffer there (tests/bench/) and prints the table.
+# `make bench`, in the guest (docs/PERFORMANCE.md): builds kring.ko and
+# kring_bench.ko for each kernel, libkring, producer_bench and
+# tracepoint_bench, boots the kernel in QEMU, runs kring's producer loop
+# against ftrace's ring buffer there, then one tracepoint into ftrace,
+# perf and kring (tests/bench/), and prints the tables.
 #
 #   tools/dev/bench.sh [KERNEL...]        default: stock-6.12
 #   BENCH_ARGS="--pairs 15 --count 100000" producer_bench's options (the default)
+#   TP_BENCH_ARGS="--pairs 9 --count 100000" tracepoint_bench's (the default)
 #
 # Logs and the guest output go to $KRING_BUILD/bench/<kernel>-*.
 set -euo pipefail
@@ -16,13 +18,15 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KRING_BUILD:-$top/build}
 out=$build/bench
 args=${BENCH_ARGS:---pairs 15 --count 100000}
+tp_args=${TP_BENCH_ARGS:---pairs 9 --count 100000}
 [ $# -gt 0 ] || set -- stock-6.12
 mkdir -p "$out"
 
 echo "==> building user space"
-"$top/tools/dev/build-user.sh" producer_bench >"$out/user-build.log" 2>&1 ||
+"$top/tools/dev/build-user.sh" producer_bench tracepoint_bench >"$out/user-build.log" 2>&1 ||
 	{ tail -40 "$out/user-build.log"; exit 1; }
 bench=$build/user/tests/bench/producer_bench
+tp_bench=$build/user/tests/bench/tracepoint_bench
 rc=0
 for k in "$@"; do
 	echo "==> $k: modules"
@@ -35,12 +39,13 @@ for k in "$@"; do
 	fi
 	image=$("$top/tools/dev/vm/kernel.sh" image "$k" 2>>"$out/$k-modules.log") ||
 		{ tail -20 "$out/$k-modules.log"; rc=1; continue; }
-	printf 'BENCH_ARGS=%q\n' "$args" >"$out/$k-env"
+	printf 'BENCH_ARGS=%q\nTP_BENCH_ARGS=%q\n' "$args" "$tp_args" >"$out/$k-env"
 	echo "==> $k: guest (producer_bench $args)"
 	if ! "$top/tools/dev/vm/run.sh" --image "$image" --script "$top/tools/dev/vm/bench-guest.sh" \
 		--log "$out/$k-console.log" --timeout "${KRING_VM_TIMEOUT:-1800}" \
 		--file "$mdir/kmod/kring.ko" --file "$mdir/tests/bench/kring_bench.ko" \
-		--file "$bench:producer_bench" --file "$out/$k-env:env"; then
+		--file "$bench:producer_bench" --file "$tp_bench:tracepoint_bench" \
+		--file "$out/$k-env:env"; then
 		echo "bench.sh: the guest failed on $k (console: $out/$k-console.log)" >&2
 		rc=1
 	fi

@@ -135,7 +135,8 @@ for k in $kernels; do
 	# The producer benchmark, run once briefly (make bench runs it in earnest).
 	[ -f "$mdir/tests/bench/kring_bench.ko" ] && [ -x "$ubuild/tests/bench/producer_bench" ] &&
 		files+=(--file "$mdir/tests/bench/kring_bench.ko"
-			--file "$ubuild/tests/bench/producer_bench:producer_bench")
+			--file "$ubuild/tests/bench/producer_bench:producer_bench"
+			--file "$ubuild/tests/bench/tracepoint_bench:tracepoint_bench")
 	# The syscall fuzzer; its length depends on the kernel (check-guest.sh).
 	[ -x "$ubuild/tests/fuzz/kring_fuzz" ] &&
 		files+=(--file "$ubuild/tests/fuzz/kring_fuzz:kring_fuzz")

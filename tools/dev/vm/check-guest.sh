@@ -203,13 +203,17 @@ if [ -x /kring/kring_stress ] && [ -z "${GTEST_FILTER:-}" ]; then
 	step stress stress
 fi
 
-# The producer benchmark once, briefly, as a smoke test (make bench runs
-# it in earnest): passes when kring and ftrace's ring buffer accounted for
-# every record in every run; times are printed, never asserted.
+# The producer and tracepoint benchmarks once, briefly, as a smoke test
+# (make bench runs them in earnest): passes when every ring (kring's,
+# ftrace's, perf's) accounted for every record in every run; times are
+# printed, never asserted.
 bench_smoke() {
 	insmod /kring/kring_bench.ko || return 1
 	/kring/producer_bench --smoke
 	r=$?
+	if [ -x /kring/tracepoint_bench ]; then
+		/kring/tracepoint_bench --smoke || r=1
+	fi
 	rmmod kring_bench
 	return $r
 }

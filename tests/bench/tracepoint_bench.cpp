@@ -1,0 +1,371 @@
+// tracepoint_bench: one tracepoint, three sinks, in one boot
+// (docs/PERFORMANCE.md; `make bench` runs it after producer_bench).
+//
+//   tracepoint_bench [--pairs N] [--count N] [--order N] [--smoke] [--run FILE]
+//
+// kring_bench.ko fires kring_bench:kring_bench_hit N times from a kthread
+// on CPU 0 (ring=tp); each round runs four sinks in turn:
+//   none    the event disabled: the baseline (a static branch);
+//   ftrace  the event enabled in tracefs, into ftrace's ring (its default
+//           overwrite mode, buffer_size_kb = the ring's size, no reader);
+//   perf    perf_event_open(PERF_TYPE_TRACEPOINT, sample_period 1,
+//           PERF_SAMPLE_RAW | PERF_SAMPLE_TIME) on CPU 0, 1 + 2^order pages,
+//           read by libkring's reader on CPU 1;
+//   kring   the module's probe writing a SAMPLE (TIME | RAW) into a kring
+//           channel of 2^order pages, read by libkring's reader on CPU 1.
+// Prints the median ns per hit of each, minus the baseline, and the ratios
+// kring/ftrace and kring/perf (medians of the per-round ratios, with their
+// spread). Every run's accounting is checked: each hit is in the sink or
+// counted as lost there (ftrace: entries + overrun; perf: samples + LOST
+// records' counts; kring: records + lost = hits, and the channel's
+// counters agree); a run that fails it fails the program (exit 1). Times
+// are never asserted. --smoke: one round, few hits (make check). The last
+// lines are machine-readable:
+//   summary tracepoint_bench sink=S ns_per_hit=.. over_baseline=.. lost=..
+//   summary tracepoint_bench ratio_ftrace=.. ratio_perf=.. (min-max too)
+//   summary tracepoint_bench runs=N bad=N ok=0|1
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <linux/perf_event.h>
+
+#include <kring/kring.hpp>
+#include <kring/perf.hpp>
+
+#include "bench_util.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+constexpr int producer_cpu = 0;
+constexpr int consumer_cpu = 1;
+const char* const event_dir = "events/kring_bench/kring_bench_hit";
+
+struct options {
+    unsigned pairs = 5;
+    std::uint64_t count = 100000;
+    unsigned order = 4;
+    bool smoke = false;
+    std::string run_file = bench::default_run_file;
+};
+
+struct run_result {
+    double ns_per_hit = 0;
+    std::uint64_t lost = 0;
+    std::string why;  // what did not add up, or what failed; empty: exact
+};
+
+bool write_file(const std::string& path, const std::string& value) {
+    std::ofstream f(path);
+    f << value;
+    f.flush();
+    return bool(f);
+}
+
+// The tracefs directory: mounted where it should be, or mounted there now.
+std::string tracefs() {
+    for (const char* d : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
+        struct stat st;
+        if (::stat((std::string(d) + "/" + event_dir).c_str(), &st) == 0)
+            return d;
+    }
+    if (::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0)
+        return "/sys/kernel/tracing";
+    return "";
+}
+
+// Fire @count hits (default: the run's); ns per hit from the module's
+// answer; checks total.
+run_result fire(const options& o, const char* sink, const std::string& extra, bench::fields& f,
+                std::uint64_t count = 0) {
+    run_result r;
+    std::string err;
+    if (!count)
+        count = o.count;
+    auto v = bench::run_command(
+        o.run_file, std::string("ring=tp sink=") + sink + " count=" + std::to_string(count) + extra,
+        err);
+    if (!v) {
+        r.why = err;
+        return r;
+    }
+    f = *v;
+    if (f["total"] != count)
+        r.why = "the module fired " + std::to_string(f["total"]) + " hits";
+    r.ns_per_hit = double(f["ns"]) / double(count);
+    return r;
+}
+
+run_result run_none(const options& o, const std::string& tfs) {
+    bench::fields f;
+    write_file(tfs + "/" + event_dir + "/enable", "0");
+    return fire(o, "none", "", f);
+}
+
+// "name: value" from ftrace's per-CPU stats file.
+std::uint64_t stat_of(const std::string& stats, const std::string& name) {
+    std::istringstream in(stats);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(name + ":", 0) == 0)
+            return std::strtoull(line.c_str() + name.size() + 1, nullptr, 10);
+    return ~0ull;
+}
+
+run_result run_ftrace(const options& o, const std::string& tfs) {
+    const std::string kb = std::to_string((4096u << o.order) / 1024);
+    if (!write_file(tfs + "/buffer_size_kb", kb) || !write_file(tfs + "/trace", "") ||
+        !write_file(tfs + "/tracing_on", "1") ||
+        !write_file(tfs + "/" + event_dir + "/enable", "1"))
+        return {0, 0, "cannot set up ftrace in " + tfs};
+    bench::fields f;
+    run_result r = fire(o, "ftrace", "", f);
+    write_file(tfs + "/" + event_dir + "/enable", "0");
+    std::ifstream in(tfs + "/per_cpu/cpu" + std::to_string(producer_cpu) + "/stats");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::uint64_t entries = stat_of(ss.str(), "entries"),
+                        overrun = stat_of(ss.str(), "overrun");
+    r.lost = overrun;
+    if (r.why.empty() && entries + overrun != o.count)
+        r.why = "ftrace: entries " + std::to_string(entries) + " + overrun " +
+                std::to_string(overrun) + " != " + std::to_string(o.count) + " hits";
+    write_file(tfs + "/trace", "");
+    return r;
+}
+
+// A reader thread on CPU 1 draining @ring until told to stop: counts the
+// records of @sample_type and the losses LOST records report.
+struct drainer {
+    std::atomic<bool> stop{false};
+    std::uint64_t samples = 0, lost = 0, other = 0;
+    std::string error;
+    std::thread t;
+
+    void start(const kring::ring_view& ring, std::uint32_t sample_type) {
+        t = std::thread([this, ring, sample_type] {
+            kt::pin_to(consumer_cpu);
+            kring::reader rd(ring);
+            auto on = [&](const kring::record& rec) {
+                if (rec.type() == sample_type)
+                    samples++;
+                else if (auto l = kring::parse_lost(rec, ring.kind))
+                    lost += l->lost;
+                else
+                    other++;
+            };
+            for (;;) {
+                const bool last = stop.load(std::memory_order_acquire);
+                auto n = rd.drain(on);
+                if (!n) {
+                    error = n.error().message();
+                    break;
+                }
+                if (last)
+                    break;
+            }
+        });
+    }
+    void finish() {
+        stop.store(true, std::memory_order_release);
+        if (t.joinable())
+            t.join();
+    }
+};
+
+run_result run_perf(const options& o, const std::string& tfs) {
+    std::ifstream idf(tfs + "/" + event_dir + "/id");
+    std::uint64_t id = 0;
+    if (!(idf >> id))
+        return {0, 0, "no id for the event in " + tfs};
+    perf_event_attr a{};
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_TRACEPOINT;
+    a.config = id;
+    a.sample_period = 1;
+    a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TIME;
+    a.wakeup_events = 1u << 30;  // the reader polls: no wake-ups
+    auto pr = kring::perf_ring::open(a, -1, producer_cpu, o.order);
+    if (!pr)
+        return {0, 0, "perf_event_open: " + pr.error().message()};
+    drainer d;
+    d.start(pr->ring(), PERF_RECORD_SAMPLE);
+    bench::fields f, f2;
+    run_result r = fire(o, "perf", "", f);
+    // perf reports the records it dropped in a LOST record written before
+    // the next sample that fits: once the reader has emptied the ring, one
+    // more (untimed) hit brings the last losses out.
+    const perf_event_mmap_page* pg = pr->page();
+    for (int i = 0; i < 100000 && kring::barrier::load_head(pg->data_head) !=
+                                      kring::barrier::load_relaxed(pg->data_tail);
+         i++)
+        std::this_thread::yield();
+    run_result last = fire(o, "perf", "", f2, 1);
+    d.finish();
+    r.lost = d.lost;
+    if (r.why.empty())
+        r.why = last.why;
+    if (r.why.empty() && (d.samples + d.lost != o.count + 1 || d.other || !d.error.empty()))
+        r.why = "perf: " + std::to_string(d.samples) + " samples + " + std::to_string(d.lost) +
+                " lost != " + std::to_string(o.count + 1) + " hits, " + std::to_string(d.other) +
+                " other records " + d.error;
+    return r;
+}
+
+run_result run_kring(const options& o) {
+    kring::channel_options co;
+    co.source = KRING_SOURCE_NONE;
+    co.data_pages_order = o.order;
+    co.sample_type = KRING_SAMPLE_TIME | KRING_SAMPLE_RAW;
+    auto ch = kring::channel::open(co);
+    if (!ch)
+        return {0, 0, "kring channel: " + ch.error().message()};
+    if (auto e = ch->enable(); !e)
+        return {0, 0, "enable: " + e.error().message()};
+    auto id = ch->id();
+    if (!id)
+        return {0, 0, "id: " + id.error().message()};
+    kring::barrier::arm_need_wakeup(ch->ctl()->need_wakeup, 0);
+    drainer d;
+    d.start(ch->ring(), KRING_RECORD_SAMPLE);
+    bench::fields f;
+    run_result r = fire(o, "kring", " channel=" + std::to_string(*id), f);
+    d.finish();
+    r.lost = f["fail"];
+    auto st = ch->stats();
+    std::ostringstream why;
+    if (!st)
+        why << "stats: " << st.error().message();
+    else if (r.why.empty() && (f["ok"] + f["fail"] != o.count || st->written != f["ok"] ||
+                               st->lost_no_space != f["fail"] || d.samples != f["ok"] ||
+                               d.lost > f["fail"] || d.other || !d.error.empty()))
+        why << "kring: probe ok " << f["ok"] << " fail " << f["fail"] << " of " << o.count
+            << ", written " << st->written << " lost_no_space " << st->lost_no_space << ", reader "
+            << d.samples << " samples " << d.lost << " lost " << d.other << " other " << d.error;
+    if (r.why.empty())
+        r.why = why.str();
+    return r;
+}
+
+bool parse_args(int argc, char** argv, options& o) {
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+        const char* v = nullptr;
+        if (a == "--smoke") {
+            o.smoke = true;
+            o.pairs = 1;
+            o.count = 2000;
+        } else if (a == "--pairs" && (v = value())) {
+            o.pairs = unsigned(std::strtoul(v, nullptr, 0));
+        } else if (a == "--count" && (v = value())) {
+            o.count = std::strtoull(v, nullptr, 0);
+        } else if (a == "--order" && (v = value())) {
+            o.order = unsigned(std::strtoul(v, nullptr, 0));
+        } else if (a == "--run" && (v = value())) {
+            o.run_file = v;
+        } else {
+            std::fprintf(stderr, "tracepoint_bench: bad argument %s\n", a.c_str());
+            return false;
+        }
+    }
+    return o.pairs && o.count && o.order <= 12;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    options o;
+    if (!parse_args(argc, argv, o)) {
+        std::fprintf(stderr,
+                     "usage: tracepoint_bench [--pairs N] [--count N] [--order N] [--smoke] "
+                     "[--run FILE]\n");
+        return 2;
+    }
+    if (kt::online_cpus() < 2 || !kt::pin_to(producer_cpu)) {
+        std::fprintf(stderr, "tracepoint_bench: needs CPUs 0 and 1 online\n");
+        return 1;
+    }
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    const std::string tfs = tracefs();
+    if (tfs.empty()) {
+        std::printf("FAIL tracefs: no %s (is kring_bench.ko loaded?)\n", event_dir);
+        std::printf("summary tracepoint_bench runs=0 bad=1 ok=0\n");
+        return 1;
+    }
+
+    const char* names[] = {"none", "ftrace", "perf", "kring"};
+    std::vector<double> ns[4], over[4], r_ftrace, r_perf;
+    std::uint64_t lost[4] = {};
+    unsigned runs = 0, bad = 0;
+    for (unsigned p = 0; p < o.pairs; p++) {
+        run_result r[4] = {run_none(o, tfs), run_ftrace(o, tfs), run_perf(o, tfs), run_kring(o)};
+        bool round_ok = true;
+        for (int s = 0; s < 4; s++) {
+            runs++;
+            if (!r[s].why.empty()) {
+                bad++;
+                round_ok = false;
+                std::printf("FAIL %s: %s\n", names[s], r[s].why.c_str());
+            }
+        }
+        if (!round_ok)
+            continue;
+        for (int s = 0; s < 4; s++) {
+            ns[s].push_back(r[s].ns_per_hit);
+            over[s].push_back(r[s].ns_per_hit - r[0].ns_per_hit);
+            lost[s] += r[s].lost;
+        }
+        const double k = r[3].ns_per_hit - r[0].ns_per_hit;
+        if (r[1].ns_per_hit > r[0].ns_per_hit)
+            r_ftrace.push_back(k / (r[1].ns_per_hit - r[0].ns_per_hit));
+        if (r[2].ns_per_hit > r[0].ns_per_hit)
+            r_perf.push_back(k / (r[2].ns_per_hit - r[0].ns_per_hit));
+    }
+
+    std::printf(
+        "\none tracepoint, three sinks: ns per hit, median of %u rounds (none, ftrace, perf, "
+        "kring in turn), %llu hits per run from a kthread on CPU %d, rings of %u pages "
+        "(readers on CPU %d)\n",
+        o.pairs, (unsigned long long)o.count, producer_cpu, 1u << o.order, consumer_cpu);
+    // ftrace's ring overwrites (its default mode, no reader): its column
+    // counts the events overwritten; perf's and kring's, the hits their full
+    // ring refused.
+    std::printf("%-7s %10s %14s %18s\n", "sink", "ns/hit", "over baseline", "lost/overwritten");
+    const double hits = double(o.count) * double(ns[0].size());
+    for (int s = 0; s < 4; s++)
+        std::printf("%-7s %10.1f %14.1f %17.1f%%\n", names[s], bench::median(ns[s]),
+                    bench::median(over[s]), hits ? 100.0 * double(lost[s]) / hits : 0);
+    auto spread = [](const std::vector<double>& v, double& lo, double& hi) {
+        lo = v.empty() ? 0 : *std::min_element(v.begin(), v.end());
+        hi = v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+    };
+    double fl, fh, pl, ph;
+    spread(r_ftrace, fl, fh);
+    spread(r_perf, pl, ph);
+    std::printf("kring/ftrace over baseline: %.2f (%.2f-%.2f); kring/perf: %.2f (%.2f-%.2f)\n",
+                bench::median(r_ftrace), fl, fh, bench::median(r_perf), pl, ph);
+    for (int s = 0; s < 4; s++)
+        std::printf(
+            "summary tracepoint_bench sink=%s ns_per_hit=%.1f over_baseline=%.1f "
+            "lost=%.4f\n",
+            names[s], bench::median(ns[s]), bench::median(over[s]),
+            hits ? double(lost[s]) / hits : 0);
+    std::printf(
+        "summary tracepoint_bench ratio_ftrace=%.3f ratio_ftrace_min=%.3f "
+        "ratio_ftrace_max=%.3f ratio_perf=%.3f ratio_perf_min=%.3f ratio_perf_max=%.3f\n",
+        bench::median(r_ftrace), fl, fh, bench::median(r_perf), pl, ph);
+    std::printf("summary tracepoint_bench runs=%u bad=%u ok=%d\n", runs, bad, bad ? 0 : 1);
+    return bad ? 1 : 0;
+}
