@@ -210,30 +210,48 @@ static __always_inline void ring_write(struct kring_output_handle *h,
 	ring_write_pages(h, buf, len);
 }
 
-/*
- * Add the losses in @src to @dst. @dst->count is written once, marked: when
- * @dst is a slot's active half, a collector this writer interrupted may be
- * looking at it (ring_lost_collect()); the other fields only the slot's
- * owner reads, after claiming the half.
- */
+/* Add the losses in @src to @dst, a writer's own accumulator. */
 static void lost_acc_merge(struct kring_lost_acc *dst,
 			   const struct kring_lost_acc *src)
 {
 	if (!src->count)
 		return;
 	if (!dst->count) {
-		dst->first_seq = src->first_seq;
-		dst->last_seq = src->last_seq;
-		dst->first_time = src->first_time;
-		dst->last_time = src->last_time;
-		WRITE_ONCE(dst->count, src->count);
+		*dst = *src;
 		return;
 	}
+	dst->count += src->count;
 	dst->first_seq = min(dst->first_seq, src->first_seq);
 	dst->last_seq = max(dst->last_seq, src->last_seq);
 	dst->first_time = min(dst->first_time, src->first_time);
 	dst->last_time = max(dst->last_time, src->last_time);
-	WRITE_ONCE(dst->count, dst->count + src->count);
+}
+
+/*
+ * lost_acc_merge() into a slot's active half @dst: its count is written
+ * once, marked, after the other fields. A collector this writer
+ * interrupted may be looking at that count (ring_lost_collect()); the
+ * other fields only the half's owner reads, after claiming it.
+ */
+static void lost_slot_add(struct kring_lost_acc *dst,
+			  const struct kring_lost_acc *src)
+{
+	u64 count = dst->count;
+
+	if (!src->count)
+		return;
+	if (!count) {
+		dst->first_seq = src->first_seq;
+		dst->last_seq = src->last_seq;
+		dst->first_time = src->first_time;
+		dst->last_time = src->last_time;
+	} else {
+		dst->first_seq = min(dst->first_seq, src->first_seq);
+		dst->last_seq = max(dst->last_seq, src->last_seq);
+		dst->first_time = min(dst->first_time, src->first_time);
+		dst->last_time = max(dst->last_time, src->last_time);
+	}
+	WRITE_ONCE(dst->count, count + src->count);
 }
 
 /*
@@ -250,8 +268,8 @@ static void ring_lost_park(struct kring_ring *rb, unsigned int level,
 		local64_add(acc->count, &rb->lost_deep);
 	} else {
 		slot = &rb->lost_slots[level];
-		lost_acc_merge(&slot->acc[local_read(&slot->state) & SLOT_ACTIVE],
-			       acc);
+		lost_slot_add(&slot->acc[local_read(&slot->state) & SLOT_ACTIVE],
+			      acc);
 	}
 	kring_irq_point(rb);
 	barrier();
@@ -278,7 +296,7 @@ static void ring_lost_collect(struct kring_ring *rb, unsigned int level,
 		/*
 		 * A look at the active half's count, marked: a writer that
 		 * interrupts us may be adding to that half right now
-		 * (lost_acc_merge() marks its store). Only a half claimed
+		 * (lost_slot_add() marks its store). Only a half claimed
 		 * below is read in full.
 		 */
 		while (!(state & SLOT_BUSY) &&
@@ -357,14 +375,12 @@ static noinline void ring_mirror_counts(struct kring_ring *rb)
 	kring_irq_point(rb);
 }
 
-/* Is a wake-up due, and does the consumer want it? Outermost writer only. */
-static void ring_wakeup_check(struct kring_output_handle *h)
+/* A wake-up became due (generation @gen): does the consumer want it? */
+static noinline void ring_wakeup_due_check(struct kring_output_handle *h,
+					   unsigned long gen)
 {
 	struct kring_ring *rb = h->rb;
-	unsigned long gen = local_read(&rb->wakeup_gen);
 
-	if (likely(h->wakeup == gen))
-		return;
 	h->wakeup = gen;
 
 	smp_mb(); /* E, matches F: data_head store before need_wakeup load */
@@ -375,6 +391,16 @@ static void ring_wakeup_check(struct kring_output_handle *h)
 	WRITE_ONCE(rb->ctl->wakeups, local64_read(&rb->wakeups));
 	if (rb->wakeup)
 		rb->wakeup(rb);
+}
+
+/* Is a wake-up due, and does the consumer want it? Outermost writer only. */
+static __always_inline void ring_wakeup_check(struct kring_output_handle *h)
+{
+	unsigned long gen = local_read(&h->rb->wakeup_gen);
+
+	if (likely(h->wakeup == gen))
+		return;
+	ring_wakeup_due_check(h, gen);
 }
 
 #ifdef KRING_RING_CHECK_CPU
