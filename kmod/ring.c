@@ -623,10 +623,9 @@ static __always_inline void ring_wakeup_account(struct kring_ring *rb,
  * many records had begun before it; every record begun more than one data
  * area before the current byte count is (partly) overwritten.
  */
-static void ring_ovw_account(struct kring_ring *rb, unsigned long before,
-			     unsigned long after)
+static noinline void ring_ovw_cross(struct kring_ring *rb, unsigned long b0,
+				    unsigned long b1)
 {
-	unsigned long b0 = -before, b1 = -after;
 	unsigned long j = (b0 >> rb->ovw_shift) + 1;
 	unsigned long last = b1 >> rb->ovw_shift;
 	u64 begun = local64_inc_return(&rb->ovw_records);
@@ -643,6 +642,24 @@ static void ring_ovw_account(struct kring_ring *rb, unsigned long before,
 			ring_mark_counts(rb);
 		}
 	}
+}
+
+/*
+ * A record that crosses no slice boundary changes no checkpoint, and the
+ * checkpoint the estimate reads is the one the last crossing read: it only
+ * counts itself.
+ */
+static __always_inline void ring_ovw_account(struct kring_ring *rb,
+					     unsigned long before,
+					     unsigned long after)
+{
+	unsigned long b0 = -before, b1 = -after;
+
+	if (likely(b0 >> rb->ovw_shift == b1 >> rb->ovw_shift)) {
+		local64_inc(&rb->ovw_records);
+		return;
+	}
+	ring_ovw_cross(rb, b0, b1);
 }
 
 /*
