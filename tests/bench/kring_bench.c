@@ -10,7 +10,7 @@
  *	ring=kring|ftrace mode=overwrite|forward size=N count=N
  *	[warmup=N] [channel=ID] [pages=N] [consumer_cpu=N]
  *	ring=clock count=N
- *	ring=tp sink=none|ftrace|perf|kring count=N [channel=ID]
+ *	ring=tp sink=none|ftrace|perf|kring count=N [channel=ID] [period=NS]
  *
  * The write runs the loop in the writing task, on its CPU: the task must
  * be pinned to one CPU (-EINVAL otherwise). Each record: reserve, copy
@@ -49,6 +49,8 @@
  * perf_event_open() of the event); for kring this module attaches a probe
  * that writes each hit as a SAMPLE (TIME | RAW, the event's two words as
  * RAW) into channel @channel, and ok/fail count the probe's writes.
+ * With @period the hits are paced, one every @period ns (busy waiting on
+ * local_clock(): the rate the end-to-end benchmark asks for).
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -89,6 +91,7 @@ struct bench_cmd {
 	u64 channel;
 	unsigned int pages;
 	unsigned int consumer_cpu;
+	u64 period;		/* BENCH_TP: ns between hits, 0: unpaced */
 };
 
 struct bench_result {
@@ -177,6 +180,8 @@ static int bench_parse(char *s, struct bench_cmd *c)
 			err = kstrtouint(val, 0, &c->pages);
 		} else if (!strcmp(tok, "consumer_cpu")) {
 			err = kstrtouint(val, 0, &c->consumer_cpu);
+		} else if (!strcmp(tok, "period")) {
+			err = kstrtou64(val, 0, &c->period);
 		} else {
 			err = -EINVAL;
 		}
@@ -428,6 +433,7 @@ struct bench_tp {
 	u64 ok;
 	u64 fail;
 	u64 count;
+	u64 period;
 	u64 ns;
 	struct completion done;
 };
@@ -454,6 +460,12 @@ static int bench_tp_thread(void *arg)
 	u64 i, t0 = local_clock();
 
 	for (i = 0; i < tp->count; i++) {
+		if (tp->period) {
+			u64 due = t0 + i * tp->period;
+
+			while (local_clock() < due)
+				cpu_relax();
+		}
 		trace_kring_bench_hit(i, i ^ 0x5a5a5a5a);
 		if (!(i & 1023))
 			cond_resched();
@@ -470,7 +482,7 @@ static int bench_tp_thread(void *arg)
  */
 static int bench_tp(const struct bench_cmd *c, struct bench_file *f)
 {
-	struct bench_tp tp = { .count = c->count };
+	struct bench_tp tp = { .count = c->count, .period = c->period };
 	struct task_struct *t;
 	int err = 0;
 

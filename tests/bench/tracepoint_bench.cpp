@@ -25,14 +25,12 @@
 //   summary tracepoint_bench ratio_ftrace=.. ratio_perf=.. (min-max too)
 //   summary tracepoint_bench runs=N bad=N ok=0|1
 #include <fcntl.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -50,7 +48,6 @@ namespace {
 
 constexpr int producer_cpu = 0;
 constexpr int consumer_cpu = 1;
-const char* const event_dir = "events/kring_bench/kring_bench_hit";
 
 struct options {
     unsigned pairs = 5;
@@ -66,24 +63,10 @@ struct run_result {
     std::string why;  // what did not add up, or what failed; empty: exact
 };
 
-bool write_file(const std::string& path, const std::string& value) {
-    std::ofstream f(path);
-    f << value;
-    f.flush();
-    return bool(f);
-}
-
-// The tracefs directory: mounted where it should be, or mounted there now.
-std::string tracefs() {
-    for (const char* d : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"}) {
-        struct stat st;
-        if (::stat((std::string(d) + "/" + event_dir).c_str(), &st) == 0)
-            return d;
-    }
-    if (::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0)
-        return "/sys/kernel/tracing";
-    return "";
-}
+using bench::event_dir;
+using bench::stat_of;
+using bench::tracefs;
+using bench::write_file;
 
 // Fire @count hits (default: the run's); ns per hit from the module's
 // answer; checks total.
@@ -113,16 +96,6 @@ run_result run_none(const options& o, const std::string& tfs) {
     return fire(o, "none", "", f);
 }
 
-// "name: value" from ftrace's per-CPU stats file.
-std::uint64_t stat_of(const std::string& stats, const std::string& name) {
-    std::istringstream in(stats);
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(name + ":", 0) == 0)
-            return std::strtoull(line.c_str() + name.size() + 1, nullptr, 10);
-    return ~0ull;
-}
-
 run_result run_ftrace(const options& o, const std::string& tfs) {
     const std::string kb = std::to_string((4096u << o.order) / 1024);
     if (!write_file(tfs + "/buffer_size_kb", kb) || !write_file(tfs + "/trace", "") ||
@@ -132,11 +105,9 @@ run_result run_ftrace(const options& o, const std::string& tfs) {
     bench::fields f;
     run_result r = fire(o, "ftrace", "", f);
     write_file(tfs + "/" + event_dir + "/enable", "0");
-    std::ifstream in(tfs + "/per_cpu/cpu" + std::to_string(producer_cpu) + "/stats");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::uint64_t entries = stat_of(ss.str(), "entries"),
-                        overrun = stat_of(ss.str(), "overrun");
+    const std::string stats =
+        bench::read_file(tfs + "/per_cpu/cpu" + std::to_string(producer_cpu) + "/stats");
+    const std::uint64_t entries = stat_of(stats, "entries"), overrun = stat_of(stats, "overrun");
     r.lost = overrun;
     if (r.why.empty() && entries + overrun != o.count)
         r.why = "ftrace: entries " + std::to_string(entries) + " + overrun " +
@@ -185,9 +156,9 @@ struct drainer {
 };
 
 run_result run_perf(const options& o, const std::string& tfs) {
-    std::ifstream idf(tfs + "/" + event_dir + "/id");
-    std::uint64_t id = 0;
-    if (!(idf >> id))
+    const std::uint64_t id =
+        std::strtoull(bench::read_file(tfs + "/" + event_dir + "/id").c_str(), nullptr, 10);
+    if (!id)
         return {0, 0, "no id for the event in " + tfs};
     perf_event_attr a{};
     a.size = sizeof(a);
@@ -207,9 +178,10 @@ run_result run_perf(const options& o, const std::string& tfs) {
     // the next sample that fits: once the reader has emptied the ring, one
     // more (untimed) hit brings the last losses out.
     const perf_event_mmap_page* pg = pr->page();
-    for (int i = 0; i < 100000 && kring::barrier::load_head(pg->data_head) !=
-                                      kring::barrier::load_relaxed(pg->data_tail);
-         i++)
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (kring::barrier::load_head(pg->data_head) !=
+               kring::barrier::load_relaxed(pg->data_tail) &&
+           std::chrono::steady_clock::now() < deadline)
         std::this_thread::yield();
     run_result last = fire(o, "perf", "", f2, 1);
     d.finish();
@@ -300,7 +272,7 @@ int main(int argc, char** argv) {
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     const std::string tfs = tracefs();
     if (tfs.empty()) {
-        std::printf("FAIL tracefs: no %s (is kring_bench.ko loaded?)\n", event_dir);
+        std::printf("FAIL tracefs: no %s (is kring_bench.ko loaded?)\n", event_dir.c_str());
         std::printf("summary tracepoint_bench runs=0 bad=1 ok=0\n");
         return 1;
     }

@@ -136,7 +136,8 @@ for k in $kernels; do
 	[ -f "$mdir/tests/bench/kring_bench.ko" ] && [ -x "$ubuild/tests/bench/producer_bench" ] &&
 		files+=(--file "$mdir/tests/bench/kring_bench.ko"
 			--file "$ubuild/tests/bench/producer_bench:producer_bench"
-			--file "$ubuild/tests/bench/tracepoint_bench:tracepoint_bench")
+			--file "$ubuild/tests/bench/tracepoint_bench:tracepoint_bench"
+			--file "$ubuild/tests/bench/e2e_bench:e2e_bench")
 	# The syscall fuzzer; its length depends on the kernel (check-guest.sh).
 	[ -x "$ubuild/tests/fuzz/kring_fuzz" ] &&
 		files+=(--file "$ubuild/tests/fuzz/kring_fuzz:kring_fuzz")

@@ -203,7 +203,7 @@ if [ -x /kring/kring_stress ] && [ -z "${GTEST_FILTER:-}" ]; then
 	step stress stress
 fi
 
-# The producer and tracepoint benchmarks once, briefly, as a smoke test
+# The producer, tracepoint and end-to-end benchmarks once, briefly, as a smoke test
 # (make bench runs them in earnest): passes when every ring (kring's,
 # ftrace's, perf's) accounted for every record in every run; times are
 # printed, never asserted.
@@ -213,6 +213,9 @@ bench_smoke() {
 	r=$?
 	if [ -x /kring/tracepoint_bench ]; then
 		/kring/tracepoint_bench --smoke || r=1
+	fi
+	if [ -x /kring/e2e_bench ]; then
+		/kring/e2e_bench --smoke || r=1
 	fi
 	rmmod kring_bench
 	return $r

@@ -1,0 +1,444 @@
+// e2e_bench: end to end, from a tracepoint to a user consumer that sleeps
+// until woken, for kring, perf and ftrace, in one boot (docs/PERFORMANCE.md;
+// `make bench` runs it after tracepoint_bench).
+//
+//   e2e_bench [--seconds S] [--order N] [--smoke] [--run FILE]
+//
+// kring_bench.ko fires kring_bench:kring_bench_hit at a paced rate from a
+// kthread on CPU 0 (ring=tp period=NS); a consumer thread on CPU 1 reads
+// what the sink's ring delivers the way its users would, sleeping while
+// there is nothing to read:
+//   kring   a channel of 2^order pages, its probe writing a SAMPLE per hit;
+//           libkring's poller (epoll, need_wakeup armed, woken at the
+//           default watermark: half the ring) and reader;
+//   perf    perf_event_open(PERF_TYPE_TRACEPOINT), RAW | TIME, 1 + 2^order
+//           pages, wakeup_watermark half the ring, the same poller and
+//           reader;
+//   ftrace  the event enabled in tracefs, buffer_size_kb the ring's size,
+//           per_cpu/cpu0/trace_pipe_raw read page by page (poll, then
+//           non-blocking reads until empty).
+// For each sink: the highest rate with zero loss (doubling from 20000
+// hits/s until a run loses, then three bisections; each run lasts about
+// --seconds), the loss when the hits are not paced at all, and at the
+// highest zero-loss rate the consumer's wake-ups and system calls per 10^6
+// records. Loss: kring, the probe's refused writes; perf, the hits that
+// never arrived as samples; ftrace, the per-CPU overrun (overwritten
+// events). Each run's accounting is checked: every hit delivered or counted
+// lost (ftrace: the events parsed out of the pages read, plus the overrun);
+// a run that fails it fails the program. Times are never asserted. --smoke: two runs per sink. The
+// last lines are machine-readable:
+//   summary e2e_bench sink=S max_rate=.. unpaced_loss=.. wakeups_per_m=..
+//           syscalls_per_m=..
+//   summary e2e_bench runs=N bad=N ok=0|1
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <linux/perf_event.h>
+
+#include <kring/kring.hpp>
+#include <kring/perf.hpp>
+
+#include "bench_util.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+constexpr int producer_cpu = 0;
+constexpr int consumer_cpu = 1;
+
+struct options {
+    double seconds = 0.5;
+    unsigned order = 4;
+    bool smoke = false;
+    std::string run_file = bench::default_run_file;
+};
+
+struct run_result {
+    std::uint64_t hits = 0;
+    std::uint64_t lost = 0;
+    std::uint64_t delivered = 0;
+    std::uint64_t wakeups = 0;   // the consumer woke with data to read
+    std::uint64_t syscalls = 0;  // epoll_wait / poll / read calls
+    std::string why;             // accounting or set-up failure; empty: fine
+};
+
+// Fire @count hits, @period ns apart (0: unpaced).
+std::string fire(const options& o, const char* sink, std::uint64_t count, std::uint64_t period,
+                 const std::string& extra, bench::fields& f) {
+    std::string err;
+    auto v =
+        bench::run_command(o.run_file,
+                           std::string("ring=tp sink=") + sink + " count=" + std::to_string(count) +
+                               " period=" + std::to_string(period) + extra,
+                           err);
+    if (!v)
+        return err;
+    f = *v;
+    return f["total"] == count ? "" : "the module fired " + std::to_string(f["total"]) + " hits";
+}
+
+// A consumer on CPU 1 sleeping in libkring's poller until @ring has data.
+struct sleeper {
+    std::atomic<bool> stop{false};
+    std::uint64_t samples = 0, lost = 0, other = 0, wakeups = 0, waits = 0;
+    std::string error;
+    std::thread t;
+
+    void start(int fd, const kring::ring_view& ring, std::uint32_t sample_type) {
+        t = std::thread([this, fd, ring, sample_type] {
+            kt::pin_to(consumer_cpu);
+            auto p = kring::poller::create();
+            if (!p || !p->add(fd, ring, 0)) {
+                error = "poller";
+                return;
+            }
+            kring::reader rd(ring);
+            auto on = [&](const kring::record& rec) {
+                if (rec.type() == sample_type)
+                    samples++;
+                else if (auto l = kring::parse_lost(rec, ring.kind))
+                    lost += l->lost;
+                else
+                    other++;
+            };
+            for (;;) {
+                const bool last = stop.load(std::memory_order_acquire);
+                if (!last) {
+                    waits++;
+                    auto w = p->wait(100);
+                    if (!w) {
+                        error = w.error().message();
+                        break;
+                    }
+                    if (!w->empty())
+                        wakeups++;
+                }
+                if (auto n = rd.drain(on); !n) {
+                    error = n.error().message();
+                    break;
+                }
+                if (last)
+                    break;
+            }
+        });
+    }
+    void finish() {
+        stop.store(true, std::memory_order_release);
+        if (t.joinable())
+            t.join();
+    }
+};
+
+run_result run_kring(const options& o, std::uint64_t count, std::uint64_t period) {
+    run_result r;
+    r.hits = count;
+    kring::channel_options co;
+    co.source = KRING_SOURCE_NONE;
+    co.data_pages_order = o.order;
+    co.sample_type = KRING_SAMPLE_TIME | KRING_SAMPLE_RAW;
+    auto ch = kring::channel::open(co);
+    if (!ch) {
+        r.why = "kring channel: " + ch.error().message();
+        return r;
+    }
+    auto id = ch->id();
+    if (auto e = ch->enable(); !e || !id) {
+        r.why = "kring enable/id";
+        return r;
+    }
+    sleeper s;
+    s.start(ch->fd(), ch->ring(), KRING_RECORD_SAMPLE);
+    bench::fields f;
+    r.why = fire(o, "kring", count, period, " channel=" + std::to_string(*id), f);
+    s.finish();
+    r.lost = f["fail"];
+    r.delivered = s.samples;
+    r.wakeups = s.wakeups;
+    r.syscalls = s.waits;
+    if (r.why.empty() && (f["ok"] + f["fail"] != count || s.samples != f["ok"] ||
+                          s.lost > f["fail"] || s.other || !s.error.empty()))
+        r.why = "kring: probe ok " + std::to_string(f["ok"]) + " fail " +
+                std::to_string(f["fail"]) + ", reader " + std::to_string(s.samples) + " samples " +
+                s.error;
+    return r;
+}
+
+run_result run_perf(const options& o, const std::string& tfs, std::uint64_t count,
+                    std::uint64_t period) {
+    run_result r;
+    r.hits = count;
+    const std::uint64_t id =
+        std::strtoull(bench::read_file(tfs + "/" + bench::event_dir + "/id").c_str(), nullptr, 10);
+    perf_event_attr a{};
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_TRACEPOINT;
+    a.config = id;
+    a.sample_period = 1;
+    a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TIME;
+    a.watermark = 1;
+    a.wakeup_watermark = (4096u << o.order) / 2;
+    auto pr = kring::perf_ring::open(a, -1, producer_cpu, o.order);
+    if (!id || !pr) {
+        r.why = "perf_event_open of the tracepoint failed";
+        return r;
+    }
+    sleeper s;
+    s.start(pr->fd(), pr->ring(), PERF_RECORD_SAMPLE);
+    bench::fields f, f2;
+    r.why = fire(o, "perf", count, period, "", f);
+    // The ring's last losses come out in a LOST record before the next
+    // sample that fits: once the consumer emptied the ring, one more hit.
+    const perf_event_mmap_page* pg = pr->page();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (kring::barrier::load_head(pg->data_head) !=
+               kring::barrier::load_relaxed(pg->data_tail) &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::yield();
+    if (r.why.empty())
+        r.why = fire(o, "perf", 1, 0, "", f2);
+    s.finish();
+    r.delivered = s.samples;
+    r.lost = count + 1 > s.samples ? count + 1 - s.samples : 0;
+    r.wakeups = s.wakeups;
+    r.syscalls = s.waits;
+    if (r.why.empty() && (s.samples + s.lost != count + 1 || s.other || !s.error.empty()))
+        r.why = "perf: " + std::to_string(s.samples) + " samples + " + std::to_string(s.lost) +
+                " lost != " + std::to_string(count + 1) + " hits " + s.error;
+    return r;
+}
+
+// Data events on one page of ftrace's ring as trace_pipe_raw hands it out
+// (struct buffer_data_page: u64 time_stamp, long commit, then events with
+// a 4-byte header: type_len:5, time_delta:27; kernel/trace/ring_buffer.c).
+std::uint64_t ftrace_page_events(const std::vector<char>& page, std::size_t len) {
+    constexpr std::size_t hdr = 16;
+    constexpr std::uint64_t flags = (1ull << 31) | (1ull << 30);  // RB_MISSED_*
+    if (len < hdr)
+        return 0;
+    std::uint64_t commit;
+    std::memcpy(&commit, page.data() + 8, 8);
+    const std::size_t end = hdr + std::min<std::size_t>(commit & ~flags, len - hdr);
+    std::uint64_t n = 0;
+    for (std::size_t off = hdr; off + 4 <= end;) {
+        std::uint32_t h, a0 = 0;
+        std::memcpy(&h, page.data() + off, 4);
+        if (off + 8 <= end)
+            std::memcpy(&a0, page.data() + off + 4, 4);
+        const unsigned type_len = h & 31;
+        std::size_t size;
+        if (type_len == 29) {  // padding; a null one ends the page
+            if (!(h >> 5) && !a0)
+                break;
+            size = a0 + 4;
+        } else if (type_len >= 30) {  // time extend, time stamp
+            size = 8;
+        } else {
+            size = (type_len ? type_len * 4 : a0) + 4;
+            n++;
+        }
+        if (size < 4)
+            break;
+        off += size;
+    }
+    return n;
+}
+
+run_result run_ftrace(const options& o, const std::string& tfs, std::uint64_t count,
+                      std::uint64_t period) {
+    run_result r;
+    r.hits = count;
+    const std::string ev = tfs + "/" + bench::event_dir + "/enable";
+    const std::string cpu = tfs + "/per_cpu/cpu" + std::to_string(producer_cpu);
+    if (!bench::write_file(tfs + "/buffer_size_kb", std::to_string((4096u << o.order) / 1024)) ||
+        !bench::write_file(tfs + "/trace", "") || !bench::write_file(tfs + "/tracing_on", "1") ||
+        !bench::write_file(ev, "1")) {
+        r.why = "cannot set up ftrace in " + tfs;
+        return r;
+    }
+    int fd = ::open((cpu + "/trace_pipe_raw").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        bench::write_file(ev, "0");
+        r.why = "trace_pipe_raw: " + std::string(std::strerror(errno));
+        return r;
+    }
+    std::atomic<bool> stop{false};
+    std::uint64_t events = 0;
+    std::thread t([&] {
+        kt::pin_to(consumer_cpu);
+        std::vector<char> page(4096);
+        for (;;) {
+            const bool last = stop.load(std::memory_order_acquire);
+            if (!last) {
+                pollfd p{fd, POLLIN, 0};
+                r.syscalls++;
+                if (::poll(&p, 1, 100) > 0)
+                    r.wakeups++;
+            }
+            for (;;) {
+                r.syscalls++;
+                const ssize_t n = ::read(fd, page.data(), page.size());
+                if (n <= 0)
+                    break;
+                events += ftrace_page_events(page, std::size_t(n));
+            }
+            if (last)
+                break;
+        }
+    });
+    bench::fields f;
+    r.why = fire(o, "ftrace", count, period, "", f);
+    bench::write_file(ev, "0");
+    stop.store(true, std::memory_order_release);
+    t.join();
+    ::close(fd);
+    const std::string stats = bench::read_file(cpu + "/stats");
+    r.lost = bench::stat_of(stats, "overrun");
+    r.delivered = events;
+    if (r.why.empty() && r.lost == ~0ull)
+        r.why = "ftrace: no overrun in " + cpu + "/stats";
+    else if (r.why.empty() && events + r.lost != count)
+        r.why = "ftrace: " + std::to_string(events) + " events read + overrun " +
+                std::to_string(r.lost) + " != " + std::to_string(count) + " hits";
+    bench::write_file(tfs + "/trace", "");
+    return r;
+}
+
+struct sink_summary {
+    const char* name;
+    double max_rate = 0;      // hits/s with zero loss (0: none found)
+    double unpaced_loss = 0;  // fraction
+    double wakeups_per_m = 0, syscalls_per_m = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    options o;
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+        if (a == "--smoke") {
+            o.smoke = true;
+            o.seconds = 0.05;
+        } else if (a == "--seconds" && v) {
+            o.seconds = std::strtod(v, nullptr);
+            i++;
+        } else if (a == "--order" && v) {
+            o.order = unsigned(std::strtoul(v, nullptr, 0));
+            i++;
+        } else if (a == "--run" && v) {
+            o.run_file = v;
+            i++;
+        } else {
+            std::fprintf(stderr,
+                         "usage: e2e_bench [--seconds S] [--order N] [--smoke] [--run FILE]\n");
+            return 2;
+        }
+    }
+    if (kt::online_cpus() < 2 || !kt::pin_to(producer_cpu)) {
+        std::fprintf(stderr, "e2e_bench: needs CPUs 0 and 1 online\n");
+        return 1;
+    }
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    const std::string tfs = bench::tracefs();
+    if (tfs.empty()) {
+        std::printf("FAIL tracefs: no %s (is kring_bench.ko loaded?)\n", bench::event_dir.c_str());
+        std::printf("summary e2e_bench runs=0 bad=1 ok=0\n");
+        return 1;
+    }
+
+    unsigned runs = 0, bad = 0;
+    auto run = [&](int sink, double rate) {
+        const std::uint64_t count =
+            std::max<std::uint64_t>(2000, std::uint64_t(rate > 0 ? rate * o.seconds : 0));
+        const std::uint64_t period = rate > 0 ? std::uint64_t(1e9 / rate) : 0;
+        run_result r = sink == 0   ? run_kring(o, count, period)
+                       : sink == 1 ? run_perf(o, tfs, count, period)
+                                   : run_ftrace(o, tfs, count, period);
+        runs++;
+        if (!r.why.empty()) {
+            bad++;
+            std::printf("FAIL %s at %.0f hits/s: %s\n",
+                        sink == 0   ? "kring"
+                        : sink == 1 ? "perf"
+                                    : "ftrace",
+                        rate, r.why.c_str());
+        }
+        return r;
+    };
+
+    std::vector<sink_summary> sums = {{"kring"}, {"perf"}, {"ftrace"}};
+    for (int s = 0; s < 3; s++) {
+        sink_summary& sum = sums[s];
+        double good = 0, badrate = 0;
+        run_result at_good;
+        const double top = o.smoke ? 40000 : 64e6;
+        for (double rate = 20000; rate <= top; rate *= 2) {
+            run_result r = run(s, rate);
+            if (!r.why.empty())
+                break;
+            if (r.lost) {
+                badrate = rate;
+                break;
+            }
+            good = rate;
+            at_good = r;
+        }
+        for (int i = 0; !o.smoke && good && badrate && i < 3; i++) {
+            const double mid = (good + badrate) / 2;
+            run_result r = run(s, mid);
+            if (!r.why.empty())
+                break;
+            if (r.lost) {
+                badrate = mid;
+            } else {
+                good = mid;
+                at_good = r;
+            }
+        }
+        sum.max_rate = good;
+        if (at_good.delivered) {
+            sum.wakeups_per_m = 1e6 * double(at_good.wakeups) / double(at_good.delivered);
+            sum.syscalls_per_m = 1e6 * double(at_good.syscalls) / double(at_good.delivered);
+        }
+        const std::uint64_t n = o.smoke ? 2000 : std::uint64_t(200000);
+        run_result u = s == 0   ? run_kring(o, n, 0)
+                       : s == 1 ? run_perf(o, tfs, n, 0)
+                                : run_ftrace(o, tfs, n, 0);
+        runs++;
+        if (!u.why.empty()) {
+            bad++;
+            std::printf("FAIL %s unpaced: %s\n", sum.name, u.why.c_str());
+        }
+        sum.unpaced_loss = double(u.lost) / double(u.hits);
+    }
+
+    std::printf(
+        "\nend to end, tracepoint on CPU %d to a sleeping consumer on CPU %d, rings of %u pages; "
+        "highest zero-loss rate (runs of %.2f s), loss unpaced, and per 10^6 records at that "
+        "rate\n",
+        producer_cpu, consumer_cpu, 1u << o.order, o.seconds);
+    std::printf("%-7s %16s %14s %14s %14s\n", "sink", "max rate (hit/s)", "unpaced loss",
+                "wakeups/10^6", "syscalls/10^6");
+    for (const auto& s : sums)
+        std::printf("%-7s %16.0f %13.1f%% %14.0f %14.0f\n", s.name, s.max_rate,
+                    100 * s.unpaced_loss, s.wakeups_per_m, s.syscalls_per_m);
+    for (const auto& s : sums)
+        std::printf(
+            "summary e2e_bench sink=%s max_rate=%.0f unpaced_loss=%.4f wakeups_per_m=%.0f "
+            "syscalls_per_m=%.0f\n",
+            s.name, s.max_rate, s.unpaced_loss, s.wakeups_per_m, s.syscalls_per_m);
+    std::printf("summary e2e_bench runs=%u bad=%u ok=%d\n", runs, bad, bad ? 0 : 1);
+    return bad ? 1 : 0;
+}
