@@ -8,15 +8,26 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <CLI/CLI.hpp>
+#include <kring/kring.hpp>
+#include <kring/perf.hpp>
+#include <linux/perf_event.h>
+
+#include "test_util.hpp"
 
 namespace bench {
 
@@ -102,6 +113,141 @@ inline std::uint64_t stat_of(const std::string& stats, const std::string& name) 
         if (line.rfind(name + ":", 0) == 0)
             return std::strtoull(line.c_str() + name.size() + 1, nullptr, 10);
     return ~0ull;
+}
+
+// A consumer thread on @cpu reading a ring (kring's or perf's) with
+// libkring's reader until told to stop, then once more: counts the records
+// of @sample_type and the losses LOST records report. Busy polling, or
+// with @fd >= 0 sleeping in libkring's poller (epoll on @fd, need_wakeup
+// armed for kring rings) until the ring has data, at most 100 ms.
+struct consumer {
+    std::atomic<bool> stop{false};
+    std::uint64_t samples = 0, lost = 0, other = 0;
+    std::uint64_t wakeups = 0;  // sleeps that ended with data to read
+    std::uint64_t waits = 0;    // sleeps (epoll_wait calls)
+    std::string error;
+    std::thread t;
+
+    void start(int cpu, const kring::ring_view& ring, std::uint32_t sample_type, int fd = -1) {
+        t = std::thread([this, cpu, ring, sample_type, fd] {
+            kt::pin_to(cpu);
+            std::optional<kring::poller> p;
+            if (fd >= 0) {
+                auto c = kring::poller::create();
+                if (!c || !c->add(fd, ring, 0)) {
+                    error = "poller";
+                    return;
+                }
+                p.emplace(std::move(*c));
+            }
+            kring::reader rd(ring);
+            auto on = [&](const kring::record& rec) {
+                if (rec.type() == sample_type)
+                    samples++;
+                else if (auto l = kring::parse_lost(rec, ring.kind))
+                    lost += l->lost;
+                else
+                    other++;
+            };
+            for (;;) {
+                const bool last = stop.load(std::memory_order_acquire);
+                if (p && !last) {
+                    waits++;
+                    auto w = p->wait(100);
+                    if (!w) {
+                        error = w.error().message();
+                        break;
+                    }
+                    if (!w->empty())
+                        wakeups++;
+                }
+                if (auto n = rd.drain(on); !n) {
+                    error = n.error().message();
+                    break;
+                }
+                if (last)
+                    break;
+            }
+        });
+    }
+    void finish() {
+        stop.store(true, std::memory_order_release);
+        if (t.joinable())
+            t.join();
+    }
+};
+
+// Parse the command line into @app's options: nothing to go on, or the
+// exit code (0 after --help, 2 for a bad option, with CLI11's message).
+inline std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) ? 2 : 0;
+    }
+    return std::nullopt;
+}
+
+// The options of the harnesses that alternate rings in pairs (rounds).
+struct pair_options {
+    unsigned pairs = 5;
+    std::uint64_t count = 100000;
+    unsigned order = 4;  // 2^order data pages, every ring
+    bool smoke = false;  // one pair of 2000 (make check)
+    std::string run_file = default_run_file;
+
+    // Declare them in @app (before the harness's own), parse with parse().
+    void add_to(CLI::App& app, const char* pairs_help, const char* count_help) {
+        app.add_option("--pairs", pairs, pairs_help)->check(CLI::Range(1, 1000000000));
+        app.add_option("--count", count, count_help)->check(CLI::Range(1, 1000000000));
+        app.add_option("--order", order, "log2 of the rings' data pages")->check(CLI::Range(0, 12));
+        app.add_option("--run", run_file, "kring_bench.ko's command file");
+        app.add_flag("--smoke", smoke, "one pair (round) of 2000 (make check)");
+    }
+    std::optional<int> parse(CLI::App& app, int argc, char** argv) {
+        if (auto rc = bench::parse(app, argc, argv))
+            return rc;
+        if (smoke) {
+            pairs = 1;
+            count = 2000;
+        }
+        return std::nullopt;
+    }
+};
+
+// The harness's own thread on @cpu, a second CPU online for the consumer,
+// output line-buffered (the guest console interleaves).
+inline bool start_on(const char* name, int cpu) {
+    if (kt::online_cpus() < 2 || !kt::pin_to(cpu)) {
+        std::fprintf(stderr, "%s: needs CPUs 0 and 1 online\n", name);
+        return false;
+    }
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    return true;
+}
+
+// perf_event_open() attributes of the benchmark tracepoint (its id read
+// from tracefs @tfs; config 0 if absent): one sample per hit, RAW and
+// TIME, on the CPU the caller opens it for.
+inline perf_event_attr tracepoint_attr(const std::string& tfs) {
+    perf_event_attr a{};
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_TRACEPOINT;
+    a.config = std::strtoull(read_file(tfs + "/" + event_dir + "/id").c_str(), nullptr, 10);
+    a.sample_period = 1;
+    a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TIME;
+    return a;
+}
+
+// perf reports the records it dropped in a LOST record written before the
+// next sample that fits: wait (at most 5 s) for the consumer to empty the
+// ring, after which one more hit brings the last losses out.
+inline void wait_consumed(const perf_event_mmap_page* pg) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (kring::barrier::load_head(pg->data_head) !=
+               kring::barrier::load_relaxed(pg->data_tail) &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::yield();
 }
 
 inline double median(std::vector<double> v) {

@@ -88,58 +88,6 @@ std::string fire(const options& o, const char* sink, std::uint64_t count, std::u
     return f["total"] == count ? "" : "the module fired " + std::to_string(f["total"]) + " hits";
 }
 
-// A consumer on CPU 1 sleeping in libkring's poller until @ring has data.
-struct sleeper {
-    std::atomic<bool> stop{false};
-    std::uint64_t samples = 0, lost = 0, other = 0, wakeups = 0, waits = 0;
-    std::string error;
-    std::thread t;
-
-    void start(int fd, const kring::ring_view& ring, std::uint32_t sample_type) {
-        t = std::thread([this, fd, ring, sample_type] {
-            kt::pin_to(consumer_cpu);
-            auto p = kring::poller::create();
-            if (!p || !p->add(fd, ring, 0)) {
-                error = "poller";
-                return;
-            }
-            kring::reader rd(ring);
-            auto on = [&](const kring::record& rec) {
-                if (rec.type() == sample_type)
-                    samples++;
-                else if (auto l = kring::parse_lost(rec, ring.kind))
-                    lost += l->lost;
-                else
-                    other++;
-            };
-            for (;;) {
-                const bool last = stop.load(std::memory_order_acquire);
-                if (!last) {
-                    waits++;
-                    auto w = p->wait(100);
-                    if (!w) {
-                        error = w.error().message();
-                        break;
-                    }
-                    if (!w->empty())
-                        wakeups++;
-                }
-                if (auto n = rd.drain(on); !n) {
-                    error = n.error().message();
-                    break;
-                }
-                if (last)
-                    break;
-            }
-        });
-    }
-    void finish() {
-        stop.store(true, std::memory_order_release);
-        if (t.joinable())
-            t.join();
-    }
-};
-
 run_result run_kring(const options& o, std::uint64_t count, std::uint64_t period) {
     run_result r;
     r.hits = count;
@@ -157,8 +105,8 @@ run_result run_kring(const options& o, std::uint64_t count, std::uint64_t period
         r.why = "kring enable/id";
         return r;
     }
-    sleeper s;
-    s.start(ch->fd(), ch->ring(), KRING_RECORD_SAMPLE);
+    bench::consumer s;
+    s.start(consumer_cpu, ch->ring(), KRING_RECORD_SAMPLE, ch->fd());
     bench::fields f;
     r.why = fire(o, "kring", count, period, " channel=" + std::to_string(*id), f);
     s.finish();
@@ -178,33 +126,19 @@ run_result run_perf(const options& o, const std::string& tfs, std::uint64_t coun
                     std::uint64_t period) {
     run_result r;
     r.hits = count;
-    const std::uint64_t id =
-        std::strtoull(bench::read_file(tfs + "/" + bench::event_dir + "/id").c_str(), nullptr, 10);
-    perf_event_attr a{};
-    a.size = sizeof(a);
-    a.type = PERF_TYPE_TRACEPOINT;
-    a.config = id;
-    a.sample_period = 1;
-    a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TIME;
+    perf_event_attr a = bench::tracepoint_attr(tfs);
     a.watermark = 1;
     a.wakeup_watermark = (4096u << o.order) / 2;
     auto pr = kring::perf_ring::open(a, -1, producer_cpu, o.order);
-    if (!id || !pr) {
+    if (!a.config || !pr) {
         r.why = "perf_event_open of the tracepoint failed";
         return r;
     }
-    sleeper s;
-    s.start(pr->fd(), pr->ring(), PERF_RECORD_SAMPLE);
+    bench::consumer s;
+    s.start(consumer_cpu, pr->ring(), PERF_RECORD_SAMPLE, pr->fd());
     bench::fields f, f2;
     r.why = fire(o, "perf", count, period, "", f);
-    // The ring's last losses come out in a LOST record before the next
-    // sample that fits: once the consumer emptied the ring, one more hit.
-    const perf_event_mmap_page* pg = pr->page();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (kring::barrier::load_head(pg->data_head) !=
-               kring::barrier::load_relaxed(pg->data_tail) &&
-           std::chrono::steady_clock::now() < deadline)
-        std::this_thread::yield();
+    bench::wait_consumed(pr->page());
     if (r.why.empty())
         r.why = fire(o, "perf", 1, 0, "", f2);
     s.finish();
@@ -325,32 +259,20 @@ struct sink_summary {
 
 int main(int argc, char** argv) {
     options o;
-    for (int i = 1; i < argc; i++) {
-        std::string a = argv[i];
-        const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-        if (a == "--smoke") {
-            o.smoke = true;
-            o.seconds = 0.05;
-        } else if (a == "--seconds" && v) {
-            o.seconds = std::strtod(v, nullptr);
-            i++;
-        } else if (a == "--order" && v) {
-            o.order = unsigned(std::strtoul(v, nullptr, 0));
-            i++;
-        } else if (a == "--run" && v) {
-            o.run_file = v;
-            i++;
-        } else {
-            std::fprintf(stderr,
-                         "usage: e2e_bench [--seconds S] [--order N] [--smoke] [--run FILE]\n");
-            return 2;
-        }
+    CLI::App app{"a paced tracepoint into kring, perf and ftrace, end to end (kring_bench.ko)"};
+    bool smoke = false;
+    app.add_option("--seconds", o.seconds, "length of a run")->check(CLI::Range(0.001, 3600.0));
+    app.add_option("--order", o.order, "log2 of the rings' data pages")->check(CLI::Range(0, 12));
+    app.add_option("--run", o.run_file, "kring_bench.ko's command file");
+    app.add_flag("--smoke", smoke, "two short runs per sink (make check)");
+    if (auto rc = bench::parse(app, argc, argv))
+        return *rc;
+    if (smoke) {
+        o.smoke = true;
+        o.seconds = 0.05;
     }
-    if (kt::online_cpus() < 2 || !kt::pin_to(producer_cpu)) {
-        std::fprintf(stderr, "e2e_bench: needs CPUs 0 and 1 online\n");
+    if (!bench::start_on("e2e_bench", producer_cpu))
         return 1;
-    }
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     const std::string tfs = bench::tracefs();
     if (tfs.empty()) {
         std::printf("FAIL tracefs: no %s (is kring_bench.ko loaded?)\n", bench::event_dir.c_str());

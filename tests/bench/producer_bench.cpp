@@ -3,7 +3,7 @@
 // the loops; docs/PERFORMANCE.md has the figures and `make bench` runs it).
 //
 //   producer_bench [--pairs N] [--count N] [--order N] [--sizes 8,32,...]
-//                  [--smoke] [--verbose] [--run FILE]
+//                  [--smoke] [--verbose] [--run FILE]       (--help: more)
 //
 // For every mode (overwrite without a consumer, forward with a consumer on
 // CPU 1) and record size, runs kring and ftrace alternately, N pairs,
@@ -43,14 +43,9 @@ constexpr std::uint32_t bench_record_type = KRING_RECORD_KRING_BASE + 0x200;
 constexpr int producer_cpu = 0;
 constexpr int consumer_cpu = 1;
 
-struct options {
-    unsigned pairs = 5;
-    std::uint64_t count = 100000;
-    unsigned order = 4;  // 2^order data pages, both rings
+struct options : bench::pair_options {
     std::vector<unsigned> sizes{8, 32, 64, 256};
-    bool smoke = false;
     bool verbose = false;
-    std::string run_file = bench::default_run_file;
 };
 
 using bench::fields;
@@ -211,59 +206,23 @@ run_result run_ftrace(const options& o, bool forward, unsigned size) {
     return r;
 }
 
-bool parse_args(int argc, char** argv, options& o) {
-    for (int i = 1; i < argc; i++) {
-        std::string a = argv[i];
-        auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-        const char* v = nullptr;
-        if (a == "--smoke") {
-            o.smoke = true;
-            o.pairs = 1;
-            o.count = 2000;
-        } else if (a == "--verbose") {
-            o.verbose = true;
-        } else if (a == "--pairs" && (v = value())) {
-            o.pairs = unsigned(std::strtoul(v, nullptr, 0));
-        } else if (a == "--count" && (v = value())) {
-            o.count = std::strtoull(v, nullptr, 0);
-        } else if (a == "--order" && (v = value())) {
-            o.order = unsigned(std::strtoul(v, nullptr, 0));
-        } else if (a == "--run" && (v = value())) {
-            o.run_file = v;
-        } else if (a == "--sizes" && (v = value())) {
-            o.sizes.clear();
-            std::istringstream in(v);
-            std::string s;
-            while (std::getline(in, s, ','))
-                o.sizes.push_back(unsigned(std::strtoul(s.c_str(), nullptr, 0)));
-        } else {
-            std::fprintf(stderr, "producer_bench: bad argument %s\n", a.c_str());
-            return false;
-        }
-    }
-    if (!o.pairs || !o.count || o.order > 12 || o.sizes.empty())
-        return false;
-    for (unsigned s : o.sizes)
-        if (s < 8 || s % 8 || s > 4096)
-            return false;
-    return true;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
     options o;
-    if (!parse_args(argc, argv, o)) {
-        std::fprintf(stderr,
-                     "usage: producer_bench [--pairs N] [--count N] [--order N] "
-                     "[--sizes 8,32,...] [--smoke] [--verbose] [--run FILE]\n");
-        return 2;
-    }
-    if (kt::online_cpus() < 2 || !kt::pin_to(producer_cpu)) {
-        std::fprintf(stderr, "producer_bench: needs CPUs 0 and 1 online\n");
+    CLI::App app{"kring's producer loop against ftrace's ring buffer (kring_bench.ko)"};
+    o.add_to(app, "kring/ftrace pairs per mode and size", "records per run");
+    app.add_option("--sizes", o.sizes, "payload sizes, 8..4096, multiples of 8")
+        ->delimiter(',')
+        ->check(CLI::Range(8, 4096) &
+                CLI::Validator(
+                    [](std::string& v) { return std::stoul(v) % 8 ? "not a multiple of 8" : ""; },
+                    "MULTIPLE_OF_8"));
+    app.add_flag("--verbose", o.verbose, "every pair's figures");
+    if (auto rc = o.parse(app, argc, argv))
+        return *rc;
+    if (!bench::start_on("producer_bench", producer_cpu))
         return 1;
-    }
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
     struct row {
         const char* mode;

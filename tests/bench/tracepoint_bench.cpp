@@ -49,13 +49,7 @@ namespace {
 constexpr int producer_cpu = 0;
 constexpr int consumer_cpu = 1;
 
-struct options {
-    unsigned pairs = 5;
-    std::uint64_t count = 100000;
-    unsigned order = 4;
-    bool smoke = false;
-    std::string run_file = bench::default_run_file;
-};
+using options = bench::pair_options;
 
 struct run_result {
     double ns_per_hit = 0;
@@ -116,73 +110,19 @@ run_result run_ftrace(const options& o, const std::string& tfs) {
     return r;
 }
 
-// A reader thread on CPU 1 draining @ring until told to stop: counts the
-// records of @sample_type and the losses LOST records report.
-struct drainer {
-    std::atomic<bool> stop{false};
-    std::uint64_t samples = 0, lost = 0, other = 0;
-    std::string error;
-    std::thread t;
-
-    void start(const kring::ring_view& ring, std::uint32_t sample_type) {
-        t = std::thread([this, ring, sample_type] {
-            kt::pin_to(consumer_cpu);
-            kring::reader rd(ring);
-            auto on = [&](const kring::record& rec) {
-                if (rec.type() == sample_type)
-                    samples++;
-                else if (auto l = kring::parse_lost(rec, ring.kind))
-                    lost += l->lost;
-                else
-                    other++;
-            };
-            for (;;) {
-                const bool last = stop.load(std::memory_order_acquire);
-                auto n = rd.drain(on);
-                if (!n) {
-                    error = n.error().message();
-                    break;
-                }
-                if (last)
-                    break;
-            }
-        });
-    }
-    void finish() {
-        stop.store(true, std::memory_order_release);
-        if (t.joinable())
-            t.join();
-    }
-};
-
 run_result run_perf(const options& o, const std::string& tfs) {
-    const std::uint64_t id =
-        std::strtoull(bench::read_file(tfs + "/" + event_dir + "/id").c_str(), nullptr, 10);
-    if (!id)
+    perf_event_attr a = bench::tracepoint_attr(tfs);
+    if (!a.config)
         return {0, 0, "no id for the event in " + tfs};
-    perf_event_attr a{};
-    a.size = sizeof(a);
-    a.type = PERF_TYPE_TRACEPOINT;
-    a.config = id;
-    a.sample_period = 1;
-    a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TIME;
     a.wakeup_events = 1u << 30;  // the reader polls: no wake-ups
     auto pr = kring::perf_ring::open(a, -1, producer_cpu, o.order);
     if (!pr)
         return {0, 0, "perf_event_open: " + pr.error().message()};
-    drainer d;
-    d.start(pr->ring(), PERF_RECORD_SAMPLE);
+    bench::consumer d;
+    d.start(consumer_cpu, pr->ring(), PERF_RECORD_SAMPLE);
     bench::fields f, f2;
     run_result r = fire(o, "perf", "", f);
-    // perf reports the records it dropped in a LOST record written before
-    // the next sample that fits: once the reader has emptied the ring, one
-    // more (untimed) hit brings the last losses out.
-    const perf_event_mmap_page* pg = pr->page();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (kring::barrier::load_head(pg->data_head) !=
-               kring::barrier::load_relaxed(pg->data_tail) &&
-           std::chrono::steady_clock::now() < deadline)
-        std::this_thread::yield();
+    bench::wait_consumed(pr->page());
     run_result last = fire(o, "perf", "", f2, 1);
     d.finish();
     r.lost = d.lost;
@@ -209,8 +149,8 @@ run_result run_kring(const options& o) {
     if (!id)
         return {0, 0, "id: " + id.error().message()};
     kring::barrier::arm_need_wakeup(ch->ctl()->need_wakeup, 0);
-    drainer d;
-    d.start(ch->ring(), KRING_RECORD_SAMPLE);
+    bench::consumer d;
+    d.start(consumer_cpu, ch->ring(), KRING_RECORD_SAMPLE);
     bench::fields f;
     run_result r = fire(o, "kring", " channel=" + std::to_string(*id), f);
     d.finish();
@@ -230,46 +170,16 @@ run_result run_kring(const options& o) {
     return r;
 }
 
-bool parse_args(int argc, char** argv, options& o) {
-    for (int i = 1; i < argc; i++) {
-        std::string a = argv[i];
-        auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-        const char* v = nullptr;
-        if (a == "--smoke") {
-            o.smoke = true;
-            o.pairs = 1;
-            o.count = 2000;
-        } else if (a == "--pairs" && (v = value())) {
-            o.pairs = unsigned(std::strtoul(v, nullptr, 0));
-        } else if (a == "--count" && (v = value())) {
-            o.count = std::strtoull(v, nullptr, 0);
-        } else if (a == "--order" && (v = value())) {
-            o.order = unsigned(std::strtoul(v, nullptr, 0));
-        } else if (a == "--run" && (v = value())) {
-            o.run_file = v;
-        } else {
-            std::fprintf(stderr, "tracepoint_bench: bad argument %s\n", a.c_str());
-            return false;
-        }
-    }
-    return o.pairs && o.count && o.order <= 12;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
     options o;
-    if (!parse_args(argc, argv, o)) {
-        std::fprintf(stderr,
-                     "usage: tracepoint_bench [--pairs N] [--count N] [--order N] [--smoke] "
-                     "[--run FILE]\n");
-        return 2;
-    }
-    if (kt::online_cpus() < 2 || !kt::pin_to(producer_cpu)) {
-        std::fprintf(stderr, "tracepoint_bench: needs CPUs 0 and 1 online\n");
+    CLI::App app{"one tracepoint into ftrace, perf and kring (kring_bench.ko)"};
+    o.add_to(app, "rounds of the four sinks", "hits per run");
+    if (auto rc = o.parse(app, argc, argv))
+        return *rc;
+    if (!bench::start_on("tracepoint_bench", producer_cpu))
         return 1;
-    }
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     const std::string tfs = tracefs();
     if (tfs.empty()) {
         std::printf("FAIL tracefs: no %s (is kring_bench.ko loaded?)\n", event_dir.c_str());

@@ -10,21 +10,6 @@ using namespace kt;
 
 namespace {
 
-void expect_counts_mirrored(test_ring& r) {
-    kring_ring_counts c;
-
-    kring_ring_read_counts(&r.rb, &c);
-    EXPECT_EQ(r.ctl->records_written, c.written);
-    EXPECT_EQ(r.ctl->records_discarded, c.discarded);
-    EXPECT_EQ(r.ctl->lost_no_space, c.lost_no_space);
-    EXPECT_EQ(r.ctl->lost_too_big, c.lost_too_big);
-    EXPECT_EQ(r.ctl->lost_paused, c.lost_paused);
-    EXPECT_EQ(r.ctl->lost_overwritten, c.lost_overwritten);
-    EXPECT_EQ(r.ctl->wakeups, c.wakeups);
-    EXPECT_EQ(c.produced,
-              c.written + c.discarded + c.lost_no_space + c.lost_too_big + c.lost_paused);
-}
-
 TEST(RingInit, RejectsBadArguments) {
     kring_ring rb;
     kring_ctl_page ctl = {};

@@ -307,17 +307,7 @@ void run_once(const scenario& sc, test_ring& r, int at0, int at1, int* points) {
      * The control page's counters are the ring's, whichever writer moved
      * them and wherever it interrupted the outermost one.
      */
-    {
-        kring_ring_counts now;
-
-        kring_ring_read_counts(&r.rb, &now);
-        EXPECT_EQ(r.ctl->records_written, now.written);
-        EXPECT_EQ(r.ctl->records_discarded, now.discarded);
-        EXPECT_EQ(r.ctl->lost_no_space, now.lost_no_space);
-        EXPECT_EQ(r.ctl->lost_too_big, now.lost_too_big);
-        EXPECT_EQ(r.ctl->lost_paused, now.lost_paused);
-        EXPECT_EQ(r.ctl->lost_overwritten, now.lost_overwritten);
-    }
+    expect_counts_mirrored(r);
 
     if (!inj.backward) {
         ASSERT_TRUE(consume(r, t));

@@ -135,6 +135,22 @@ private:
     std::vector<void*> addrs_;
 };
 
+// The control page's counters are the ring's, and they add up.
+inline void expect_counts_mirrored(test_ring& r) {
+    kring_ring_counts c;
+
+    kring_ring_read_counts(&r.rb, &c);
+    EXPECT_EQ(r.ctl->records_written, c.written);
+    EXPECT_EQ(r.ctl->records_discarded, c.discarded);
+    EXPECT_EQ(r.ctl->lost_no_space, c.lost_no_space);
+    EXPECT_EQ(r.ctl->lost_too_big, c.lost_too_big);
+    EXPECT_EQ(r.ctl->lost_paused, c.lost_paused);
+    EXPECT_EQ(r.ctl->lost_overwritten, c.lost_overwritten);
+    EXPECT_EQ(r.ctl->wakeups, c.wakeups);
+    EXPECT_EQ(c.produced,
+              c.written + c.discarded + c.lost_no_space + c.lost_too_big + c.lost_paused);
+}
+
 enum class rec_end { Commit, Discard, Partial };
 
 /*
