@@ -23,6 +23,9 @@ pkgs=(
 	clang-format
 	# libFuzzer (tools/dev/fuzz.sh): clang and its fuzzer runtime
 	clang-14 libclang-rt-14-dev
+	# perf.data written by kring record, read by perf's own tools in the
+	# tests; man pages from --help; the report's SVG checked as XML
+	linux-perf help2man libxml2-utils
 )
 
 missing=()

@@ -1,0 +1,312 @@
+// libkring: perf.data files, the file format of `perf record`, written and
+// read, so that a kring recording opens in perf's own tools (perf script,
+// perf report) and in the viewers that import perf.data.
+//
+// The layout (tools/perf/Documentation/perf.data-file-format.txt):
+//
+//	+---------------------------+ 0
+//	| perf_file_header          |  "PERFILE2", sizes, the three sections
+//	+---------------------------+  below, the feature bitmap (256 bits)
+//	| attrs: per event          |
+//	|   perf_event_attr         |
+//	|   perf_file_section ids   |--> u64 ids[]: the event's sample ids
+//	+---------------------------+
+//	| data: perf records        |  8-byte header {type, misc, size};
+//	|   ...                     |  AUXTRACE records are followed by their
+//	|                           |  payload (not counted in header.size)
+//	+---------------------------+
+//	| feature sections          |  one perf_file_section per set feature
+//	|                           |  bit, in bit order, then their bodies
+//	+---------------------------+
+//
+// A writer is written once, front to back: create(), write() records in
+// the order they are to be read, finish() writes the features and the
+// final header. Until finish() the header says data size 0 and no
+// features: a file whose writer died reads as truncated, never as wrong.
+//
+//	auto w = kring::perf_data::writer::create("perf.data", attrs);
+//	w->write(bytes_of_a_perf_record);
+//	w->finish(kring::perf_data::features::from_system(argc, argv));
+//
+//	auto f = kring::perf_data::file::open("perf.data");
+//	f->for_each([&](const kring::perf_data::record_view& r) { ... });
+//	if (f->truncated()) warn(f->truncation());
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kring/fd.hpp"
+#include "kring/result.hpp"
+
+namespace kring::perf_data {
+
+// perf's user-space record types (tools/perf/util/event.h): they exist in
+// files only, never in a ring.
+enum user_record_type : std::uint32_t {
+    record_header_attr = 64,
+    record_finished_round = 68,
+    record_id_index = 69,
+    record_auxtrace_info = 70,
+    record_auxtrace = 71,
+    record_auxtrace_error = 72,
+    record_time_conv = 79,
+    record_finished_init = 82,
+};
+
+// perf's feature bits (tools/perf/util/header.h, HEADER_*).
+enum feature_bit : unsigned {
+    feat_tracing_data = 1,
+    feat_build_id = 2,
+    feat_hostname = 3,
+    feat_osrelease = 4,
+    feat_version = 5,
+    feat_arch = 6,
+    feat_nrcpus = 7,
+    feat_cpudesc = 8,
+    feat_cpuid = 9,
+    feat_total_mem = 10,
+    feat_cmdline = 11,
+    feat_event_desc = 12,
+    feat_cpu_topology = 13,
+    feat_auxtrace = 18,
+    feat_sample_time = 21,
+    feat_clockid = 23,
+    // kring's own section: a bit far above perf's (perf reads only the bits
+    // it knows, and this section comes last), holding a kring_section.
+    feat_kring = 250,
+};
+
+// One event of the file: its attribute, a name (for EVENT_DESC) and the
+// ids its records carry (SAMPLE_IDENTIFIER / sample_id's ID).
+struct event_attr {
+    perf_event_attr attr{};
+    std::string name;
+    std::vector<std::uint64_t> ids;
+};
+
+// The per-CPU topology entry of HEADER_CPU_TOPOLOGY.
+struct cpu_topology_entry {
+    std::uint32_t core_id = 0, socket_id = 0, die_id = 0;
+};
+
+// kring's own feature section: what perf's records cannot say. One entry
+// per ring that was recorded, with the loss by cause (kring_stats) and the
+// LOST records' sequence ranges, and the AUX figures.
+struct kring_ring_info {
+    std::int32_t cpu = -1;             // -1: per-thread
+    std::int32_t pid = -1;             // -1: every task
+    std::uint32_t source = 0;          // enum kring_source
+    std::uint64_t id = 0;              // the sample id of its records
+    std::uint64_t produced = 0, written = 0;
+    std::uint64_t lost_no_space = 0, lost_too_big = 0, lost_paused = 0, lost_overwritten = 0;
+    std::uint64_t throttled = 0, wakeups = 0, nested = 0;
+    std::uint64_t aux_bytes = 0, aux_records = 0, aux_truncated = 0, aux_snapshots = 0;
+    struct lost_range {
+        std::uint64_t lost = 0, first_seq = 0, last_seq = 0, first_time = 0, last_time = 0;
+    };
+    std::vector<lost_range> lost_ranges;
+};
+struct kring_section {
+    std::uint32_t version = 1;
+    std::uint32_t clockid = 0;  // KRING_CLOCK_* of the record times
+    std::vector<kring_ring_info> rings;
+};
+std::vector<std::byte> encode(const kring_section& s);
+// nullopt on a malformed or truncated section.
+std::optional<kring_section> decode_kring_section(std::span<const std::byte> bytes);
+
+// What the feature sections hold. Empty fields are not written (their bit
+// stays clear), except those perf requires.
+struct features {
+    std::string hostname, osrelease, version, arch, cpudesc, cpuid;
+    std::uint32_t nr_cpus_available = 0, nr_cpus_online = 0;
+    std::uint64_t total_mem_kb = 0;
+    std::vector<std::string> cmdline;
+    // CPU topology: sibling lists ("0-1") and one entry per CPU.
+    std::vector<std::string> core_siblings, thread_siblings;
+    std::vector<cpu_topology_entry> cpus;
+    std::optional<std::uint64_t> clockid;  // perf's HEADER_CLOCKID (a clockid_t)
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> sample_time;  // first, last
+    std::optional<kring_section> kring;
+
+    // Filled from uname(), /proc/cpuinfo, /proc/meminfo and /sys: what a
+    // perf record on this machine would write. @argv: the command line.
+    static features from_system(int argc, const char* const* argv);
+};
+
+// A record as it lies in the file: header, body, and for AUXTRACE the
+// payload that follows it.
+struct record_view {
+    std::uint64_t offset = 0;              // file offset of the header
+    std::span<const std::byte> bytes;      // header.size bytes
+    std::span<const std::byte> auxtrace;   // AUXTRACE payload (else empty)
+    std::uint32_t type() const noexcept;
+    std::uint16_t misc() const noexcept;
+};
+
+class writer {
+public:
+    // Create (truncate) @path with @attrs. Errors: the errno of the open
+    // or write, with the path in the message.
+    static result<writer> create(const std::string& path, std::vector<event_attr> attrs);
+
+    writer(writer&&) noexcept;
+    writer& operator=(writer&&) noexcept;
+    ~writer();
+
+    // Append one record (its header's size must be bytes.size(), a
+    // multiple of 8). EINVAL for a malformed one.
+    result<void> write(std::span<const std::byte> bytes);
+    // Append a PERF_RECORD_AUXTRACE for @payload (padded to 8 bytes).
+    result<void> write_auxtrace(std::span<const std::byte> payload, std::uint64_t offset,
+                                std::uint64_t reference, std::uint32_t idx, std::uint32_t tid,
+                                std::uint32_t cpu);
+    // Write the feature sections and the final header; the file is then
+    // complete. Further write()s are EINVAL.
+    result<void> finish(const features& f);
+
+    std::uint64_t data_size() const noexcept;
+    const std::vector<event_attr>& attrs() const noexcept;
+
+private:
+    struct impl;
+    explicit writer(std::unique_ptr<impl> p);
+    std::unique_ptr<impl> p_;
+};
+
+// A truncated or damaged file is read up to the last whole record.
+struct truncation {
+    std::uint64_t offset = 0;  // where the first unreadable byte is
+    std::string what;          // "record of size 0 at offset ...", ...
+};
+
+class file {
+public:
+    // Read @path's header, attrs and features. EINVAL (with a message) for
+    // a file that is not perf.data (wrong magic, header sizes); a file
+    // whose data section or features are cut short opens, truncated().
+    static result<file> open(const std::string& path);
+
+    file(file&&) noexcept;
+    file& operator=(file&&) noexcept;
+    ~file();
+
+    const std::vector<event_attr>& attrs() const noexcept;
+    const features& feats() const noexcept;
+    // The event whose ids include @id; nullptr when none does.
+    const event_attr* attr_by_id(std::uint64_t id) const noexcept;
+    // The event a record belongs to: a SAMPLE by its IDENTIFIER (or the
+    // only attr), another kernel record by its sample_id trailer. nullptr
+    // when it cannot be told.
+    const event_attr* attr_of(const record_view& r) const noexcept;
+
+    // Every record of the data section in file order; stops early at the
+    // first record that cannot be read (truncated() tells).
+    // f returns void.
+    result<void> for_each(const std::function<void(const record_view&)>& f) const;
+
+    bool truncated() const noexcept;
+    const std::optional<truncation>& truncation_info() const noexcept;
+
+private:
+    struct impl;
+    explicit file(std::unique_ptr<impl> p);
+    std::unique_ptr<impl> p_;
+};
+
+// Parsers of perf's kernel records as they lie in a file (each checks
+// lengths against the record; nullopt for a record too short).
+struct sample {
+    std::uint64_t id = 0, ip = 0, time = 0, period = 0;
+    std::uint32_t pid = 0, tid = 0, cpu = 0;
+    bool has_time = false;
+    std::span<const std::byte> raw;
+};
+// By the attr's sample_type (perf's order; the fields kring writes:
+// IDENTIFIER, IP, TID, TIME, ID, CPU, PERIOD, RAW).
+std::optional<sample> parse_sample(const record_view& r, std::uint64_t sample_type) noexcept;
+
+// The sample_id trailer of a non-SAMPLE kernel record (attr.sample_id_all).
+struct sample_id {
+    std::uint32_t pid = 0, tid = 0, cpu = 0;
+    std::uint64_t time = 0, id = 0;
+    bool has_time = false;
+};
+std::optional<sample_id> parse_sample_id(const record_view& r,
+                                         std::uint64_t sample_type) noexcept;
+
+struct comm_info {
+    std::uint32_t pid = 0, tid = 0;
+    std::string comm;
+    bool exec = false;  // PERF_RECORD_MISC_COMM_EXEC
+};
+std::optional<comm_info> parse_comm(const record_view& r) noexcept;
+
+struct switch_info {
+    bool out = false;                  // PERF_RECORD_MISC_SWITCH_OUT
+    bool preempt = false;              // PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
+    std::uint32_t next_prev_pid = 0, next_prev_tid = 0;  // CPU-wide only
+};
+std::optional<switch_info> parse_switch(const record_view& r) noexcept;
+
+struct task_info {  // PERF_RECORD_FORK / PERF_RECORD_EXIT
+    std::uint32_t pid = 0, ppid = 0, tid = 0, ptid = 0;
+    std::uint64_t time = 0;
+};
+std::optional<task_info> parse_task(const record_view& r) noexcept;
+
+struct lost_info {  // PERF_RECORD_LOST
+    std::uint64_t id = 0, lost = 0;
+};
+std::optional<lost_info> parse_lost(const record_view& r) noexcept;
+
+struct aux_record_info {  // PERF_RECORD_AUX
+    std::uint64_t aux_offset = 0, aux_size = 0, flags = 0;
+};
+std::optional<aux_record_info> parse_aux(const record_view& r) noexcept;
+
+struct auxtrace_info {  // PERF_RECORD_AUXTRACE (the payload is record_view::auxtrace)
+    std::uint64_t size = 0, offset = 0, reference = 0;
+    std::uint32_t idx = 0, tid = 0, cpu = 0;
+};
+std::optional<auxtrace_info> parse_auxtrace(const record_view& r) noexcept;
+
+// Builders of perf records, each returning the record's bytes (8-byte
+// aligned, header.size set). @id: the sample_id trailer to append, built
+// for @sample_type (nullopt: none).
+std::vector<std::byte> make_comm(std::uint32_t pid, std::uint32_t tid, std::string_view comm,
+                                 bool exec, const std::optional<sample_id>& id,
+                                 std::uint64_t sample_type);
+std::vector<std::byte> make_mmap2(std::uint32_t pid, std::uint32_t tid, std::uint64_t start,
+                                  std::uint64_t len, std::uint64_t pgoff, std::uint32_t maj,
+                                  std::uint32_t min, std::uint64_t ino, std::uint32_t prot,
+                                  std::uint32_t flags, std::string_view filename, bool user,
+                                  const std::optional<sample_id>& id, std::uint64_t sample_type);
+std::vector<std::byte> make_task(std::uint32_t type /* PERF_RECORD_FORK or _EXIT */,
+                                 const task_info& t, const std::optional<sample_id>& id,
+                                 std::uint64_t sample_type);
+std::vector<std::byte> make_switch_cpu_wide(bool out, bool preempt, std::uint32_t next_prev_pid,
+                                            std::uint32_t next_prev_tid, const sample_id& id,
+                                            std::uint64_t sample_type);
+std::vector<std::byte> make_lost(std::uint64_t id, std::uint64_t lost,
+                                 const std::optional<sample_id>& sid, std::uint64_t sample_type);
+std::vector<std::byte> make_aux(std::uint64_t aux_offset, std::uint64_t aux_size,
+                                std::uint64_t flags, const std::optional<sample_id>& id,
+                                std::uint64_t sample_type);
+std::vector<std::byte> make_itrace_start(std::uint32_t pid, std::uint32_t tid,
+                                         const std::optional<sample_id>& id,
+                                         std::uint64_t sample_type);
+std::vector<std::byte> make_sample(std::uint16_t misc, const sample& s, std::uint64_t sample_type);
+std::vector<std::byte> make_finished_round();
+
+}  // namespace kring::perf_data
