@@ -30,7 +30,7 @@
 //
 //	auto f = kring::perf_data::file::open("perf.data");
 //	f->for_each([&](const kring::perf_data::record_view& r) { ... });
-//	if (f->truncated()) warn(f->truncation());
+//	if (f->truncated()) warn(f->truncation_info()->what);
 #pragma once
 
 #include <linux/perf_event.h>
@@ -103,10 +103,10 @@ struct cpu_topology_entry {
 // per ring that was recorded, with the loss by cause (kring_stats) and the
 // LOST records' sequence ranges, and the AUX figures.
 struct kring_ring_info {
-    std::int32_t cpu = -1;             // -1: per-thread
-    std::int32_t pid = -1;             // -1: every task
-    std::uint32_t source = 0;          // enum kring_source
-    std::uint64_t id = 0;              // the sample id of its records
+    std::int32_t cpu = -1;     // -1: per-thread
+    std::int32_t pid = -1;     // -1: every task
+    std::uint32_t source = 0;  // enum kring_source
+    std::uint64_t id = 0;      // the sample id of its records
     std::uint64_t produced = 0, written = 0;
     std::uint64_t lost_no_space = 0, lost_too_big = 0, lost_paused = 0, lost_overwritten = 0;
     std::uint64_t throttled = 0, wakeups = 0, nested = 0;
@@ -135,7 +135,9 @@ struct features {
     // CPU topology: sibling lists ("0-1") and one entry per CPU.
     std::vector<std::string> core_siblings, thread_siblings;
     std::vector<cpu_topology_entry> cpus;
-    std::optional<std::uint64_t> clockid;  // perf's HEADER_CLOCKID (a clockid_t)
+    // perf's HEADER_CLOCKID: one u64, which perf reads as the clock's
+    // resolution in ns (perf report --header: "clockid frequency").
+    std::optional<std::uint64_t> clockid;
     std::optional<std::pair<std::uint64_t, std::uint64_t>> sample_time;  // first, last
     std::optional<kring_section> kring;
 
@@ -147,9 +149,9 @@ struct features {
 // A record as it lies in the file: header, body, and for AUXTRACE the
 // payload that follows it.
 struct record_view {
-    std::uint64_t offset = 0;              // file offset of the header
-    std::span<const std::byte> bytes;      // header.size bytes
-    std::span<const std::byte> auxtrace;   // AUXTRACE payload (else empty)
+    std::uint64_t offset = 0;             // file offset of the header
+    std::span<const std::byte> bytes;     // header.size bytes
+    std::span<const std::byte> auxtrace;  // AUXTRACE payload (else empty)
     std::uint32_t type() const noexcept;
     std::uint16_t misc() const noexcept;
 };
@@ -196,6 +198,8 @@ public:
     // a file that is not perf.data (wrong magic, header sizes); a file
     // whose data section or features are cut short opens, truncated().
     static result<file> open(const std::string& path);
+    // The same for a file's bytes held in memory (the file keeps them).
+    static result<file> from_bytes(std::vector<std::byte> bytes);
 
     file(file&&) noexcept;
     file& operator=(file&&) noexcept;
@@ -242,8 +246,7 @@ struct sample_id {
     std::uint64_t time = 0, id = 0;
     bool has_time = false;
 };
-std::optional<sample_id> parse_sample_id(const record_view& r,
-                                         std::uint64_t sample_type) noexcept;
+std::optional<sample_id> parse_sample_id(const record_view& r, std::uint64_t sample_type) noexcept;
 
 struct comm_info {
     std::uint32_t pid = 0, tid = 0;
@@ -253,8 +256,8 @@ struct comm_info {
 std::optional<comm_info> parse_comm(const record_view& r) noexcept;
 
 struct switch_info {
-    bool out = false;                  // PERF_RECORD_MISC_SWITCH_OUT
-    bool preempt = false;              // PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
+    bool out = false;                                    // PERF_RECORD_MISC_SWITCH_OUT
+    bool preempt = false;                                // PERF_RECORD_MISC_SWITCH_OUT_PREEMPT
     std::uint32_t next_prev_pid = 0, next_prev_tid = 0;  // CPU-wide only
 };
 std::optional<switch_info> parse_switch(const record_view& r) noexcept;
