@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,6 +42,20 @@ int report(const kring::error& e, std::string_view hint = {});
 // The same for a failure that is not an errno: "kring: <what>".
 int report(std::string_view what);
 
+// The device every command opens (--device), for report()'s hint: an error
+// of opening it is reported as one fixed line,
+//	kring: cannot open <device>: <errno text> (<hint>)
+// with a hint for ENOENT (the module is not loaded) and EACCES/EPERM (the
+// node's mode, kring.dev_mode; docs/SECURITY.md). main() sets it.
+void set_device_path(std::string path);
+// The hint report() gives for an error of opening the device (empty when
+// @e is not one): the one helper every command goes through.
+std::string device_hint(const kring::error& e);
+
+// A CPU list such as "0,2-3" (perf's -C syntax) into CPU numbers, sorted
+// and unique; nullopt when malformed.
+std::optional<std::vector<int>> parse_cpu_list(std::string_view list);
+
 // "summary <command> k1=v1 k2=v2 ..." on stdout, the command's last line.
 void print_summary(std::string_view command,
                    const std::vector<std::pair<std::string, std::uint64_t>>& fields);
@@ -49,5 +64,10 @@ void add_info(CLI::App& app, context& ctx);
 void add_synth(CLI::App& app, context& ctx);
 void add_sched(CLI::App& app, context& ctx);
 void add_aux(CLI::App& app, context& ctx);
+void add_record(CLI::App& app, context& ctx);
+void add_report(CLI::App& app, context& ctx);
+void add_script(CLI::App& app, context& ctx);
+void add_export(CLI::App& app, context& ctx);
+void add_stat(CLI::App& app, context& ctx);
 
 }  // namespace kring_tool

@@ -20,15 +20,26 @@ int main(int argc, char** argv) {
     app.failure_message([](const CLI::App*, const CLI::Error& e) {
         return "kring: " + std::string(e.what()) + " (see --help)\n";
     });
+    app.set_version_flag("--version", "kring " KRING_VERSION);
     context ctx;
     ctx.device = kring::default_device_path;
     app.fallthrough();
-    app.add_option("--device", ctx.device, "kring device node")->capture_default_str();
+    // The device's path also goes to report(), for the one hint line of a
+    // failure to open it.
+    set_device_path(ctx.device);
+    app.add_option("--device", ctx.device, "kring device node")
+        ->capture_default_str()
+        ->each([](const std::string& path) { set_device_path(path); });
 
     add_info(app, ctx);
     add_synth(app, ctx);
     add_sched(app, ctx);
     add_aux(app, ctx);
+    add_record(app, ctx);
+    add_stat(app, ctx);
+    add_report(app, ctx);
+    add_script(app, ctx);
+    add_export(app, ctx);
 
     try {
         app.parse(argc, argv);

@@ -1,0 +1,141 @@
+// kring export --chrome: a perf.data file as Chrome trace-event JSON, which
+// Perfetto UI and chrome://tracing open. One process "CPUs" whose threads
+// are the CPUs (tid = CPU number): the task slices from the switch records
+// as complete events ("ph":"X", named by comm), the samples as instant
+// events ("ph":"i"), and the losses as a counter ("ph":"C", the running
+// total of records lost).
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "command.hpp"
+#include "trace_model.hpp"
+
+namespace kring_tool {
+namespace {
+
+// The pid of the "CPUs" process.
+constexpr int cpus_pid = 0;
+
+struct options {
+    std::string input = "perf.data";
+    std::string chrome;
+    bool idle = false;
+};
+
+// Trace-event times are microseconds; a double keeps the nanoseconds.
+double us(std::uint64_t ns) { return double(ns) / 1000.0; }
+
+int run(const options& o) {
+    auto loaded = trace_model::load(o.input);
+    if (!loaded)
+        return report(loaded.error());
+    const trace_model& m = *loaded;
+    warn_truncated(m);
+
+    using json = nlohmann::json;
+    json events = json::array();
+    events.push_back({{"ph", "M"},
+                      {"name", "process_name"},
+                      {"pid", cpus_pid},
+                      {"tid", 0},
+                      {"args", {{"name", "CPUs"}}}});
+    for (std::int32_t cpu : m.cpus) {
+        events.push_back({{"ph", "M"},
+                          {"name", "thread_name"},
+                          {"pid", cpus_pid},
+                          {"tid", cpu},
+                          {"args", {{"name", fmt::format("CPU {}", cpu)}}}});
+        events.push_back({{"ph", "M"},
+                          {"name", "thread_sort_index"},
+                          {"pid", cpus_pid},
+                          {"tid", cpu},
+                          {"args", {{"sort_index", cpu}}}});
+    }
+    std::uint64_t slices = 0, instants = 0, counters = 0;
+    for (const auto& [cpu, list] : m.slices)
+        for (const auto& s : list) {
+            if (s.task.pid == 0 && s.task.tid == 0 && !o.idle)
+                continue;
+            events.push_back({{"ph", "X"},
+                              {"cat", "task"},
+                              {"name", m.comm_of(s.task)},
+                              {"pid", cpus_pid},
+                              {"tid", cpu},
+                              {"ts", us(s.start)},
+                              {"dur", us(s.end - s.start)},
+                              {"args", {{"pid", s.task.pid}, {"tid", s.task.tid}}}});
+            slices++;
+        }
+    std::uint64_t lost_total = 0;
+    for (const auto& e : m.events) {
+        if (e.kind == event_kind::sample && e.cpu >= 0 && e.has_time) {
+            events.push_back({{"ph", "i"},
+                              {"s", "t"},
+                              {"cat", "sample"},
+                              {"name", e.event_name.empty() ? std::string("sample") : e.event_name},
+                              {"pid", cpus_pid},
+                              {"tid", e.cpu},
+                              {"ts", us(e.time)},
+                              {"args",
+                               {{"ip", fmt::format("{:#x}", e.a)},
+                                {"pid", e.task.pid},
+                                {"tid", e.task.tid},
+                                {"comm", e.comm}}}});
+            instants++;
+        } else if (e.kind == event_kind::lost && e.has_time) {
+            lost_total += e.b;
+            events.push_back({{"ph", "C"},
+                              {"name", "lost records"},
+                              {"pid", cpus_pid},
+                              {"ts", us(e.time)},
+                              {"args", {{"lost", lost_total}}}});
+            counters++;
+        }
+    }
+    json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}};
+
+    std::FILE* f = o.chrome == "-" ? stdout : std::fopen(o.chrome.c_str(), "w");
+    if (!f)
+        return report(kring::error::from_errno(errno, "cannot create " + o.chrome));
+    const std::string text = doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const int e = errno;
+    const bool closed = f != stdout ? std::fclose(f) == 0 : std::fflush(f) == 0;
+    if (!closed || !ok)
+        return report(kring::error::from_errno(ok ? errno : e, "cannot write " + o.chrome));
+    if (o.chrome != "-")
+        print_summary("export", {{"slices", slices},
+                                 {"instants", instants},
+                                 {"counters", counters},
+                                 {"cpus", m.cpus.size()},
+                                 {"truncated", m.truncation ? 1 : 0}});
+    return m.truncation ? exit_runtime : exit_ok;
+}
+
+}  // namespace
+
+void add_export(CLI::App& app, context& ctx) {
+    static options o;
+    auto* sub = app.add_subcommand(
+        "export", "convert a perf.data file into Chrome trace-event JSON (Perfetto UI)");
+    sub->add_option("--chrome", o.chrome, "write Chrome trace-event JSON here (- for stdout)")
+        ->required();
+    sub->add_option("file", o.input, "the recording")->capture_default_str();
+    sub->add_option("-i,--input", o.input, "the recording (as perf's -i)");
+    sub->add_flag("--idle", o.idle, "also the idle task's slices");
+    sub->footer(
+        "One track per CPU (process \"CPUs\", thread = CPU): the tasks' slices from the\n"
+        "switch records, the samples as instant events, the losses as a counter.\n"
+        "Open the file in https://ui.perfetto.dev or chrome://tracing.\n"
+        "\n"
+        "Examples:\n"
+        "  kring export --chrome trace.json\n"
+        "  kring export --chrome trace.json run1.data");
+    sub->callback([&ctx] { ctx.exit_code = run(o); });
+}
+
+}  // namespace kring_tool

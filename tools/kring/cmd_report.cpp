@@ -1,0 +1,237 @@
+// kring report: what a perf.data file holds - records by type and by CPU,
+// the loss by cause and the LOST sequence ranges of kring's own section,
+// the AUX figures, and for sched/timer recordings the top tasks by
+// switches, time on CPU and samples; --svg draws the per-CPU timeline.
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <linux/kring.h>
+
+#include <fmt/core.h>
+
+#include "command.hpp"
+#include "svg_timeline.hpp"
+#include "trace_model.hpp"
+
+namespace kring_tool {
+namespace {
+
+struct options {
+    std::string input = "perf.data";
+    std::string svg;
+    unsigned top = 10;
+};
+
+const char* source_name(std::uint32_t s) {
+    switch (s) {
+        case KRING_SOURCE_NONE:
+            return "none";
+        case KRING_SOURCE_SYNTHETIC:
+            return "synthetic";
+        case KRING_SOURCE_SCHED:
+            return "sched";
+        case KRING_SOURCE_TIMER:
+            return "timer";
+        case KRING_SOURCE_AUX_TRACER:
+            return "aux-tracer";
+        default:
+            return "?";
+    }
+}
+
+std::string cpu_name(std::int32_t cpu) {
+    return cpu < 0 ? std::string("-") : fmt::format("{}", cpu);
+}
+
+kring::result<void> write_file(const std::string& path, const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f)
+        return kring::error::from_errno(errno, "cannot create " + path);
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const int e = errno;
+    if (std::fclose(f) != 0 || !ok)
+        return kring::error::from_errno(ok ? errno : e, "cannot write " + path);
+    return {};
+}
+
+void top_tasks(const trace_model& m, unsigned top, const char* title,
+               const std::function<std::uint64_t(const task_stats&)>& key,
+               const std::function<std::string(const task_stats&)>& show) {
+    std::vector<const task_stats*> v;
+    for (const auto& [id, t] : m.tasks)
+        if (key(t))
+            v.push_back(&t);
+    if (v.empty())
+        return;
+    std::stable_sort(v.begin(), v.end(), [&](auto* a, auto* b) { return key(*a) > key(*b); });
+    fmt::print("\ntop tasks by {}\n", title);
+    fmt::print("  {:>7} {:>7} {:<16} {}\n", "pid", "tid", "comm", title);
+    for (std::size_t i = 0; i < v.size() && i < top; i++)
+        fmt::print("  {:>7} {:>7} {:<16} {}\n", v[i]->id.pid, v[i]->id.tid,
+                   escape_token(v[i]->comm), show(*v[i]));
+    if (v.size() > top)
+        fmt::print("  ... and {} more\n", v.size() - top);
+}
+
+int run(const options& o) {
+    auto loaded = trace_model::load(o.input);
+    if (!loaded)
+        return report(loaded.error());
+    const trace_model& m = *loaded;
+    warn_truncated(m);
+
+    std::string names;
+    for (const auto& a : m.attrs)
+        names += (names.empty() ? "" : ", ") + (a.name.empty() ? std::string("?") : a.name);
+    fmt::print("file      {}{}\n", m.path, m.truncation ? " (truncated)" : "");
+    fmt::print("events    {}\n", names.empty() ? "none" : names);
+    if (!m.feats.cmdline.empty()) {
+        std::string cmd;
+        for (const auto& a : m.feats.cmdline)
+            cmd += (cmd.empty() ? "" : " ") + a;
+        fmt::print("command   {}\n", cmd);
+    }
+    if (!m.feats.osrelease.empty() || !m.feats.hostname.empty())
+        fmt::print("host      {} {} {}, {} CPUs online\n", m.feats.hostname, m.feats.osrelease,
+                   m.feats.arch, m.feats.nr_cpus_online);
+    if (m.has_times)
+        fmt::print("time      {} .. {} ({:.6f} s)\n", format_time(m.first_time),
+                   format_time(m.last_time), double(m.last_time - m.first_time) / 1e9);
+
+    fmt::print("\nrecords by type\n");
+    for (const auto& [type, n] : m.by_type)
+        fmt::print("  {:<18} {:>10}\n", record_type_name(type), n);
+    fmt::print("  {:<18} {:>10}\n", "total", m.events.size());
+    fmt::print("\nrecords by CPU\n");
+    for (const auto& [cpu, n] : m.by_cpu)
+        fmt::print("  {:<18} {:>10}\n",
+                   cpu < 0 ? std::string("no cpu") : fmt::format("cpu {}", cpu), n);
+
+    // Losses: the LOST records of the data, and kring's own account.
+    std::uint64_t ring_lost = 0, ranges = 0;
+    fmt::print("\nloss\n");
+    fmt::print("  LOST records       {:>10} ({} records lost)\n", m.lost_records, m.lost);
+    if (m.feats.kring) {
+        const auto& k = *m.feats.kring;
+        fmt::print("  by cause, per ring (kring section, version {}):\n", k.version);
+        fmt::print("  {:>6} {:>4} {:>7} {:<10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>11} {:>9}\n",
+                   "id", "cpu", "pid", "source", "produced", "written", "no_space", "too_big",
+                   "paused", "overwritten", "throttled");
+        for (const auto& r : k.rings) {
+            fmt::print("  {:>6} {:>4} {:>7} {:<10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>11} {:>9}\n",
+                       r.id, cpu_name(r.cpu),
+                       r.pid < 0 ? std::string("-") : fmt::format("{}", r.pid),
+                       source_name(r.source), r.produced, r.written, r.lost_no_space,
+                       r.lost_too_big, r.lost_paused, r.lost_overwritten, r.throttled);
+            ring_lost += r.lost_no_space + r.lost_too_big + r.lost_paused + r.lost_overwritten;
+        }
+        for (const auto& r : k.rings)
+            for (const auto& lr : r.lost_ranges) {
+                if (!ranges++)
+                    fmt::print("  lost sequence ranges:\n");
+                fmt::print("    ring {} cpu {}: {} records, seq {}..{}, time {}..{}\n", r.id,
+                           cpu_name(r.cpu), lr.lost, lr.first_seq, lr.last_seq,
+                           format_time(lr.first_time), format_time(lr.last_time));
+            }
+    } else {
+        fmt::print("  (no kring section: loss by cause unknown)\n");
+    }
+
+    if (m.aux_records || m.auxtrace_records) {
+        fmt::print("\naux\n");
+        fmt::print("  AUX records        {:>10} ({} bytes)\n", m.aux_records, m.aux_bytes);
+        fmt::print("  flags              truncated {}, overwrite {}, partial {}, collision {}\n",
+                   m.aux_truncated, m.aux_overwrite, m.aux_partial, m.aux_collision);
+        fmt::print("  AUXTRACE records   {:>10} ({} bytes of trace data)\n", m.auxtrace_records,
+                   m.auxtrace_bytes);
+    }
+
+    top_tasks(
+        m, o.top, "switches", [](const task_stats& t) { return t.switches; },
+        [](const task_stats& t) {
+            return fmt::format("{} ({} preempted)", t.switches, t.preempted);
+        });
+    top_tasks(
+        m, o.top, "on-CPU time", [](const task_stats& t) { return t.runtime; },
+        [](const task_stats& t) { return fmt::format("{:.3f} ms", double(t.runtime) / 1e6); });
+    top_tasks(
+        m, o.top, "samples", [](const task_stats& t) { return t.samples; },
+        [&](const task_stats& t) {
+            return fmt::format("{} ({:.1f}%)", t.samples,
+                               100.0 * double(t.samples) / double(m.samples));
+        });
+
+    std::uint64_t slices = 0;
+    for (const auto& [cpu, list] : m.slices)
+        slices += list.size();
+    int status = exit_ok;
+    if (!o.svg.empty()) {
+        if (auto w = write_file(o.svg, render_svg_timeline(m)); !w)
+            status = report(w.error());
+        else
+            fmt::print("\nsvg       {}: {} CPU tracks, {} slices\n", o.svg, m.cpus.size(), slices);
+    }
+    auto count = [&](std::uint32_t type) {
+        auto it = m.by_type.find(type);
+        return it == m.by_type.end() ? std::uint64_t(0) : it->second;
+    };
+    print_summary("report", {{"records", m.events.size()},
+                             {"samples", m.samples},
+                             {"switches", m.switches},
+                             {"switch_in", m.switches_in},
+                             {"switch_out", m.switches_out},
+                             {"comm", count(PERF_RECORD_COMM)},
+                             {"fork", count(PERF_RECORD_FORK)},
+                             {"exit", count(PERF_RECORD_EXIT)},
+                             {"mmap", count(PERF_RECORD_MMAP) + count(PERF_RECORD_MMAP2)},
+                             {"lost_records", m.lost_records},
+                             {"lost", m.lost},
+                             {"aux_records", m.aux_records},
+                             {"aux_bytes", m.aux_bytes},
+                             {"aux_truncated", m.aux_truncated},
+                             {"aux_overwrite", m.aux_overwrite},
+                             {"aux_partial", m.aux_partial},
+                             {"auxtrace_bytes", m.auxtrace_bytes},
+                             {"cpus", m.cpus.size()},
+                             {"tasks", m.tasks.size()},
+                             {"slices", slices},
+                             {"rings", m.feats.kring ? m.feats.kring->rings.size() : 0},
+                             {"ring_lost", ring_lost},
+                             {"lost_ranges", ranges},
+                             {"unparsed", m.unparsed},
+                             {"truncated", m.truncation ? 1 : 0}});
+    if (m.truncation)
+        return exit_runtime;
+    if (m.unparsed && status == exit_ok)
+        return report(fmt::format("{}: {} records too short for their type", m.path, m.unparsed));
+    return status;
+}
+
+}  // namespace
+
+void add_report(CLI::App& app, context& ctx) {
+    static options o;
+    auto* sub = app.add_subcommand("report", "summarise a perf.data file");
+    sub->add_option("file", o.input, "the recording")->capture_default_str();
+    sub->add_option("--svg", o.svg, "also draw the per-CPU timeline of the tasks into this SVG");
+    sub->add_option("--top", o.top, "tasks per top list")->capture_default_str();
+    sub->footer(
+        "Prints records by type and by CPU, the loss by cause and the lost sequence\n"
+        "ranges (kring's own section), the AUX figures, and the top tasks by switches,\n"
+        "time on CPU and samples. A truncated file: one warning line on stderr, then\n"
+        "what could be read, exit status 1.\n"
+        "\n"
+        "Examples:\n"
+        "  kring report                      # perf.data in this directory\n"
+        "  kring report -i run1.data --top 5\n"
+        "  kring report trace.data --svg timeline.svg");
+    sub->add_option("-i,--input", o.input, "the recording (as perf's -i)");
+    sub->callback([&ctx] { ctx.exit_code = run(o); });
+}
+
+}  // namespace kring_tool

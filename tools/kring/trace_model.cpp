@@ -1,0 +1,509 @@
+// The analysis model of a perf.data file (trace_model.hpp).
+#include "trace_model.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/core.h>
+
+namespace kring_tool {
+namespace pd = kring::perf_data;
+
+namespace {
+
+template <class T>
+T load_at(std::span<const std::byte> b, std::size_t off) {
+    T v{};
+    if (off + sizeof(T) <= b.size())
+        std::memcpy(&v, b.data() + off, sizeof(T));
+    return v;
+}
+
+// PERF_RECORD_MMAP / MMAP2: start, len, pgoff and the file name, which
+// ends at its NUL within the record.
+bool parse_mmap(const pd::record_view& r, trace_event& e) {
+    const bool two = r.type() == PERF_RECORD_MMAP2;
+    const std::size_t name_at = two ? 72 : 40;
+    if (r.bytes.size() < name_at)
+        return false;
+    e.task = {load_at<std::uint32_t>(r.bytes, 8), load_at<std::uint32_t>(r.bytes, 12)};
+    e.has_task = true;
+    e.a = load_at<std::uint64_t>(r.bytes, 16);
+    e.b = load_at<std::uint64_t>(r.bytes, 24);
+    e.c = load_at<std::uint64_t>(r.bytes, 32);
+    const char* name = reinterpret_cast<const char*>(r.bytes.data() + name_at);
+    e.text.assign(name, strnlen(name, r.bytes.size() - name_at));
+    return true;
+}
+
+// The fields a non-SAMPLE record's sample_id trailer holds.
+void take_sample_id(const pd::record_view& r, const pd::event_attr* attr, trace_event& e) {
+    if (!attr || !attr->attr.sample_id_all)
+        return;
+    const std::uint64_t st = attr->attr.sample_type;
+    auto sid = pd::parse_sample_id(r, st);
+    if (!sid)
+        return;
+    if (st & PERF_SAMPLE_TID) {
+        e.task = {sid->pid, sid->tid};
+        e.has_task = true;
+    }
+    if (sid->has_time) {
+        e.time = sid->time;
+        e.has_time = true;
+    }
+    if (st & PERF_SAMPLE_CPU)
+        e.cpu = std::int32_t(sid->cpu);
+    if (st & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) {
+        e.id = sid->id;
+        e.has_id = true;
+    }
+}
+
+// One record into an event; false when the record is too short for its
+// type (the event still counts, as kind other).
+bool parse(const pd::file& f, const pd::record_view& r, trace_event& e) {
+    e.type = r.type();
+    e.misc = r.misc();
+    e.size = std::uint32_t(r.bytes.size());
+    e.offset = r.offset;
+    const pd::event_attr* attr = f.attr_of(r);
+    if (attr)
+        e.event_name = attr->name;
+    switch (e.type) {
+        case PERF_RECORD_SAMPLE: {
+            if (!attr)
+                return false;
+            const std::uint64_t st = attr->attr.sample_type;
+            auto s = pd::parse_sample(r, st);
+            if (!s)
+                return false;
+            e.kind = event_kind::sample;
+            e.a = s->ip;
+            e.b = s->period;
+            if (st & PERF_SAMPLE_TID) {
+                e.task = {s->pid, s->tid};
+                e.has_task = true;
+            }
+            e.time = s->time;
+            e.has_time = s->has_time;
+            if (st & PERF_SAMPLE_CPU)
+                e.cpu = std::int32_t(s->cpu);
+            if (st & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) {
+                e.id = s->id;
+                e.has_id = true;
+            }
+            return true;
+        }
+        case PERF_RECORD_SWITCH:
+        case PERF_RECORD_SWITCH_CPU_WIDE: {
+            take_sample_id(r, attr, e);
+            auto s = pd::parse_switch(r);
+            if (!s)
+                return false;
+            e.kind = s->out ? event_kind::switch_out : event_kind::switch_in;
+            e.preempt = s->preempt;
+            e.cpu_wide = e.type == PERF_RECORD_SWITCH_CPU_WIDE;
+            e.other = {s->next_prev_pid, s->next_prev_tid};
+            return true;
+        }
+        case PERF_RECORD_COMM: {
+            take_sample_id(r, attr, e);
+            auto c = pd::parse_comm(r);
+            if (!c)
+                return false;
+            e.kind = event_kind::comm;
+            e.task = {c->pid, c->tid};
+            e.has_task = true;
+            e.text = c->comm;
+            e.exec = c->exec;
+            return true;
+        }
+        case PERF_RECORD_FORK:
+        case PERF_RECORD_EXIT: {
+            take_sample_id(r, attr, e);
+            auto t = pd::parse_task(r);
+            if (!t)
+                return false;
+            e.kind = e.type == PERF_RECORD_FORK ? event_kind::fork : event_kind::exit;
+            e.task = {t->pid, t->tid};
+            e.has_task = true;
+            e.other = {t->ppid, t->ptid};
+            if (!e.has_time) {
+                e.time = t->time;
+                e.has_time = true;
+            }
+            return true;
+        }
+        case PERF_RECORD_MMAP:
+        case PERF_RECORD_MMAP2: {
+            take_sample_id(r, attr, e);
+            if (!parse_mmap(r, e))
+                return false;
+            e.kind = event_kind::mmap;
+            return true;
+        }
+        case PERF_RECORD_LOST: {
+            take_sample_id(r, attr, e);
+            auto l = pd::parse_lost(r);
+            if (!l)
+                return false;
+            e.kind = event_kind::lost;
+            e.a = l->id;
+            e.b = l->lost;
+            return true;
+        }
+        case PERF_RECORD_AUX: {
+            take_sample_id(r, attr, e);
+            auto a = pd::parse_aux(r);
+            if (!a)
+                return false;
+            e.kind = event_kind::aux;
+            e.a = a->aux_offset;
+            e.b = a->aux_size;
+            e.c = a->flags;
+            return true;
+        }
+        case PERF_RECORD_ITRACE_START: {
+            take_sample_id(r, attr, e);
+            if (r.bytes.size() < 16)
+                return false;
+            e.kind = event_kind::itrace_start;
+            e.task = {load_at<std::uint32_t>(r.bytes, 8), load_at<std::uint32_t>(r.bytes, 12)};
+            e.has_task = true;
+            return true;
+        }
+        case pd::record_auxtrace: {
+            auto a = pd::parse_auxtrace(r);
+            if (!a)
+                return false;
+            e.kind = event_kind::auxtrace;
+            e.a = a->size;
+            e.b = a->offset;
+            e.c = a->reference;
+            e.idx = a->idx;
+            e.cpu = std::int32_t(a->cpu);
+            e.task = {0, a->tid};
+            return true;
+        }
+        case pd::record_finished_round:
+            e.kind = event_kind::finished_round;
+            return true;
+        default:
+            if (e.type < PERF_RECORD_MAX)
+                take_sample_id(r, attr, e);
+            return true;
+    }
+}
+
+}  // namespace
+
+const char* event_name(event_kind k) noexcept {
+    switch (k) {
+        case event_kind::sample:
+            return "sample";
+        case event_kind::switch_out:
+            return "switch-out";
+        case event_kind::switch_in:
+            return "switch-in";
+        case event_kind::comm:
+            return "comm";
+        case event_kind::fork:
+            return "fork";
+        case event_kind::exit:
+            return "exit";
+        case event_kind::mmap:
+            return "mmap";
+        case event_kind::lost:
+            return "lost";
+        case event_kind::aux:
+            return "aux";
+        case event_kind::itrace_start:
+            return "itrace-start";
+        case event_kind::auxtrace:
+            return "auxtrace";
+        case event_kind::finished_round:
+            return "finished-round";
+        case event_kind::other:
+            break;
+    }
+    return "other";
+}
+
+std::string record_type_name(std::uint32_t type) {
+    switch (type) {
+        case PERF_RECORD_MMAP:
+            return "MMAP";
+        case PERF_RECORD_LOST:
+            return "LOST";
+        case PERF_RECORD_COMM:
+            return "COMM";
+        case PERF_RECORD_EXIT:
+            return "EXIT";
+        case PERF_RECORD_THROTTLE:
+            return "THROTTLE";
+        case PERF_RECORD_UNTHROTTLE:
+            return "UNTHROTTLE";
+        case PERF_RECORD_FORK:
+            return "FORK";
+        case PERF_RECORD_READ:
+            return "READ";
+        case PERF_RECORD_SAMPLE:
+            return "SAMPLE";
+        case PERF_RECORD_MMAP2:
+            return "MMAP2";
+        case PERF_RECORD_AUX:
+            return "AUX";
+        case PERF_RECORD_ITRACE_START:
+            return "ITRACE_START";
+        case PERF_RECORD_LOST_SAMPLES:
+            return "LOST_SAMPLES";
+        case PERF_RECORD_SWITCH:
+            return "SWITCH";
+        case PERF_RECORD_SWITCH_CPU_WIDE:
+            return "SWITCH_CPU_WIDE";
+        case PERF_RECORD_NAMESPACES:
+            return "NAMESPACES";
+        case PERF_RECORD_KSYMBOL:
+            return "KSYMBOL";
+        case PERF_RECORD_BPF_EVENT:
+            return "BPF_EVENT";
+        case PERF_RECORD_CGROUP:
+            return "CGROUP";
+        case PERF_RECORD_TEXT_POKE:
+            return "TEXT_POKE";
+        case PERF_RECORD_AUX_OUTPUT_HW_ID:
+            return "AUX_OUTPUT_HW_ID";
+        case pd::record_header_attr:
+            return "HEADER_ATTR";
+        case pd::record_finished_round:
+            return "FINISHED_ROUND";
+        case pd::record_id_index:
+            return "ID_INDEX";
+        case pd::record_auxtrace_info:
+            return "AUXTRACE_INFO";
+        case pd::record_auxtrace:
+            return "AUXTRACE";
+        case pd::record_auxtrace_error:
+            return "AUXTRACE_ERROR";
+        case pd::record_time_conv:
+            return "TIME_CONV";
+        case pd::record_finished_init:
+            return "FINISHED_INIT";
+        default:
+            return fmt::format("TYPE_{}", type);
+    }
+}
+
+std::string aux_flag_names(std::uint64_t flags) {
+    std::string s;
+    auto add = [&](std::uint64_t bit, const char* name) {
+        if (flags & bit) {
+            if (!s.empty())
+                s += '|';
+            s += name;
+        }
+    };
+    add(PERF_AUX_FLAG_TRUNCATED, "truncated");
+    add(PERF_AUX_FLAG_OVERWRITE, "overwrite");
+    add(PERF_AUX_FLAG_PARTIAL, "partial");
+    add(PERF_AUX_FLAG_COLLISION, "collision");
+    const std::uint64_t rest =
+        flags & ~std::uint64_t(PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_OVERWRITE |
+                               PERF_AUX_FLAG_PARTIAL | PERF_AUX_FLAG_COLLISION);
+    if (rest) {
+        if (!s.empty())
+            s += '|';
+        s += fmt::format("{:#x}", rest);
+    }
+    return s.empty() ? "0" : s;
+}
+
+std::string format_time(std::uint64_t ns) {
+    return fmt::format("{}.{:09}", ns / 1000000000, ns % 1000000000);
+}
+
+std::string escape_token(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (unsigned char c : s) {
+        if (c <= ' ' || c >= 0x7f || c == '"' || c == '\\' || c == '=')
+            out += fmt::format("\\x{:02x}", c);
+        else
+            out += char(c);
+    }
+    return out.empty() ? "\"\"" : out;
+}
+
+std::string trace_model::comm_of(task_id t) const {
+    if (auto it = comms.find(t); it != comms.end())
+        return it->second;
+    if (t.pid == 0 && t.tid == 0)
+        return "swapper";
+    return fmt::format(":{}", t.tid);
+}
+
+void warn_truncated(const trace_model& m) {
+    if (!m.truncation)
+        return;
+    std::fflush(stdout);
+    fmt::print(stderr, "kring: {}: truncated at offset {}: {} (the records before it are shown)\n",
+               m.path, m.truncation->offset, m.truncation->what);
+}
+
+kring::result<trace_model> trace_model::load(const std::string& path) {
+    auto f = pd::file::open(path);
+    if (!f)
+        return f.error();
+    trace_model m;
+    m.path = path;
+    m.attrs = f->attrs();
+    m.feats = f->feats();
+    std::vector<trace_event> in_file;
+    auto r = f->for_each([&](const pd::record_view& rv) {
+        trace_event e;
+        if (!parse(*f, rv, e)) {
+            m.unparsed++;
+            e.kind = event_kind::other;
+        }
+        in_file.push_back(std::move(e));
+    });
+    if (!r)
+        return r.error();
+    if (f->truncated())
+        m.truncation = f->truncation_info();
+
+    // Time order across CPUs: a record without a time keeps its place
+    // after the record before it in the file.
+    std::vector<std::uint64_t> key(in_file.size());
+    std::uint64_t last = 0;
+    for (std::size_t i = 0; i < in_file.size(); i++) {
+        if (in_file[i].has_time)
+            last = in_file[i].time;
+        key[i] = last;
+    }
+    std::vector<std::size_t> order(in_file.size());
+    for (std::size_t i = 0; i < order.size(); i++)
+        order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
+    m.events.reserve(in_file.size());
+    for (std::size_t i : order)
+        m.events.push_back(std::move(in_file[i]));
+
+    for (const auto& e : m.events) {
+        if (e.has_time && e.time) {
+            if (!m.has_times || e.time < m.first_time)
+                m.first_time = e.time;
+            if (!m.has_times || e.time > m.last_time)
+                m.last_time = e.time;
+            m.has_times = true;
+        }
+    }
+
+    // One pass in time order: comms, tasks, slices, totals.
+    struct running {
+        task_id task;
+        std::uint64_t start = 0;
+        bool open_start = false;
+    };
+    std::map<std::int32_t, std::optional<running>> on_cpu;
+    std::set<std::int32_t> cpu_seen_switch;
+    auto close = [&](std::int32_t cpu, const running& run, std::uint64_t end, bool open_end) {
+        m.slices[cpu].push_back(
+            {cpu, run.task, run.start, std::max(end, run.start), run.open_start, open_end});
+    };
+    for (auto& e : m.events) {
+        m.by_type[e.type]++;
+        m.by_cpu[e.cpu]++;
+        if (e.cpu >= 0)
+            m.cpus.insert(e.cpu);
+        switch (e.kind) {
+            case event_kind::comm:
+                m.comms[e.task] = e.text;
+                break;
+            case event_kind::fork:
+                if (!m.comms.count(e.task))
+                    if (auto it = m.comms.find(e.other); it != m.comms.end())
+                        m.comms[e.task] = it->second;
+                break;
+            case event_kind::sample:
+                m.samples++;
+                if (e.has_task)
+                    m.tasks[e.task].samples++;
+                break;
+            case event_kind::switch_out:
+            case event_kind::switch_in: {
+                m.switches++;
+                const bool out = e.kind == event_kind::switch_out;
+                (out ? m.switches_out : m.switches_in)++;
+                if (!e.has_task)
+                    break;
+                if (out) {
+                    auto& t = m.tasks[e.task];
+                    t.switches++;
+                    if (e.preempt)
+                        t.preempted++;
+                } else {
+                    m.tasks[e.task];
+                }
+                if (e.cpu < 0 || !e.has_time)
+                    break;
+                auto& cur = on_cpu[e.cpu];
+                const bool first = cpu_seen_switch.insert(e.cpu).second;
+                if (out) {
+                    if (cur && cur->task == e.task)
+                        close(e.cpu, *cur, e.time, false);
+                    else if (cur)  // the switch-in of this task is missing
+                        close(e.cpu, *cur, e.time, false);
+                    else if (first)  // on CPU since before the recording
+                        close(e.cpu, {e.task, std::min(m.first_time, e.time), true}, e.time, false);
+                    cur.reset();
+                } else {
+                    if (cur)  // the switch-out of the previous task is missing
+                        close(e.cpu, *cur, e.time, false);
+                    cur = running{e.task, e.time, false};
+                }
+                break;
+            }
+            case event_kind::lost:
+                m.lost_records++;
+                m.lost += e.b;
+                break;
+            case event_kind::aux:
+                m.aux_records++;
+                m.aux_bytes += e.b;
+                m.aux_truncated += !!(e.c & PERF_AUX_FLAG_TRUNCATED);
+                m.aux_overwrite += !!(e.c & PERF_AUX_FLAG_OVERWRITE);
+                m.aux_partial += !!(e.c & PERF_AUX_FLAG_PARTIAL);
+                m.aux_collision += !!(e.c & PERF_AUX_FLAG_COLLISION);
+                break;
+            case event_kind::auxtrace:
+                m.auxtrace_records++;
+                m.auxtrace_bytes += e.a;
+                break;
+            default:
+                break;
+        }
+        if (e.has_task) {
+            if (auto it = m.comms.find(e.task); it != m.comms.end())
+                e.comm = it->second;
+            else
+                e.comm = m.comm_of(e.task);
+        }
+    }
+    for (auto& [cpu, cur] : on_cpu)
+        if (cur)
+            close(cpu, *cur, std::max(m.last_time, cur->start), true);
+    for (auto& [cpu, list] : m.slices)
+        for (const auto& s : list)
+            m.tasks[s.task].runtime += s.end - s.start;
+    for (auto& [id, t] : m.tasks) {
+        t.id = id;
+        t.comm = m.comm_of(id);
+    }
+    return m;
+}
+
+}  // namespace kring_tool
