@@ -27,8 +27,37 @@
 //   version 1's and skips the rest; every count is checked against the
 //   section's length.
 //
-// AUX data: write_auxtrace() appends a PERF_RECORD_AUXTRACE record with the
-// payload (padded to 8 bytes) right behind it, as perf record does.
+// AUX data. What Debian's perf 6.1 does with it (session.c, auxtrace.c;
+// tried on files of this writer):
+// - A PERF_RECORD_AUXTRACE record in the data section without a decoder
+//   set up: perf_event__process_auxtrace() returns -EINVAL, and perf script
+//   and perf report stop: "failed to process type: 71 [Invalid argument]",
+//   "Error: failed to process sample", exit status non-zero. Only
+//   --no-itrace (itrace_synth_opts.dont_decode) makes them skip it.
+// - A PERF_RECORD_AUXTRACE_INFO sets a decoder up by its type; a type perf
+//   has no decoder of (kring's tracer, PERF_AUXTRACE_UNKNOWN) is -EINVAL the
+//   same way ("failed to process type: 70"). Naming a decoder perf has
+//   (intel_bts, s390_cpumsf, ...) would make it decode kring's bytes as its
+//   own.
+// - HEADER_AUXTRACE is only an index of AUXTRACE records for a decoder; the
+//   records are still read from the data section.
+// - PERF_RECORD_AUX and PERF_RECORD_ITRACE_START are read and counted
+//   without a decoder. An AUX record with PERF_AUX_FLAG_TRUNCATED gives
+//   "Warning: AUX data lost N times out of M!", PERF_AUX_FLAG_PARTIAL
+//   "AUX data had gaps in it", PERF_AUX_FLAG_COLLISION "AUX data detected
+//   collision"; PERF_AUX_FLAG_OVERWRITE (snapshots) is silent.
+// So a file keeps perf's records and places but moves the AUXTRACE records:
+// PERF_RECORD_AUX and ITRACE_START in the data, and each AUXTRACE record
+// (header, payload padded to 8 bytes, exactly as perf record writes it)
+// in the feat_kring_auxtrace section, a bit perf does not know and skips,
+// with the data position it was written at:
+//	u32 version (1), u32 0,
+//	per record: u64 data position, the 48-byte record, its payload
+// write_auxtrace() keeps them in an unnamed temporary file (next to the
+// output) until finish() copies them behind the other sections;
+// file::for_each() hands each out after the data records written before
+// it. A file with AUXTRACE records in its data section (perf record's)
+// reads as well.
 #include "kring/perf_data.hpp"
 
 #include <algorithm>
@@ -485,6 +514,58 @@ result<void> pwrite_all(int fd, const std::byte* p, std::size_t n, off_t off,
 
 error einval(std::string what) { return error(EINVAL, std::move(what)); }
 
+constexpr std::uint32_t k_auxtrace_section_version = 1;
+
+// An unnamed temporary file next to @path (the same file system, so that
+// finish() copies it within the kernel), else in /tmp.
+result<unique_fd> open_spool(const std::string& path) {
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+    for (const std::string& d : {dir, std::string("/tmp")}) {
+        int fd = ::open(d.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd >= 0)
+            return unique_fd(fd);
+        std::string t = d + "/.kring-aux.XXXXXX";
+        fd = ::mkostemp(t.data(), O_CLOEXEC);
+        if (fd >= 0) {
+            ::unlink(t.c_str());
+            return unique_fd(fd);
+        }
+    }
+    return error::from_errno(errno, "cannot create a temporary file for the AUX data of " + path);
+}
+
+// Appends the @size bytes of @from to @to (at its offset).
+result<void> copy_spool(int from, int to, std::uint64_t size, const std::string& path) {
+    loff_t in = 0;
+    bool plain = false;
+    while (in < static_cast<loff_t>(size)) {
+        const std::size_t want = static_cast<std::size_t>(
+            std::min<std::uint64_t>(size - static_cast<std::uint64_t>(in), 1 << 30));
+        if (!plain) {
+            ssize_t n = ::copy_file_range(from, &in, to, nullptr, want, 0);
+            if (n > 0)
+                continue;
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0 && errno != EXDEV && errno != ENOSYS && errno != EINVAL &&
+                errno != EOPNOTSUPP)
+                return error::from_errno(errno, "write " + path);
+            plain = true;  // n == 0 or no copy_file_range here: read and write
+        }
+        std::vector<std::byte> buf(std::min<std::size_t>(want, k_buffer));
+        ssize_t n = ::pread(from, buf.data(), buf.size(), in);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return error::from_errno(n < 0 ? errno : EIO, "read the AUX data of " + path);
+        if (auto r = write_all(to, buf.data(), static_cast<std::size_t>(n), path); !r)
+            return r;
+        in += n;
+    }
+    return {};
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -687,6 +768,8 @@ struct writer::impl {
     std::uint64_t data_size = 0;  // written or buffered
     bool finished = false;
     file_header header;
+    unique_fd spool;  // the AUXTRACE records until finish()
+    std::uint64_t spool_size = 0;
 
     result<void> flush() {
         if (buf.empty())
@@ -773,8 +856,17 @@ result<void> writer::write_auxtrace(std::span<const std::byte> payload, std::uin
                                     std::uint32_t cpu) {
     if (p_->finished)
         return einval("write " + p_->path + ": the file is finished");
+    if (!p_->spool) {
+        auto s = open_spool(p_->path);
+        if (!s)
+            return s.error();
+        p_->spool = std::move(*s);
+    }
+    // The entry of the feat_kring_auxtrace section: the data position, the
+    // record, the payload padded to 8 bytes.
     std::vector<std::byte> rec;
-    rec.reserve(k_auxtrace_size);
+    rec.reserve(8 + k_auxtrace_size);
+    put(rec, p_->data_size);
     perf_event_header h{record_auxtrace, 0, static_cast<std::uint16_t>(k_auxtrace_size)};
     put(rec, h);
     put(rec, align8(payload.size()));
@@ -784,12 +876,14 @@ result<void> writer::write_auxtrace(std::span<const std::byte> payload, std::uin
     put(rec, tid);
     put(rec, cpu);
     put(rec, std::uint32_t{0});
-    if (auto r = p_->append(rec.data(), rec.size()); !r)
-        return r;
-    if (auto r = p_->append(payload.data(), payload.size()); !r)
-        return r;
+    const int fd = p_->spool.get();
     static constexpr std::byte zeros[8] = {};
-    return p_->append(zeros, align8(payload.size()) - payload.size());
+    for (auto part : {std::span<const std::byte>(rec), payload,
+                      std::span<const std::byte>(zeros, align8(payload.size()) - payload.size())})
+        if (auto r = write_all(fd, part.data(), part.size(), p_->path + " (AUX spool)"); !r)
+            return r;
+    p_->spool_size += rec.size() + align8(payload.size());
+    return {};
 }
 
 result<void> writer::finish(const features& f) {
@@ -798,6 +892,15 @@ result<void> writer::finish(const features& f) {
     if (auto r = p_->flush(); !r)
         return r;
     auto sections = encode_features(f, p_->attrs);
+    if (p_->spool_size) {
+        auto& b = sections[feat_kring_auxtrace];  // its head; the spool follows
+        b.clear();
+        put(b, k_auxtrace_section_version);
+        put(b, std::uint32_t{0});
+    }
+    auto body_size = [&](unsigned bit, const std::vector<std::byte>& body) {
+        return body.size() + (bit == feat_kring_auxtrace ? p_->spool_size : 0);
+    };
     file_header h = p_->header;
     h.data.size = p_->data_size;
     const std::uint64_t feat_at = h.data.offset + h.data.size;
@@ -805,19 +908,27 @@ result<void> writer::finish(const features& f) {
     std::uint64_t body_at = feat_at + sections.size() * sizeof(file_section);
     for (const auto& [bit, body] : sections) {
         h.features[bit / 64] |= std::uint64_t{1} << (bit % 64);
-        put(tail, file_section{body_at, body.size()});
-        body_at += body.size();
+        put(tail, file_section{body_at, body_size(bit, body)});
+        body_at += body_size(bit, body);
     }
-    for (const auto& [bit, body] : sections)
+    const int fd = p_->fd.get();
+    for (const auto& [bit, body] : sections) {
         put_bytes(tail, body.data(), body.size());
-    if (auto r = write_all(p_->fd.get(), tail.data(), tail.size(), p_->path); !r)
+        if (bit != feat_kring_auxtrace)
+            continue;
+        if (auto r = write_all(fd, tail.data(), tail.size(), p_->path); !r)
+            return r;
+        tail.clear();
+        if (auto r = copy_spool(p_->spool.get(), fd, p_->spool_size, p_->path); !r)
+            return r;
+    }
+    if (auto r = write_all(fd, tail.data(), tail.size(), p_->path); !r)
         return r;
-    if (auto r = pwrite_all(p_->fd.get(), reinterpret_cast<const std::byte*>(&h), sizeof(h), 0,
-                            p_->path);
-        !r)
+    if (auto r = pwrite_all(fd, reinterpret_cast<const std::byte*>(&h), sizeof(h), 0, p_->path); !r)
         return r;
     p_->header = h;
     p_->finished = true;
+    p_->spool.reset();
     return {};
 }
 
@@ -836,6 +947,13 @@ struct file::impl {
     std::unordered_map<std::uint64_t, std::size_t> by_id;
     std::uint64_t data_begin = 0, data_end = 0;  // the readable records
     std::optional<truncation> trunc;
+    // The AUXTRACE records of the feat_kring_auxtrace section.
+    struct aux_entry {
+        std::uint64_t data_pos, offset, payload;
+    };
+    std::vector<aux_entry> aux;
+
+    void parse_aux_section(std::uint64_t at, std::uint64_t size);
 
     result<void> parse(const std::string& name);
     void note(std::uint64_t offset, std::string what) {
@@ -997,6 +1115,10 @@ result<void> file::impl::parse(const std::string& name) {
                             ") runs past the end of the file");
             continue;
         }
+        if (bit == feat_kring_auxtrace) {
+            parse_aux_section(s.offset, s.size);
+            continue;
+        }
         std::vector<event_attr> desc;
         if (decode_feature(bit, {at(s.offset), s.size}, feats, &desc) && bit == feat_event_desc) {
             // Names of the events, matched by position.
@@ -1005,6 +1127,33 @@ result<void> file::impl::parse(const std::string& name) {
         }
     }
     return {};
+}
+
+// The section: u32 version, u32 0, then per record its data position
+// (u64, nondecreasing), the AUXTRACE record and its payload.
+void file::impl::parse_aux_section(std::uint64_t at, std::uint64_t size) {
+    cursor c{d.data() + at, d.data() + at + size};
+    std::uint32_t version = 0, zero;
+    if (!c.get(version) || !c.get(zero) || version != k_auxtrace_section_version)
+        return;  // another version's: not read
+    std::uint64_t last = 0;
+    while (c.left()) {
+        const std::uint64_t off = static_cast<std::uint64_t>(c.p - d.data());
+        std::uint64_t pos, payload;
+        perf_event_header h;
+        const bool ok = c.left() >= 8 + k_auxtrace_size && c.get(pos) && pos >= last && c.get(h) &&
+                        h.type == record_auxtrace && h.size >= k_auxtrace_size && h.size % 8 == 0 &&
+                        c.left() + sizeof(h) >= h.size && c.get(payload) &&
+                        c.left() + 16 >= h.size && payload <= c.left() + 16 - h.size;
+        if (!ok) {
+            note(off, "the AUXTRACE record at offset " + std::to_string(off) +
+                          " of the kring AUXTRACE section cannot be read");
+            return;
+        }
+        aux.push_back({pos, off + 8, payload});
+        c.p = d.data() + off + 8 + h.size + payload;
+        last = pos;
+    }
 }
 
 result<file> file::open(const std::string& path) {
@@ -1073,9 +1222,23 @@ const event_attr* file::attr_of(const record_view& r) const noexcept {
 
 result<void> file::for_each(const std::function<void(const record_view&)>& f) const {
     const auto& p = *p_;
+    auto aux = p.aux.begin();
+    // The AUXTRACE records of the section written before data position @pos.
+    auto aux_until = [&](std::uint64_t pos) {
+        for (; aux != p.aux.end() && aux->data_pos <= pos; ++aux) {
+            perf_event_header h;
+            std::memcpy(&h, p.d.data() + aux->offset, sizeof(h));
+            record_view r;
+            r.offset = aux->offset;
+            r.bytes = p.d.subspan(aux->offset, h.size);
+            r.auxtrace = p.d.subspan(aux->offset + h.size, aux->payload);
+            f(r);
+        }
+    };
     std::uint64_t pos = p.data_begin;
     // parse() checked every record up to data_end.
     while (pos < p.data_end) {
+        aux_until(pos - p.data_begin);
         perf_event_header h;
         std::memcpy(&h, p.d.data() + pos, sizeof(h));
         record_view r;
@@ -1091,6 +1254,8 @@ result<void> file::for_each(const std::function<void(const record_view&)>& f) co
         f(r);
         pos += whole;
     }
+    // Those written after the last record; none past a damaged record.
+    aux_until(p.data_end - p.data_begin);
     return {};
 }
 

@@ -84,6 +84,12 @@ enum feature_bit : unsigned {
     // kring's own section: a bit far above perf's (perf reads only the bits
     // it knows, and this section comes last), holding a kring_section.
     feat_kring = 250,
+    // The AUXTRACE records of writer::write_auxtrace(), payloads included:
+    // perf 6.1 stops at an AUXTRACE record in the data section when no
+    // decoder of its own knows the AUX data, so they are kept here, each
+    // with the data position it was written at; file::for_each() hands them
+    // out in that place, as if they were in the data section.
+    feat_kring_auxtrace = 251,
 };
 
 // One event of the file: its attribute, a name (for EVENT_DESC) and the
@@ -169,7 +175,10 @@ public:
     // Append one record (its header's size must be bytes.size(), a
     // multiple of 8). EINVAL for a malformed one.
     result<void> write(std::span<const std::byte> bytes);
-    // Append a PERF_RECORD_AUXTRACE for @payload (padded to 8 bytes).
+    // Append a PERF_RECORD_AUXTRACE for @payload (padded to 8 bytes). It is
+    // kept in a temporary file until finish() puts it in the
+    // feat_kring_auxtrace section (a writer that never finishes loses it);
+    // readers see it in for_each() after the records written before it.
     result<void> write_auxtrace(std::span<const std::byte> payload, std::uint64_t offset,
                                 std::uint64_t reference, std::uint32_t idx, std::uint32_t tid,
                                 std::uint32_t cpu);
