@@ -1,0 +1,1256 @@
+// kring record: capture with kring's sources into a perf.data file that
+// perf's own tools read (docs/TOOL.md, "The file"). Per-CPU (-a, -C),
+// per-thread (-p, -t) or a command followed with inherit (-- cmd args);
+// events sched (context switches, fork, exit, optionally wakeups), timer
+// (cpu-clock samples) and aux (the emulated tracer, normal or snapshot
+// mode). Records of every ring are merged in time order (kring::merger) and
+// converted to perf records; FINISHED_ROUND follows each flush.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <dirent.h>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "command.hpp"
+#include "kring/aux.hpp"
+#include "kring/channel.hpp"
+#include "kring/merger.hpp"
+#include "kring/perf_data.hpp"
+#include "kring/reader.hpp"
+#include "kring/record.hpp"
+#include "triggers.hpp"
+
+namespace kring_tool {
+namespace {
+
+namespace pd = kring::perf_data;
+
+// The sample_type of the file's events (docs/TOOL.md): every one has
+// IDENTIFIER, and the non-SAMPLE records' trailer is TID, TIME, CPU,
+// IDENTIFIER for all of them.
+constexpr std::uint64_t st_sched =
+    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+constexpr std::uint64_t st_wakeup = st_sched | PERF_SAMPLE_RAW;
+constexpr std::uint64_t st_timer = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                                   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+constexpr std::uint64_t st_aux = st_sched;
+// The trailer of every non-SAMPLE record (the same for every event).
+constexpr std::uint64_t st_trailer = st_sched;
+// A wakeup's id: its sched ring's id with this bit set.
+constexpr std::uint64_t wakeup_id_bit = 1ull << 62;
+
+enum class kind { sched, timer, aux };
+
+struct options {
+    bool all_cpus = false;
+    std::string cpu_list;
+    int pid_arg = 0, tid_arg = 0;
+    std::optional<int> pid, tid;
+    std::vector<std::string> events;
+    unsigned pages = 64;
+    bool mirror = false, overwrite = false;
+    unsigned aux_pages = 16;
+    bool snapshot = false;
+    std::string snapshot_size;
+    std::string clock = "monotonic";
+    double duration = 0;
+    std::string output = "perf.data";
+    std::string control;
+    std::vector<std::string> command;
+};
+
+// What -e asked for.
+struct event_set {
+    bool sched = false, wakeups = false, timer = false, aux = false;
+    std::uint64_t timer_hz = 1000;
+};
+
+std::optional<event_set> parse_events(const std::vector<std::string>& ev, std::string& bad) {
+    event_set s;
+    for (const auto& list : ev) {
+        std::stringstream ss(list);
+        std::string e;
+        while (std::getline(ss, e, ',')) {
+            if (e == "sched") {
+                s.sched = true;
+            } else if (e == "sched:wakeups") {
+                s.sched = s.wakeups = true;
+            } else if (e == "timer") {
+                s.timer = true;
+            } else if (e.rfind("timer:", 0) == 0) {
+                char* end = nullptr;
+                unsigned long long hz = std::strtoull(e.c_str() + 6, &end, 10);
+                if (!*(e.c_str() + 6) || *end || hz < 1 || hz > 100000) {
+                    bad = e + " (a frequency of 1..100000 Hz)";
+                    return std::nullopt;
+                }
+                s.timer = true;
+                s.timer_hz = hz;
+            } else if (e == "aux") {
+                s.aux = true;
+            } else {
+                bad = e + " (sched, sched:wakeups, timer, timer:FREQ, aux)";
+                return std::nullopt;
+            }
+        }
+    }
+    if (!s.sched && !s.timer && !s.aux)
+        s.sched = true;
+    return s;
+}
+
+std::optional<std::uint32_t> parse_clock(const std::string& c) {
+    if (c == "monotonic" || c == "default")
+        return KRING_CLOCK_MONOTONIC;
+    if (c == "monotonic_raw")
+        return KRING_CLOCK_MONOTONIC_RAW;
+    if (c == "boottime")
+        return KRING_CLOCK_BOOTTIME;
+    if (c == "local")
+        return KRING_CLOCK_LOCAL;
+    return std::nullopt;
+}
+
+// The POSIX clock a user-space reading of the channel clock uses;
+// KRING_CLOCK_LOCAL (local_clock()) has none.
+std::optional<clockid_t> posix_clock(std::uint32_t k) {
+    switch (k) {
+        case KRING_CLOCK_DEFAULT:
+        case KRING_CLOCK_MONOTONIC:
+            return CLOCK_MONOTONIC;
+        case KRING_CLOCK_MONOTONIC_RAW:
+            return CLOCK_MONOTONIC_RAW;
+        case KRING_CLOCK_BOOTTIME:
+            return CLOCK_BOOTTIME;
+        default:
+            return std::nullopt;
+    }
+}
+
+std::uint64_t clock_now(clockid_t c) {
+    timespec ts;
+    ::clock_gettime(c, &ts);
+    return std::uint64_t(ts.tv_sec) * 1000000000ull + std::uint64_t(ts.tv_nsec);
+}
+
+unsigned log2_exact(std::uint64_t v) {
+    unsigned o = 0;
+    while ((1ull << o) < v)
+        o++;
+    return o;
+}
+
+// One recorded ring: a channel, its reader, and what it is.
+struct ring {
+    kind k;
+    kring::channel ch;
+    kring::reader rd;
+    std::optional<kring::aux_reader> ax;
+    std::uint64_t id = 0;
+    std::uint64_t sample_type = 0;  // the layout of its SAMPLEs (channel's report)
+    int cpu = -1, pid = -1;
+    std::uint32_t source = 0;
+    std::size_t index = 0;  // perf's AUXTRACE idx
+    // Snapshot windows copied, waiting for their AUX record.
+    std::deque<std::vector<std::byte>> windows;
+    std::uint64_t snapshots = 0, aux_bytes_written = 0;
+    std::vector<pd::kring_ring_info::lost_range> lost_ranges;
+
+    ring(kind kk, kring::channel c) : k(kk), ch(std::move(c)), rd(ch.ring()) {
+        if (ch.aux().valid())
+            ax.emplace(ch.aux());
+    }
+    ring(const ring&) = delete;
+    ring& operator=(const ring&) = delete;
+};
+
+std::string kind_name(kind k) {
+    return k == kind::sched ? "sched" : k == kind::timer ? "timer" : "aux";
+}
+
+// The hint for the errors opening a channel commonly meets.
+std::string hint(const kring::error& e, bool followed, kind k) {
+    if (auto h = device_hint(e); !h.empty())
+        return h;
+    switch (e.code()) {
+        case EACCES:
+            if (followed)
+                return "following another user's task needs ptrace read access to it "
+                       "(CAP_SYS_PTRACE)";
+            if (k == kind::aux)
+                return "the emulated tracer needs CAP_PERFMON or CAP_SYS_ADMIN "
+                       "(or kring.test_sources=1)";
+            return "recording every task of a CPU needs CAP_PERFMON or CAP_SYS_ADMIN, or "
+                   "kring.paranoid <= 0 (/sys/module/kring/parameters/paranoid)";
+        case EOPNOTSUPP:
+            return "this module lacks that source or mode: see `kring info`";
+        case ESRCH:
+            return "no such task";
+        case EINVAL:
+            return "a CPU that is not online, or a mode the source refuses (docs/CAPTURE.md)";
+        default:
+            return {};
+    }
+}
+
+// ---- /proc: COMM and MMAP2 of existing processes, as perf synthesizes them.
+
+std::string read_small(const std::string& path) {
+    std::ifstream f(path);
+    std::string s;
+    std::getline(f, s, '\0');
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\0'))
+        s.pop_back();
+    return s;
+}
+
+std::vector<int> list_numeric(const std::string& dir) {
+    std::vector<int> v;
+    DIR* d = ::opendir(dir.c_str());
+    if (!d)
+        return v;
+    while (auto* e = ::readdir(d)) {
+        char* end = nullptr;
+        long n = std::strtol(e->d_name, &end, 10);
+        if (*e->d_name && !*end && n > 0)
+            v.push_back(int(n));
+    }
+    ::closedir(d);
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+struct synth_out {
+    pd::writer& w;
+    std::uint64_t id;  // the first event's id: the trailer must name one
+    std::uint64_t records = 0;
+    kring::result<void> put(const std::vector<std::byte>& b) {
+        records++;
+        return w.write(b);
+    }
+};
+
+// The process @pid: COMM of each thread, MMAP2 of each executable mapping
+// (perf record's default), at @time (0: before everything).
+kring::result<void> synth_process(synth_out& o, int pid, std::uint64_t time, bool exec) {
+    std::string base = fmt::format("/proc/{}", pid);
+    auto tids = list_numeric(base + "/task");
+    if (tids.empty())
+        return {};  // gone meanwhile
+    for (int tid : tids) {
+        std::string comm = read_small(fmt::format("{}/task/{}/comm", base, tid));
+        if (comm.empty())
+            continue;
+        pd::sample_id sid;
+        sid.pid = std::uint32_t(pid);
+        sid.tid = std::uint32_t(tid);
+        sid.time = time;
+        sid.id = o.id;
+        if (auto r = o.put(pd::make_comm(pid, tid, comm, exec && tid == pid, sid, st_trailer)); !r)
+            return r;
+    }
+    std::ifstream maps(base + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        // start-end perms offset maj:min inode   path
+        unsigned long long start, end, pgoff, ino;
+        unsigned maj, min;
+        char perms[8] = {};
+        int path_at = 0;
+        if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
+                        &pgoff, &maj, &min, &ino, &path_at) < 7)
+            continue;
+        if (perms[2] != 'x')
+            continue;
+        std::string path = path_at > 0 ? line.substr(std::size_t(path_at)) : std::string();
+        if (path.empty())
+            path = "//anon";
+        std::uint32_t prot =
+            (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+        std::uint32_t flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+        pd::sample_id sid;
+        sid.pid = std::uint32_t(pid);
+        sid.tid = std::uint32_t(pid);
+        sid.time = time;
+        sid.id = o.id;
+        if (auto r = o.put(pd::make_mmap2(pid, pid, start, end - start, pgoff, maj, min, ino, prot,
+                                          flags, path, true, sid, st_trailer));
+            !r)
+            return r;
+    }
+    return {};
+}
+
+// ---- the recording
+
+struct recorder {
+    const options& o;
+    event_set ev;
+    std::uint32_t clockid = KRING_CLOCK_MONOTONIC;
+    std::vector<std::unique_ptr<ring>> rings;
+    std::optional<pd::writer> w;
+    kring::merger merger;
+    std::set<std::tuple<std::uint32_t, std::uint32_t, std::string>> comms_seen;
+    std::vector<std::byte> buf;
+    // Figures.
+    std::uint64_t records = 0, written_records = 0, lost = 0, bad = 0;
+    std::uint64_t switches = 0, samples = 0, forks = 0, exits = 0, wakeups = 0;
+    std::uint64_t aux_records = 0, auxtrace_bytes = 0, snapshot_requests = 0;
+    std::uint64_t first_time = 0, last_time = 0;
+    kring::error write_error{0, ""};
+    bool write_failed = false;
+
+    recorder(const options& opts, kring::merge_options mo) : o(opts), merger(mo) {}
+
+    void put(const std::vector<std::byte>& b) {
+        if (write_failed)
+            return;
+        if (auto r = w->write(b); !r) {
+            write_failed = true;
+            write_error = r.error();
+            return;
+        }
+        written_records++;
+    }
+
+    void note_time(std::uint64_t t) {
+        if (!t)
+            return;
+        if (!first_time || t < first_time)
+            first_time = t;
+        last_time = std::max(last_time, t);
+    }
+
+    void comm_once(std::uint32_t pid, std::uint32_t tid, const char* comm16,
+                   const pd::sample_id& at) {
+        if (!tid)
+            return;  // the idle task: perf knows it as swapper
+        std::string comm(comm16, strnlen(comm16, 16));
+        if (comm.empty())
+            return;
+        if (!comms_seen.insert({pid, tid, comm}).second)
+            return;
+        pd::sample_id sid = at;
+        sid.pid = pid;
+        sid.tid = tid;
+        put(pd::make_comm(pid, tid, comm, false, sid, st_trailer));
+    }
+
+    void on_sched(ring& r, const kring::sample_info& s) {
+        kring_sched_raw raw;
+        if (s.raw.size() < sizeof(raw)) {
+            bad++;
+            return;
+        }
+        std::memcpy(&raw, s.raw.data(), sizeof(raw));
+        pd::sample_id sid;
+        sid.time = s.time;
+        sid.cpu = raw.cpu;
+        sid.id = r.id;
+        sid.has_time = true;
+        switch (raw.kind) {
+            case KRING_SCHED_SWITCH: {
+                switches++;
+                comm_once(raw.prev_pid, raw.prev_tid, raw.prev_comm, sid);
+                comm_once(raw.next_pid, raw.next_tid, raw.next_comm, sid);
+                // Involuntary: preempted, or still runnable when switched out.
+                bool preempt = (raw.flags & KRING_SCHED_F_PREEMPT) || raw.prev_state == 0;
+                pd::sample_id out = sid, in = sid;
+                out.pid = raw.prev_pid;
+                out.tid = raw.prev_tid;
+                in.pid = raw.next_pid;
+                in.tid = raw.next_tid;
+                put(pd::make_switch_cpu_wide(true, preempt, raw.next_pid, raw.next_tid, out,
+                                             st_trailer));
+                put(pd::make_switch_cpu_wide(false, false, raw.prev_pid, raw.prev_tid, in,
+                                             st_trailer));
+                break;
+            }
+            case KRING_SCHED_FORK: {
+                forks++;
+                comm_once(raw.prev_pid, raw.prev_tid, raw.prev_comm, sid);
+                pd::task_info t;
+                t.pid = raw.next_pid;
+                t.tid = raw.next_tid;
+                t.ppid = raw.prev_pid;
+                t.ptid = raw.prev_tid;
+                t.time = s.time;
+                sid.pid = raw.prev_pid;
+                sid.tid = raw.prev_tid;
+                put(pd::make_task(PERF_RECORD_FORK, t, sid, st_trailer));
+                break;
+            }
+            case KRING_SCHED_EXIT: {
+                exits++;
+                pd::task_info t;
+                t.pid = t.ppid = raw.prev_pid;
+                t.tid = t.ptid = raw.prev_tid;
+                t.time = s.time;
+                sid.pid = raw.prev_pid;
+                sid.tid = raw.prev_tid;
+                put(pd::make_task(PERF_RECORD_EXIT, t, sid, st_trailer));
+                break;
+            }
+            case KRING_SCHED_WAKEUP: {
+                wakeups++;
+                pd::sample ps;
+                ps.id = r.id | wakeup_id_bit;
+                ps.pid = raw.next_pid;
+                ps.tid = raw.next_tid;
+                ps.time = s.time;
+                ps.has_time = true;
+                ps.cpu = raw.cpu;
+                ps.raw = s.raw;
+                put(pd::make_sample(PERF_RECORD_MISC_KERNEL, ps, st_wakeup));
+                break;
+            }
+            default:
+                bad++;
+        }
+    }
+
+    void on_timer(ring& r, const kring::sample_info& s) {
+        samples++;
+        bool user = false;
+        kring_timer_raw raw;
+        if (s.raw.size() >= sizeof(raw)) {
+            std::memcpy(&raw, s.raw.data(), sizeof(raw));
+            user = raw.flags & KRING_TIMER_F_USER;
+        }
+        pd::sample ps;
+        ps.id = r.id;
+        ps.ip = s.ip;
+        ps.pid = s.pid;
+        ps.tid = s.tid;
+        ps.time = s.time;
+        ps.has_time = true;
+        ps.cpu = s.cpu;
+        ps.period = s.period;
+        put(pd::make_sample(user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL, ps, st_timer));
+    }
+
+    void on_aux(ring& r, const kring::aux_info& a) {
+        aux_records++;
+        pd::sample_id sid;
+        sid.time = a.time;
+        sid.has_time = a.has_time;
+        sid.cpu = std::uint32_t(std::max(r.cpu, 0));
+        sid.pid = sid.tid = std::uint32_t(r.pid);
+        sid.id = r.id;
+        put(pd::make_aux(a.aux_offset, a.aux_size, a.flags, sid, st_trailer));
+        std::span<const std::byte> payload;
+        if (o.snapshot) {
+            // The window copied when the snapshot was taken (the AUX record
+            // comes through the data ring afterwards, in order).
+            if (r.windows.empty())
+                return;
+            buf = std::move(r.windows.front());
+            r.windows.pop_front();
+            payload = buf;
+        } else if (r.ax) {
+            auto e = r.ax->extent(a);
+            buf.resize(e.size());
+            e.copy_to(buf.data());
+            payload = buf;
+            r.ax->release(a.aux_offset + a.aux_size);
+        }
+        if (payload.empty() || write_failed)
+            return;
+        if (auto res = w->write_auxtrace(payload, a.aux_offset, a.time, std::uint32_t(r.index),
+                                         std::uint32_t(r.pid), std::uint32_t(std::max(r.cpu, 0)));
+            !res) {
+            write_failed = true;
+            write_error = res.error();
+            return;
+        }
+        auxtrace_bytes += payload.size();
+        r.aux_bytes_written += payload.size();
+    }
+
+    void on_record(ring& r, const kring::record& rec) {
+        records++;
+        switch (rec.type()) {
+            case KRING_RECORD_SAMPLE: {
+                auto s = kring::parse_sample(rec, r.sample_type);
+                if (!s) {
+                    bad++;
+                    return;
+                }
+                note_time(s->time);
+                if (r.k == kind::sched)
+                    on_sched(r, *s);
+                else if (r.k == kind::timer)
+                    on_timer(r, *s);
+                return;
+            }
+            case KRING_RECORD_LOST: {
+                auto l = kring::parse_lost(rec);
+                if (!l) {
+                    bad++;
+                    return;
+                }
+                lost += l->lost;
+                if (l->has_range)
+                    r.lost_ranges.push_back(
+                        {l->lost, l->first_seq, l->last_seq, l->first_time, l->last_time});
+                // Time 0: perf delivers it at once instead of sorting it.
+                pd::sample_id sid;
+                sid.cpu = std::uint32_t(std::max(r.cpu, 0));
+                sid.pid = sid.tid = std::uint32_t(r.pid);
+                sid.id = r.id;
+                put(pd::make_lost(r.id, l->lost, sid, st_trailer));
+                return;
+            }
+            case KRING_RECORD_AUX: {
+                auto a = kring::parse_aux(rec);
+                if (!a) {
+                    bad++;
+                    return;
+                }
+                note_time(a->time);
+                on_aux(r, *a);
+                return;
+            }
+            case KRING_RECORD_ITRACE_START: {
+                kring_itrace_start_record it;
+                if (rec.size() < sizeof(it)) {
+                    bad++;
+                    return;
+                }
+                std::memcpy(&it, rec.bytes().data(), sizeof(it));
+                pd::sample_id sid;
+                sid.time = it.time;
+                sid.has_time = true;
+                sid.cpu = std::uint32_t(std::max(r.cpu, 0));
+                sid.pid = it.pid;
+                sid.tid = it.tid;
+                sid.id = r.id;
+                put(pd::make_itrace_start(it.pid, it.tid, sid, st_trailer));
+                return;
+            }
+            default:
+                return;  // PAD and kring's own: nothing for perf
+        }
+    }
+
+    // One pass: every record the merger can emit in order now, then
+    // FINISHED_ROUND if anything was written.
+    kring::result<void> flush(bool all) {
+        std::uint64_t before = written_records;
+        auto cb = [&](std::size_t src, const kring::record& rec, std::uint64_t) {
+            on_record(*rings[src], rec);
+        };
+        auto n = all ? merger.flush(cb) : merger.drain(cb);
+        if (!n)
+            return n.error();
+        if (write_failed)
+            return write_error;
+        if (written_records != before) {
+            put(pd::make_finished_round());
+            if (write_failed)
+                return write_error;
+        }
+        return {};
+    }
+
+    // Snapshot mode: copy every AUX ring's newest window (the AUX record
+    // follows in the data ring); @restart false leaves the tracers stopped.
+    kring::result<void> aux_snapshot(bool restart) {
+        for (auto& r : rings) {
+            if (r->k != kind::aux || !r->ax)
+                continue;
+            auto copy = [&]() -> kring::result<void> {
+                auto e = r->ax->snapshot();
+                std::vector<std::byte> win(e.size());
+                e.copy_to(win.data());
+                r->windows.push_back(std::move(win));
+                return {};
+            };
+            kring::result<void> res =
+                restart ? r->ch.with_aux_snapshot(copy) : r->ch.aux_snapshot();
+            if (res && !restart)
+                res = copy();
+            if (!res)
+                return kring::error(
+                    res.error().code(),
+                    fmt::format("AUX snapshot of {}: {}", ring_name(*r), res.error().message()));
+            r->snapshots++;
+        }
+        return {};
+    }
+
+    static std::string ring_name(const ring& r) {
+        if (r.cpu >= 0 && r.pid >= 0)
+            return fmt::format("{} ring of task {} on cpu {}", kind_name(r.k), r.pid, r.cpu);
+        if (r.cpu >= 0)
+            return fmt::format("{} ring of cpu {}", kind_name(r.k), r.cpu);
+        return fmt::format("{} ring of task {}", kind_name(r.k), r.pid);
+    }
+};
+
+// The command's child: waits on @go until every channel is enabled, then
+// execs. @ready's write end is close-on-exec: the parent sees EOF once the
+// exec happened, or the child's errno if it failed.
+struct child_proc {
+    pid_t pid = -1;
+    int go_w = -1, ready_r = -1;
+};
+
+kring::result<child_proc> fork_command(const std::vector<std::string>& argv) {
+    int go[2], ready[2];
+    if (::pipe2(go, O_CLOEXEC) < 0 || ::pipe2(ready, O_CLOEXEC) < 0)
+        return kring::error::from_errno(errno, "pipe");
+    pid_t p = ::fork();
+    if (p < 0)
+        return kring::error::from_errno(errno, "fork");
+    if (p == 0) {
+        ::close(go[1]);
+        ::close(ready[0]);
+        triggers::unblock_in_child();
+        char c;
+        if (::read(go[0], &c, 1) != 1)
+            ::_exit(127);  // the recorder gave up
+        std::vector<char*> args;
+        for (const auto& a : argv)
+            args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        ::execvp(args[0], args.data());
+        int e = errno;
+        (void)!::write(ready[1], &e, sizeof(e));
+        ::_exit(127);
+    }
+    ::close(go[0]);
+    ::close(ready[1]);
+    return child_proc{p, go[1], ready[0]};
+}
+
+std::string signal_name(int sig) {
+    const char* s = ::sigabbrev_np(sig);
+    return s ? fmt::format("SIG{}", s) : fmt::format("signal {}", sig);
+}
+
+std::string human_bytes(double b) {
+    if (b >= 1e6)
+        return fmt::format("{:.1f} MB", b / 1e6);
+    if (b >= 1e3)
+        return fmt::format("{:.1f} kB", b / 1e3);
+    return fmt::format("{:.0f} B", b);
+}
+
+int run(const context& ctx, options o, const std::vector<std::string>& argv_all) {
+    // ---- arguments
+    std::string bad;
+    auto ev_opt = parse_events(o.events, bad);
+    if (!ev_opt) {
+        fmt::print(stderr, "kring: unknown event {} (see --help)\n", bad);
+        return exit_usage;
+    }
+    event_set ev = *ev_opt;
+    auto clock = parse_clock(o.clock);
+    if (!clock) {
+        fmt::print(stderr,
+                   "kring: unknown clock '{}' (monotonic, monotonic_raw, boottime, local; see "
+                   "--help)\n",
+                   o.clock);
+        return exit_usage;
+    }
+    int modes = int(o.all_cpus) + int(!o.cpu_list.empty()) + int(o.pid.has_value()) +
+                int(o.tid.has_value());
+    bool command = !o.command.empty();
+    if ((modes > 1 && !(o.all_cpus && !o.cpu_list.empty())) || (modes && command)) {
+        fmt::print(stderr, "kring: choose one of -a, -C, -p, -t or a command (see --help)\n");
+        return exit_usage;
+    }
+    if (!modes && !command) {
+        fmt::print(stderr,
+                   "kring: nothing to record: give -a, -C, -p, -t or -- COMMAND (see "
+                   "--help)\n");
+        return exit_usage;
+    }
+    if (o.pages == 0 || (o.pages & (o.pages - 1))) {
+        fmt::print(stderr, "kring: -m {}: the data pages must be a power of 2 (see --help)\n",
+                   o.pages);
+        return exit_usage;
+    }
+    if (o.aux_pages == 0 || (o.aux_pages & (o.aux_pages - 1))) {
+        fmt::print(stderr, "kring: --aux-pages {}: must be a power of 2 (see --help)\n",
+                   o.aux_pages);
+        return exit_usage;
+    }
+    if (!o.snapshot_size.empty()) {
+        char* end = nullptr;
+        unsigned long long sz = std::strtoull(o.snapshot_size.c_str(), &end, 0);
+        long page = ::sysconf(_SC_PAGESIZE);
+        if (*end || sz == 0) {
+            fmt::print(stderr, "kring: --snapshot={}: a size in bytes (see --help)\n",
+                       o.snapshot_size);
+            return exit_usage;
+        }
+        std::uint64_t pages = (sz + std::uint64_t(page) - 1) / std::uint64_t(page);
+        o.aux_pages = 1u << log2_exact(pages);
+    }
+    if (o.snapshot && !ev.aux) {
+        fmt::print(stderr, "kring: --snapshot needs -e aux (see --help)\n");
+        return exit_usage;
+    }
+    std::vector<int> cpus;
+    if (!o.cpu_list.empty()) {
+        auto l = parse_cpu_list(o.cpu_list);
+        if (!l) {
+            fmt::print(stderr, "kring: -C {}: not a CPU list such as 0,2-3 (see --help)\n",
+                       o.cpu_list);
+            return exit_usage;
+        }
+        cpus = *l;
+    }
+
+    triggers trig;
+    if (auto r = trig.setup(o.control); !r)
+        return report(r.error());
+
+    // ---- the command, forked first: its pid is what the channels follow
+    std::optional<child_proc> child;
+    if (command) {
+        auto c = fork_command(o.command);
+        if (!c)
+            return report(c.error());
+        child = *c;
+    }
+    auto abandon_child = [&] {
+        if (child) {
+            ::close(child->go_w);  // it exits 127 without exec
+            ::waitpid(child->pid, nullptr, 0);
+            child.reset();
+        }
+    };
+
+    // ---- channels: one per ring and event kind
+    kring::merge_options mo;
+    if (auto pc = posix_clock(*clock))
+        mo.clock = *pc;
+    recorder rec(o, mo);
+    rec.ev = ev;
+    rec.clockid = *clock;
+
+    struct target {
+        std::optional<int> cpu;
+        std::optional<pid_t> pid;
+        bool inherit = false;
+    };
+    std::vector<target> targets;
+    bool followed = false;
+    if (o.all_cpus || !cpus.empty() || command) {
+        if (cpus.empty())
+            for (int c = 0; c < int(::sysconf(_SC_NPROCESSORS_CONF)); c++)
+                if (read_small(fmt::format("/sys/devices/system/cpu/cpu{}/online", c)) != "0")
+                    cpus.push_back(c);
+        for (int c : cpus) {
+            target t;
+            t.cpu = c;
+            if (command) {
+                t.pid = child->pid;
+                t.inherit = true;
+                followed = true;
+            }
+            targets.push_back(t);
+        }
+    } else if (o.pid) {
+        auto tids = list_numeric(fmt::format("/proc/{}/task", *o.pid));
+        if (tids.empty())
+            return report(kring::error(ESRCH, fmt::format("no process {}", *o.pid)));
+        for (int tid : tids)
+            targets.push_back(target{std::nullopt, tid, false});
+        followed = true;
+    } else if (o.tid) {
+        targets.push_back(target{std::nullopt, *o.tid, false});
+        followed = true;
+    }
+
+    auto open_ring = [&](kind k, const target& t) -> kring::result<void> {
+        kring::channel_options co;
+        co.device = ctx.device;
+        co.cpu = t.cpu;
+        co.pid = t.pid;
+        co.clockid = *clock;
+        co.data_pages_order = log2_exact(o.pages);
+        co.mirror = o.mirror;
+        co.overwrite = o.overwrite;
+        co.extra_attr_flags = t.inherit ? KRING_ATTR_F_INHERIT : 0;
+        switch (k) {
+            case kind::sched:
+                co.source = KRING_SOURCE_SCHED;
+                co.sample_type = KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
+                                 KRING_SAMPLE_CPU | KRING_SAMPLE_RAW;
+                co.config[0] = ev.wakeups ? KRING_SCHED_CFG_WAKEUPS : 0;
+                break;
+            case kind::timer:
+                co.source = KRING_SOURCE_TIMER;
+                co.sample_type = KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_IP | KRING_SAMPLE_TID |
+                                 KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD |
+                                 KRING_SAMPLE_RAW;
+                co.config[0] = ev.timer_hz;
+                break;
+            case kind::aux:
+                co.source = KRING_SOURCE_AUX_TRACER;
+                co.aux_pages_order = log2_exact(o.aux_pages);
+                co.aux_snapshot = o.snapshot;
+                break;
+        }
+        auto ch = kring::channel::open(co);
+        if (!ch) {
+            std::string who = t.cpu && t.pid ? fmt::format("task {} on cpu {}", *t.pid, *t.cpu)
+                              : t.cpu        ? fmt::format("cpu {}", *t.cpu)
+                                             : fmt::format("task {}", *t.pid);
+            return kring::error(
+                ch.error().code(),
+                fmt::format("{} channel for {}: {}", kind_name(k), who, ch.error().message()));
+        }
+        auto r = std::make_unique<ring>(k, std::move(*ch));
+        auto id = r->ch.id();
+        if (!id)
+            return id.error();
+        r->id = *id;
+        r->sample_type = r->ch.sample_type();
+        r->cpu = t.cpu.value_or(-1);
+        r->pid = t.pid.value_or(-1);
+        r->source = co.source;
+        r->index = rec.rings.size();
+        rec.rings.push_back(std::move(r));
+        return {};
+    };
+    for (const auto& t : targets) {
+        for (kind k : {kind::sched, kind::timer, kind::aux}) {
+            if ((k == kind::sched && !ev.sched) || (k == kind::timer && !ev.timer) ||
+                (k == kind::aux && !ev.aux))
+                continue;
+            if (auto r = open_ring(k, t); !r) {
+                abandon_child();
+                return report(r.error(), hint(r.error(), followed, k));
+            }
+        }
+    }
+
+    // ---- the file: attrs with the rings' ids
+    std::vector<pd::event_attr> attrs;
+    auto add_attr = [&](kind k, const char* name, std::uint64_t st, std::uint64_t id_bits) {
+        pd::event_attr a;
+        a.name = name;
+        a.attr.size = sizeof(perf_event_attr);
+        a.attr.type = PERF_TYPE_SOFTWARE;
+        a.attr.config = PERF_COUNT_SW_DUMMY;
+        a.attr.sample_type = st;
+        a.attr.sample_id_all = 1;
+        a.attr.sample_period = 1;
+        for (auto& r : rec.rings)
+            if (r->k == k)
+                a.ids.push_back(r->id | id_bits);
+        attrs.push_back(std::move(a));
+        return &attrs.back();
+    };
+    if (ev.timer) {
+        auto* a = add_attr(kind::timer, "cpu-clock", st_timer, 0);
+        a->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+        a->attr.sample_period = 1000000000ull / ev.timer_hz;
+    }
+    if (ev.sched) {
+        auto* a = add_attr(kind::sched, "kring:sched", st_sched, 0);
+        a->attr.context_switch = 1;
+        a->attr.task = 1;
+        a->attr.comm = 1;
+        a->attr.mmap = 1;
+        a->attr.mmap2 = 1;
+    }
+    if (ev.wakeups)
+        add_attr(kind::sched, "kring:sched_wakeup", st_wakeup, wakeup_id_bit);
+    if (ev.aux)
+        add_attr(kind::aux, "kring:aux", st_aux, 0);
+    const std::uint64_t first_id = attrs.front().ids.empty() ? 0 : attrs.front().ids.front();
+
+    // perf's habit: an existing output becomes <name>.old.
+    struct stat st;
+    if (::stat(o.output.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        std::string old = o.output + ".old";
+        if (::rename(o.output.c_str(), old.c_str()) < 0) {
+            abandon_child();
+            return report(kring::error::from_errno(errno, "rename " + o.output + " to " + old));
+        }
+    }
+    {
+        auto w = pd::writer::create(o.output, attrs);
+        if (!w) {
+            abandon_child();
+            return report(w.error());
+        }
+        rec.w.emplace(std::move(*w));
+    }
+
+    // ---- /proc: the processes already there
+    synth_out so{*rec.w, first_id};
+    if (o.all_cpus || (!cpus.empty() && !command)) {
+        for (int p : list_numeric("/proc"))
+            if (auto r = synth_process(so, p, 0, false); !r) {
+                abandon_child();
+                return report(r.error());
+            }
+    } else if (o.pid || o.tid) {
+        int p = o.pid ? *o.pid : *o.tid;
+        if (o.tid) {
+            // The thread's process.
+            std::ifstream s(fmt::format("/proc/{}/status", *o.tid));
+            std::string line;
+            while (std::getline(s, line))
+                if (line.rfind("Tgid:", 0) == 0)
+                    p = std::atoi(line.c_str() + 5);
+        }
+        if (auto r = synth_process(so, p, 0, false); !r)
+            return report(r.error());
+    }
+
+    // ---- go
+    for (auto& r : rec.rings)
+        rec.merger.add(r->rd, r->sample_type);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (auto& r : rec.rings)
+        if (auto e = r->ch.enable(); !e) {
+            abandon_child();
+            return report(kring::error(
+                e.error().code(),
+                fmt::format("enable {}: {}", recorder::ring_name(*r), e.error().message())));
+        }
+    if (child) {
+        // Release the child and wait for its exec. Its COMM (exec) and
+        // MMAP2s are read from /proc after the exec, so they describe the
+        // new image; they carry the time read just before the child was
+        // released (on the channels' clock). Every record of the new image
+        // is later than that, so perf, which applies a mapping from its
+        // time on, resolves all of the command's samples. The price: the
+        // few samples between the release and the execve() (the child
+        // still in kring's code) are looked up in the new image's maps
+        // and come out unresolved. Read after the exec instead, the time
+        // would come after the samples of the image's first instructions
+        // (ld.so), which would then stay unresolved. KRING_CLOCK_LOCAL has
+        // no user-space reading: time 0 (before everything) there.
+        auto pc = posix_clock(*clock);
+        std::uint64_t t_go = pc ? clock_now(*pc) : 0;
+        char c = 'g';
+        if (::write(child->go_w, &c, 1) != 1) {
+            abandon_child();
+            return report(kring::error::from_errno(errno, "release the command"));
+        }
+        ::close(child->go_w);
+        int err = 0;
+        ssize_t n = ::read(child->ready_r, &err, sizeof(err));
+        ::close(child->ready_r);
+        if (n == sizeof(err)) {
+            ::waitpid(child->pid, nullptr, 0);
+            return report(kring::error(
+                err, fmt::format("cannot run {}: {}", o.command[0], std::strerror(err))));
+        }
+        if (auto r = synth_process(so, child->pid, t_go, true); !r)
+            return report(r.error());
+    }
+
+    // ---- the loop
+    const bool tty = ::isatty(1);
+    const auto end = t0 + std::chrono::duration<double>(o.duration);
+    auto last_status = t0;
+    std::uint64_t last_bytes = 0, last_records = 0;
+    int child_status = -1;
+    bool stop_signal = false;
+    unsigned requests = 0;
+    auto status_line = [&](bool final_) {
+        auto now = std::chrono::steady_clock::now();
+        double dt = std::chrono::duration<double>(now - last_status).count();
+        double el = std::chrono::duration<double>(now - t0).count();
+        std::uint64_t bytes = rec.w->data_size();
+        std::uint64_t nsp = 0, tb = 0, pa = 0, ow = 0;
+        for (auto& r : rec.rings) {
+            auto l = r->rd.losses();
+            nsp += l.lost_no_space;
+            tb += l.lost_too_big;
+            pa += l.lost_paused;
+            ow += l.lost_overwritten;
+        }
+        std::string line = fmt::format(
+            "kring record: {:.1f} s  {:.0f} records/s  {:.2f} MB/s  lost {} (no_space {} "
+            "too_big {} paused {} overwritten {})  AUX {}",
+            el, dt > 0 ? double(rec.records - last_records) / dt : 0.0,
+            dt > 0 ? double(bytes - last_bytes) / dt / 1e6 : 0.0, nsp + tb + pa + ow, nsp, tb, pa,
+            ow, human_bytes(double(rec.auxtrace_bytes)));
+        fmt::print("\r\033[K{}{}", line, final_ ? "\n" : "");
+        std::fflush(stdout);
+        last_status = now;
+        last_bytes = bytes;
+        last_records = rec.records;
+    };
+    int rc = exit_ok;
+    for (;;) {
+        if (trig.wait(o.overwrite ? 100 : 50, requests))
+            stop_signal = true;
+        if (o.snapshot)
+            while (rec.snapshot_requests < requests) {
+                rec.snapshot_requests++;
+                if (auto r = rec.aux_snapshot(true); !r) {
+                    rc = report(r.error());
+                    break;
+                }
+            }
+        if (rc != exit_ok)
+            break;
+        if (!o.overwrite)
+            if (auto r = rec.flush(false); !r) {
+                rc = report(r.error());
+                break;
+            }
+        if (child) {
+            int s;
+            if (::waitpid(child->pid, &s, WNOHANG) == child->pid) {
+                child_status = s;
+                child.reset();
+                break;
+            }
+        }
+        if (stop_signal)
+            break;
+        if (o.duration > 0 && std::chrono::steady_clock::now() >= end)
+            break;
+        if (tty && std::chrono::steady_clock::now() - last_status >= std::chrono::seconds(1))
+            status_line(false);
+    }
+
+    // ---- the end: the last snapshot, disable, read the rest
+    if (rc == exit_ok && o.snapshot)
+        if (auto r = rec.aux_snapshot(false); !r)
+            rc = report(r.error());
+    for (auto& r : rec.rings)
+        if (auto e = r->ch.disable(); !e && rc == exit_ok)
+            rc = report(e.error());
+    if (child) {
+        // Stopped by a signal or the duration: the command goes on, as
+        // with perf record -p; it is not ours to kill.
+        child.reset();
+    }
+    if (o.overwrite) {
+        // A backward ring is read once, at the end, newest first: gather
+        // every ring's records and write them in time order.
+        struct held {
+            std::uint64_t time;
+            std::size_t ring;
+            std::vector<std::byte> bytes;
+        };
+        std::vector<held> all;
+        for (std::size_t i = 0; i < rec.rings.size() && rc == exit_ok; i++) {
+            auto& r = *rec.rings[i];
+            kring::overwrite_reader orr(r.ch.ring());
+            auto n = orr.read([&](const kring::record& x) {
+                all.push_back({kring::record_time(x, r.sample_type).value_or(0), i,
+                               std::vector<std::byte>(x.bytes().begin(), x.bytes().end())});
+            });
+            if (!n)
+                rc = report(n.error());
+        }
+        std::stable_sort(all.begin(), all.end(),
+                         [](const held& a, const held& b) { return a.time < b.time; });
+        for (auto& h : all)
+            rec.on_record(*rec.rings[h.ring], kring::record(h.bytes, 0, true));
+        if (!all.empty())
+            rec.put(pd::make_finished_round());
+    } else if (rc == exit_ok) {
+        for (std::size_t i = 0; i < rec.rings.size(); i++)
+            rec.merger.finish(i);
+        if (auto r = rec.flush(true); !r)
+            rc = report(r.error());
+    }
+    if (tty)
+        status_line(true);
+
+    // ---- features and the kring section
+    pd::kring_section ks;
+    ks.clockid = *clock;
+    std::uint64_t lost_by[4] = {0, 0, 0, 0};
+    for (auto& r : rec.rings) {
+        pd::kring_ring_info ri;
+        ri.cpu = r->cpu;
+        ri.pid = r->pid;
+        ri.source = r->source;
+        ri.id = r->id;
+        if (auto s = r->ch.stats()) {
+            ri.produced = s->produced;
+            ri.written = s->written;
+            ri.lost_no_space = s->lost_no_space;
+            ri.lost_too_big = s->lost_too_big;
+            ri.lost_paused = s->lost_paused;
+            ri.lost_overwritten = s->lost_overwritten;
+            ri.throttled = s->throttled;
+            ri.wakeups = s->wakeups;
+            ri.nested = s->nested;
+            ri.aux_bytes = s->aux_bytes;
+            ri.aux_records = s->aux_records;
+            ri.aux_truncated = s->aux_truncated;
+        } else if (rc == exit_ok) {
+            rc = report(s.error());
+        }
+        ri.aux_snapshots = r->snapshots;
+        ri.lost_ranges = r->lost_ranges;
+        lost_by[0] += ri.lost_no_space;
+        lost_by[1] += ri.lost_too_big;
+        lost_by[2] += ri.lost_paused;
+        lost_by[3] += ri.lost_overwritten;
+        ks.rings.push_back(std::move(ri));
+    }
+    std::vector<const char*> cargv;
+    for (const auto& a : argv_all)
+        cargv.push_back(a.c_str());
+    auto f = pd::features::from_system(int(cargv.size()), cargv.data());
+    if (auto pc = posix_clock(*clock))
+        f.clockid = std::uint64_t(*pc);
+    if (rec.first_time)
+        f.sample_time = std::make_pair(rec.first_time, rec.last_time);
+    f.kring = ks;
+    if (auto r = rec.w->finish(f); !r && rc == exit_ok)
+        rc = report(r.error());
+
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::uint64_t snaps = 0;
+    for (auto& r : rec.rings)
+        snaps += r->snapshots;
+    std::uint64_t aux_rings = 0;
+    for (auto& r : rec.rings)
+        aux_rings += r->k == kind::aux;
+    if (!tty || rc == exit_ok)
+        fmt::print(
+            "kring record: {} records from {} rings in {:.2f} s into {} ({} bytes){}\n",
+            rec.records, rec.rings.size(), secs, o.output, rec.w->data_size(),
+            child_status >= 0
+                ? (WIFEXITED(child_status)
+                       ? fmt::format(", command exited {}", WEXITSTATUS(child_status))
+                       : fmt::format(", command killed by {}", signal_name(WTERMSIG(child_status))))
+                : std::string());
+    std::vector<std::pair<std::string, std::uint64_t>> sum = {
+        {"rings", rec.rings.size()},
+        {"records", rec.records},
+        {"written", rec.written_records},
+        {"switches", rec.switches},
+        {"samples", rec.samples},
+        {"forks", rec.forks},
+        {"exits", rec.exits},
+        {"wakeups", rec.wakeups},
+        {"aux_records", rec.aux_records},
+        {"aux_bytes", rec.auxtrace_bytes},
+        {"snapshots", aux_rings ? snaps / aux_rings : 0},
+        {"lost", rec.lost},
+        {"lost_no_space", lost_by[0]},
+        {"lost_too_big", lost_by[1]},
+        {"lost_paused", lost_by[2]},
+        {"lost_overwritten", lost_by[3]},
+        {"bad", rec.bad},
+        {"stopped_by_signal", stop_signal ? 1u : 0u},
+    };
+    if (child_status >= 0) {
+        sum.push_back({"command_exited", WIFEXITED(child_status) ? 1u : 0u});
+        sum.push_back({"command_status", WIFEXITED(child_status) ? WEXITSTATUS(child_status)
+                                                                 : 128 + WTERMSIG(child_status)});
+    }
+    print_summary("record", sum);
+    if (rc == exit_ok && rec.bad)
+        rc = report(fmt::format("{} malformed records", rec.bad));
+    return rc;
+}
+
+std::vector<std::string> own_cmdline() {
+    std::ifstream f("/proc/self/cmdline", std::ios::binary);
+    std::vector<std::string> v;
+    std::string a;
+    while (std::getline(f, a, '\0'))
+        v.push_back(a);
+    return v;
+}
+
+}  // namespace
+
+void add_record(CLI::App& app, context& ctx) {
+    static options o;
+    auto* sub = app.add_subcommand("record", "record into a perf.data file that perf reads");
+    sub->footer(
+        "Examples:\n"
+        "  kring record -a -e sched -e timer -d 5          every CPU for 5 s\n"
+        "  kring record -e timer:999 -- ./busy 2000        a command, followed with its "
+        "children\n"
+        "  kring record -p 1234 -e sched:wakeups -o t.data one process's threads\n"
+        "  kring record -a -e aux --snapshot --control fifo:/tmp/ctl\n"
+        "                                                  AUX snapshots on SIGUSR2 or "
+        "'snapshot'\n"
+        "  perf script -i perf.data --show-switch-events   (add --no-itrace with -e aux)\n"
+        "The file is perf.data (docs/TOOL.md): perf script and perf report read it.\n"
+        "Exit status: 0 ok; 1 runtime error; 2 usage error. Last line: summary record "
+        "key=value ...");
+    sub->add_flag("-a,--all-cpus", o.all_cpus, "system-wide: one ring per online CPU");
+    sub->add_option("-C,--cpu", o.cpu_list, "these CPUs only (0,2-3)");
+    auto* pid = sub->add_option("-p,--pid", o.pid_arg, "the threads of this process");
+    auto* tid = sub->add_option("-t,--tid", o.tid_arg, "this thread");
+    sub->add_option("-e,--event", o.events,
+                    "sched, sched:wakeups, timer, timer:FREQ (Hz, default 1000), aux; "
+                    "repeatable (default: sched)");
+    sub->add_option("-m,--mmap-pages", o.pages, "data pages per ring (a power of 2)")
+        ->capture_default_str();
+    sub->add_flag("--mirror", o.mirror, "map each ring's data pages twice (no copy at the wrap)");
+    sub->add_flag("--overwrite", o.overwrite,
+                  "backward, overwritable rings read once at the end (the newest records)");
+    sub->add_option("--aux-pages", o.aux_pages, "AUX area pages per ring (a power of 2)")
+        ->capture_default_str();
+    auto* snap = sub->add_option("--snapshot", o.snapshot_size,
+                                 "AUX snapshot mode (optional =SIZE in bytes of the AUX area); "
+                                 "a snapshot on SIGUSR2, 'snapshot' in --control, and at the end")
+                     ->expected(0, 1);
+    sub->add_option("--clock", o.clock, "record clock: monotonic, monotonic_raw, boottime, local")
+        ->capture_default_str();
+    sub->add_option("-d,--duration", o.duration,
+                    "seconds to record (default: until SIGINT or "
+                    "the command's exit)");
+    sub->add_option("-o,--output", o.output, "output file (an existing one becomes FILE.old)")
+        ->capture_default_str();
+    sub->add_option("--control", o.control,
+                    "fifo:PATH, a fifo (created if absent) taking 'snapshot' and 'stop' lines");
+    sub->add_option("command", o.command, "the command to run and record (after --)");
+    sub->callback([&ctx, pid, tid, snap] {
+        if (pid->count())
+            o.pid = o.pid_arg;
+        if (tid->count())
+            o.tid = o.tid_arg;
+        o.snapshot = snap->count() > 0;
+        if (!o.control.empty()) {
+            if (o.control.rfind("fifo:", 0) != 0) {
+                fmt::print(stderr, "kring: --control {}: expected fifo:PATH (see --help)\n",
+                           o.control);
+                ctx.exit_code = exit_usage;
+                return;
+            }
+            o.control = o.control.substr(5);
+        }
+        ctx.exit_code = run(ctx, o, own_cmdline());
+    });
+}
+
+}  // namespace kring_tool
