@@ -215,6 +215,16 @@ void add_aux(CLI::App& app, context& ctx) {
     sub->add_option("--control", o.control,
                     "snapshot mode: a fifo taking 'snapshot' and 'stop' lines (created if absent)")
         ->needs(snap);
+    sub->footer(
+        "Normal mode follows the AUX records and counts packets, gaps and TRUNCATED\n"
+        "extents; --snapshot lets the tracer overwrite a read-only area and decodes\n"
+        "the newest packets of each snapshot (SIGUSR2, the control fifo, the end).\n"
+        "\n"
+        "Examples:\n"
+        "  sudo kring aux --cpu 1 --ms 500\n"
+        "  sudo kring aux --snapshot --order 4 --ms 0 --control /tmp/aux-ctl &\n"
+        "  echo snapshot >/tmp/aux-ctl; echo stop >/tmp/aux-ctl\n"
+        "  kring aux --pid 1234 --ms 300      # task mode: only while 1234 runs");
     sub->callback([&ctx, cpu, pid] {
         o.cpu_given = cpu->count() > 0;
         if (pid->count())

@@ -47,6 +47,12 @@ int run(const context& ctx) {
 
 void add_info(CLI::App& app, context& ctx) {
     auto* sub = app.add_subcommand("info", "show the kring module's ABI and features");
+    sub->footer(
+        "Opens the device, queries its ABI and maps the smallest channel.\n"
+        "\n"
+        "Examples:\n"
+        "  kring info\n"
+        "  kring --device /dev/kring info");
     sub->callback([&ctx] { ctx.exit_code = run(ctx); });
 }
 

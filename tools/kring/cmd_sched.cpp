@@ -239,6 +239,11 @@ void add_sched(CLI::App& app, context& ctx) {
         ->check(CLI::Range(0u, 16u))
         ->capture_default_str();
     sub->add_option("--top", o.top, "tasks to list")->capture_default_str();
+    sub->footer(
+        "Examples:\n"
+        "  sudo kring sched -d 2                 # every CPU for 2 s\n"
+        "  kring sched --pid 1234 --inherit -d 5 # one task and its children\n"
+        "  sudo kring sched -a --pid 1234 --top 5");
     sub->callback([&ctx, pid] {
         if (pid->count())
             o.pid = o.pid_arg;

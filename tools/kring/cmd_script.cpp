@@ -51,7 +51,7 @@ const char* cpumode(std::uint16_t misc) {
 std::vector<field> fields_of(const trace_event& e) {
     switch (e.kind) {
         case event_kind::sample:
-            return {{"event", e.event_name.empty() ? std::string("?") : e.event_name},
+            return {{"evname", e.event_name.empty() ? std::string("?") : e.event_name},
                     {"ip", e.a, true},
                     {"period", e.b},
                     {"mode", std::string(cpumode(e.misc))}};

@@ -243,6 +243,14 @@ void add_synth(CLI::App& app, context& ctx) {
     sub->add_option("--window-ms", o.window_ms,
                     "--merge: publication window assumed for rings without a timestamp floor")
         ->capture_default_str();
+    sub->footer(
+        "Exit status 1 when a record is corrupt or the accounting does not add up\n"
+        "(produced = read + lost by cause).\n"
+        "\n"
+        "Examples:\n"
+        "  sudo kring synth --count 100000 --order 2\n"
+        "  sudo kring synth --rate 50000 --merge\n"
+        "  sudo kring synth --nest --mirror --sleep-us 0");
     sub->callback([&ctx] { ctx.exit_code = run(ctx, o); });
 }
 

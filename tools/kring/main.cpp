@@ -11,11 +11,12 @@ int main(int argc, char** argv) {
     using namespace kring_tool;
     CLI::App app{"kring: stream records out of the kernel through kring ring buffers"};
     app.require_subcommand(1);
-    app.footer(
+    const std::string exit_help =
         "Exit status: 0 success; 1 runtime error (a failed call, or a check that "
         "found a mismatch);\n2 usage error (bad option or argument). Errors are one "
         "line on stderr:\n\"kring: <what failed>: <reason>\". The last line on stdout "
-        "is a summary:\n\"summary <command> key=value ...\".");
+        "is a summary:\n\"summary <command> key=value ...\".";
+    app.footer(exit_help);
     // Usage errors: one line, like every other failure of the tool.
     app.failure_message([](const CLI::App*, const CLI::Error& e) {
         return "kring: " + std::string(e.what()) + " (see --help)\n";
@@ -40,6 +41,12 @@ int main(int argc, char** argv) {
     add_report(app, ctx);
     add_script(app, ctx);
     add_export(app, ctx);
+
+    // A command's own footer (what it does, its examples) comes first,
+    // then the exit statuses every command shares.
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+        if (!sub->get_footer().empty())
+            sub->footer(sub->get_footer() + "\n\n" + exit_help);
 
     try {
         app.parse(argc, argv);
