@@ -5,11 +5,12 @@
 #
 #   tools/dev/fuzz.sh [SECONDS] [TARGET...]    default 15 s, every target
 #
-# Targets: records reader merger aux ring. Inputs that reach new coverage are
-# kept in $KRING_BUILD/libfuzzer/corpus/TARGET (git-ignored); a crash or a
-# broken invariant leaves its input in $KRING_BUILD/libfuzzer/crashes/TARGET
-# and prints the command that replays it. Prints "PASS|FAIL libfuzzer/T"
-# lines (make check collects them); exits non-zero on any failure.
+# Targets: records reader merger aux ring perf_data. Inputs that reach new
+# coverage are kept in $KRING_BUILD/libfuzzer/corpus/TARGET (git-ignored); a
+# crash or a broken invariant leaves its input in
+# $KRING_BUILD/libfuzzer/crashes/TARGET and prints the command that replays
+# it. Prints "PASS|FAIL libfuzzer/T" lines (make check collects them); exits
+# non-zero on any failure.
 set -uo pipefail
 unset MAKEFLAGS MAKEOVERRIDES MFLAGS
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -18,7 +19,7 @@ secs=${1:-15}
 case $secs in '' | *[!0-9]*) echo "fuzz.sh: SECONDS must be a number" >&2; exit 2 ;; esac
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(records reader merger aux ring)
+[ ${#targets[@]} -gt 0 ] || targets=(records reader merger aux ring perf_data)
 cc=$(command -v clang-14 || command -v clang) || { echo "fuzz.sh: clang not found (tools/dev/deps.sh installs it)" >&2; exit 1; }
 cxx=$(command -v clang++-14 || command -v clang++) || { echo "fuzz.sh: clang++ not found" >&2; exit 1; }
 mkdir -p "$b"

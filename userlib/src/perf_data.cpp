@@ -797,7 +797,12 @@ struct writer::impl {
 writer::writer(std::unique_ptr<impl> p) : p_(std::move(p)) {}
 writer::writer(writer&&) noexcept = default;
 writer& writer::operator=(writer&&) noexcept = default;
-writer::~writer() = default;
+// A writer dropped without finish() leaves what it buffered in the file
+// (best effort): it then reads as truncated, with every record written.
+writer::~writer() {
+    if (p_ && !p_->finished && p_->fd)
+        (void)p_->flush();
+}
 
 result<writer> writer::create(const std::string& path, std::vector<event_attr> attrs) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -1011,7 +1016,8 @@ result<void> file::impl::parse(const std::string& name) {
         if (total_ids > fsize / 8)
             return einval(name + ": the ids of the attrs overlap");
         e.ids.resize(ids.size / 8);
-        std::memcpy(e.ids.data(), at(ids.offset), e.ids.size() * 8);
+        if (!e.ids.empty())
+            std::memcpy(e.ids.data(), at(ids.offset), e.ids.size() * 8);
         for (auto id : e.ids)
             by_id.emplace(id, attrs.size());
         attrs.push_back(std::move(e));
