@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -22,6 +23,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include <linux/kring.h>
 
 #include "kring/perf_data.hpp"
 
@@ -125,7 +128,8 @@ struct workload {
     const task tasks[2][2] = {{{100, 100, "alpha"}, {200, 200, "beta"}},
                               {{300, 301, "gamma thread"}, {400, 400, "delta"}}};
     // What was written.
-    std::uint64_t records = 0, samples = 0, switch_records = 0, aux_bytes = 0, auxtrace_bytes = 0;
+    std::uint64_t records = 0, samples = 0, switch_records = 0, aux_bytes = 0, auxtrace_bytes = 0,
+                  aux_packets = 0;
     std::map<std::uint32_t, std::uint64_t> samples_of, switches_of, preempted_of;  // by tid
     // The expected slices: (cpu, start, end) of every task slice.
     std::set<std::tuple<int, std::uint64_t, std::uint64_t>> slices;
@@ -166,6 +170,13 @@ struct workload {
         attrs[2].attr.comm = 0;
         attrs[2].name = "kring:aux";
         attrs[2].ids = {30};
+        attrs.push_back(attrs[1]);
+        attrs[3].attr.sample_type = sched_type | PERF_SAMPLE_RAW;
+        attrs[3].attr.context_switch = 0;
+        attrs[3].attr.task = 0;
+        attrs[3].attr.comm = 0;
+        attrs[3].name = "kring:sched_wakeup";
+        attrs[3].ids = {20 | (1ull << 62)};
         auto w = pd::writer::create(path, attrs);
         ASSERT_TRUE(w) << w.error().message();
         auto put = [&](const std::vector<std::byte>& r) {
@@ -217,6 +228,22 @@ struct workload {
             }
             put(pd::make_finished_round());
         }
+        // Two wakeups of beta by alpha on CPU 0 (kring record's layout:
+        // the woken task in TID, the waker and its last CPU in RAW).
+        for (int i = 0; i < 2; i++) {
+            kring_sched_raw raw{};
+            raw.kind = KRING_SCHED_WAKEUP;
+            raw.prev_pid = raw.prev_tid = 100;
+            raw.next_pid = raw.next_tid = 200;
+            raw.prev_state = 0;
+            pd::sample smp;
+            smp.id = 20 | (1ull << 62);
+            smp.pid = smp.tid = 200;
+            smp.time = base + 500 + std::uint64_t(i);
+            smp.has_time = true;
+            smp.raw = std::span(reinterpret_cast<const std::byte*>(&raw), sizeof(raw));
+            put(pd::make_sample(PERF_RECORD_MISC_KERNEL, smp, sched_type | PERF_SAMPLE_RAW));
+        }
         // Fork and exit of a child of alpha on CPU 0; a LOST on CPU 1.
         const std::uint64_t end = base + switches_per_cpu * step;
         pd::task_info child{500, 100, 500, 100, end + 10};
@@ -226,15 +253,37 @@ struct workload {
                           sched_type));
         put(pd::make_lost(21, 7, sid(tasks[1][0], 1, end + 30, 21), sched_type));
         // AUX: three extents and their data.
-        const std::uint64_t sizes[3] = {4096, 8192, 100};
+        // Extent 0: the emulated tracer's packets, a SYNC and 63 DATA;
+        // extent 1: a SYNC and 127 DATA with one SEQ skipped (a gap);
+        // extent 2: 100 bytes that are not packets.
+        const std::uint64_t sizes[3] = {40 + 64 * 63, 40 + 64 * 127, 100};
         const std::uint64_t flags[3] = {PERF_AUX_FLAG_TRUNCATED,
                                         PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL, 0};
         put(pd::make_itrace_start(100, 100, sid(tasks[0][0], 0, end + 35, 30), sched_type));
-        std::uint64_t off = 0;
+        std::uint64_t off = 0, seq = 0;
         for (int i = 0; i < 3; i++) {
             put(pd::make_aux(off, sizes[i], flags[i], sid(tasks[0][0], 0, end + 40 + i, 30),
                              sched_type));
             std::vector<std::byte> payload(sizes[i], std::byte(i + 1));
+            if (i < 2) {
+                std::size_t at = 0;
+                auto packet = [&](std::uint16_t type, std::uint16_t len) {
+                    kring_aux_packet p{};
+                    p.magic = type == KRING_AUX_PKT_SYNC ? KRING_AUX_SYNC_MAGIC : 0;
+                    p.type = type;
+                    p.len = len;
+                    p.seq = seq++;
+                    std::memcpy(payload.data() + at, &p, sizeof(p));
+                    at += len;
+                };
+                packet(KRING_AUX_PKT_SYNC, 40);
+                for (int n = 0; n < (i == 0 ? 63 : 127); n++) {
+                    if (i == 1 && n == 50)
+                        seq++;  // lost
+                    packet(KRING_AUX_PKT_DATA, 64);
+                }
+                aux_packets += i == 0 ? 64 : 128;
+            }
             ASSERT_TRUE(w->write_auxtrace(payload, off, 0x1234, 0, 100, 0));
             records++;
             aux_bytes += sizes[i];
@@ -311,6 +360,10 @@ TEST_F(workload_test, ReportFiguresEqualWhatWasWritten) {
     EXPECT_EQ(s["aux_partial"], 1u);
     EXPECT_EQ(s["aux_overwrite"], 0u);
     EXPECT_EQ(s["auxtrace_bytes"], w_.auxtrace_bytes);
+    EXPECT_EQ(s["aux_packets"], w_.aux_packets);
+    EXPECT_EQ(s["aux_gaps"], 1u);
+    EXPECT_EQ(s["aux_undecoded"], 1u);
+    EXPECT_EQ(s["wakeups"], 2u);
     EXPECT_EQ(s["cpus"], 2u);
     EXPECT_EQ(s["slices"], w_.slices.size());
     EXPECT_EQ(s["rings"], 2u);
@@ -374,9 +427,12 @@ TEST_F(workload_test, ScriptOneLinePerRecordInTimeOrder) {
     EXPECT_TRUE(
         has("5.000001000 cpu=0 sample pid=200 tid=200 comm=beta evname=cpu-clock "
             "ip=0x401001 period=1000000 mode=user"));
+    EXPECT_TRUE(
+        has("5.000000500 cpu=0 wakeup pid=200 tid=200 comm=beta waker_pid=100 "
+            "waker_tid=100 last_cpu=0"));
     EXPECT_TRUE(has("5.004000030 cpu=1 lost pid=300 tid=301 comm=gamma\\x20thread id=21 lost=7"));
     EXPECT_TRUE(
-        has("5.004000041 cpu=0 aux pid=100 tid=100 comm=alpha offset=0x1000 size=8192 "
+        has("5.004000041 cpu=0 aux pid=100 tid=100 comm=alpha offset=0xfe8 size=8168 "
             "flags=truncated|partial"));
     EXPECT_TRUE(has("5.004000010 cpu=0 fork pid=500 tid=500 comm=alpha ppid=100 ptid=100"));
 }

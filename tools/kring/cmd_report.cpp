@@ -149,6 +149,10 @@ int run(const options& o) {
                    m.aux_truncated, m.aux_overwrite, m.aux_partial, m.aux_collision);
         fmt::print("  AUXTRACE records   {:>10} ({} bytes of trace data)\n", m.auxtrace_records,
                    m.auxtrace_bytes);
+        fmt::print(
+            "  decoded            {} packets of the emulated tracer, {} gaps within "
+            "extents, {} extents not decodable\n",
+            m.aux_packets, m.aux_gaps, m.aux_undecoded);
     }
 
     top_tasks(
@@ -159,6 +163,9 @@ int run(const options& o) {
     top_tasks(
         m, o.top, "on-CPU time", [](const task_stats& t) { return t.runtime; },
         [](const task_stats& t) { return fmt::format("{:.3f} ms", double(t.runtime) / 1e6); });
+    top_tasks(
+        m, o.top, "wakeups", [](const task_stats& t) { return t.wakeups; },
+        [](const task_stats& t) { return fmt::format("{}", t.wakeups); });
     top_tasks(
         m, o.top, "samples", [](const task_stats& t) { return t.samples; },
         [&](const task_stats& t) {
@@ -182,6 +189,7 @@ int run(const options& o) {
     };
     print_summary("report", {{"records", m.events.size()},
                              {"samples", m.samples},
+                             {"wakeups", m.wakeups},
                              {"switches", m.switches},
                              {"switch_in", m.switches_in},
                              {"switch_out", m.switches_out},
@@ -197,6 +205,9 @@ int run(const options& o) {
                              {"aux_overwrite", m.aux_overwrite},
                              {"aux_partial", m.aux_partial},
                              {"auxtrace_bytes", m.auxtrace_bytes},
+                             {"aux_packets", m.aux_packets},
+                             {"aux_gaps", m.aux_gaps},
+                             {"aux_undecoded", m.aux_undecoded},
                              {"cpus", m.cpus.size()},
                              {"tasks", m.tasks.size()},
                              {"slices", slices},

@@ -55,6 +55,10 @@ std::vector<field> fields_of(const trace_event& e) {
                     {"ip", e.a, true},
                     {"period", e.b},
                     {"mode", std::string(cpumode(e.misc))}};
+        case event_kind::wakeup:
+            return {{"waker_pid", std::uint64_t(e.other.pid)},
+                    {"waker_tid", std::uint64_t(e.other.tid)},
+                    {"last_cpu", std::uint64_t(e.idx)}};
         case event_kind::switch_out:
             if (e.cpu_wide)
                 return {{"next_pid", std::uint64_t(e.other.pid)},
@@ -82,7 +86,10 @@ std::vector<field> fields_of(const trace_event& e) {
             return {{"size", e.a},
                     {"offset", e.b, true},
                     {"ref", e.c, true},
-                    {"idx", std::uint64_t(e.idx)}};
+                    {"idx", std::uint64_t(e.idx)},
+                    {"packets", e.packets},
+                    {"gaps", e.gaps},
+                    {"decoded", std::uint64_t(!e.bad)}};
         case event_kind::itrace_start:
         case event_kind::finished_round:
             return {};
@@ -173,7 +180,7 @@ void add_script(CLI::App& app, context& ctx) {
     sub->footer(
         "Line format (stable; docs/TOOL.md):\n"
         "  <s.ns> cpu=<n> <event> pid=<p> tid=<t> comm=<c> <key>=<value> ...\n"
-        "events: sample, switch-out, switch-in, comm, fork, exit, mmap, lost, aux,\n"
+        "events: sample, wakeup, switch-out, switch-in, comm, fork, exit, mmap, lost, aux,\n"
         "itrace-start, auxtrace, finished-round, other; \"-\" where a record does not\n"
         "say. A truncated file: one warning line on stderr, the records before the\n"
         "damage, exit status 1.\n"

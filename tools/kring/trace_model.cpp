@@ -5,7 +5,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include <linux/kring.h>
+
 #include <fmt/core.h>
+
+#include "aux_packets.hpp"
 
 namespace kring_tool {
 namespace pd = kring::perf_data;
@@ -82,6 +86,16 @@ bool parse(const pd::file& f, const pd::record_view& r, trace_event& e) {
             e.kind = event_kind::sample;
             e.a = s->ip;
             e.b = s->period;
+            // A wakeup: the woken task in TID, the waker in RAW (kring record).
+            kring_sched_raw raw;
+            if (attr->name == "kring:sched_wakeup" && s->raw.size() >= sizeof(raw)) {
+                std::memcpy(&raw, s->raw.data(), sizeof(raw));
+                if (raw.kind == KRING_SCHED_WAKEUP) {
+                    e.kind = event_kind::wakeup;
+                    e.other = {raw.prev_pid, raw.prev_tid};
+                    e.idx = std::uint32_t(raw.prev_state);
+                }
+            }
             if (st & PERF_SAMPLE_TID) {
                 e.task = {s->pid, s->tid};
                 e.has_task = true;
@@ -185,6 +199,14 @@ bool parse(const pd::file& f, const pd::record_view& r, trace_event& e) {
             e.idx = a->idx;
             e.cpu = std::int32_t(a->cpu);
             e.task = {0, a->tid};
+            // kring's emulated tracer: packets from the first SYNC on (a
+            // snapshot window starts mid-packet).
+            packet_stats d;
+            const std::size_t from = find_sync(r.auxtrace);
+            decode_packets(r.auxtrace, from, d);
+            e.packets = d.packets;
+            e.gaps = d.gaps;
+            e.bad = d.bad || from == r.auxtrace.size();
             return true;
         }
         case pd::record_finished_round:
@@ -203,6 +225,8 @@ const char* event_name(event_kind k) noexcept {
     switch (k) {
         case event_kind::sample:
             return "sample";
+        case event_kind::wakeup:
+            return "wakeup";
         case event_kind::switch_out:
             return "switch-out";
         case event_kind::switch_in:
@@ -433,6 +457,11 @@ kring::result<trace_model> trace_model::load(const std::string& path) {
                 if (e.has_task)
                     m.tasks[e.task].samples++;
                 break;
+            case event_kind::wakeup:
+                m.wakeups++;
+                if (e.has_task)
+                    m.tasks[e.task].wakeups++;
+                break;
             case event_kind::switch_out:
             case event_kind::switch_in: {
                 m.switches++;
@@ -482,6 +511,9 @@ kring::result<trace_model> trace_model::load(const std::string& path) {
             case event_kind::auxtrace:
                 m.auxtrace_records++;
                 m.auxtrace_bytes += e.a;
+                m.aux_packets += e.packets;
+                m.aux_gaps += e.gaps;
+                m.aux_undecoded += e.bad;
                 break;
             default:
                 break;

@@ -31,6 +31,7 @@ struct task_id {
 // What a record is, as the tool names it (kring script's event column).
 enum class event_kind : std::uint8_t {
     sample,
+    wakeup,  // a sample of kring:sched_wakeup (docs/TOOL.md, The file)
     switch_out,
     switch_in,
     comm,
@@ -64,15 +65,21 @@ struct trace_event {
     std::string comm;        // the task's comm when the record was read
     // By kind:
     //	sample		a = ip, b = period
+    //	wakeup		task = the woken task, other = the waker, idx = the
+    //			woken task's last CPU
     //	switch_*	other = next (out) / prev (in), when cpu_wide; preempt
     //	comm		text = the new comm, exec
     //	fork, exit	other = parent (ppid, ptid)
     //	mmap		a = start, b = len, c = pgoff, text = filename
     //	lost		a = the LOST record's id, b = records lost
     //	aux		a = aux_offset, b = aux_size, c = flags
-    //	auxtrace	a = size, b = offset, c = reference, idx
+    //	auxtrace	a = size, b = offset, c = reference, idx; the
+    //			emulated tracer's packets decoded from its first SYNC:
+    //			packets, gaps, bad (undecodable)
     std::uint64_t a = 0, b = 0, c = 0;
     std::uint32_t idx = 0;
+    std::uint64_t packets = 0, gaps = 0;
+    bool bad = false;
     task_id other;
     bool cpu_wide = false, preempt = false, exec = false;
     std::string text;
@@ -95,6 +102,7 @@ struct task_stats {
     std::uint64_t preempted = 0;  // of those, preempted
     std::uint64_t runtime = 0;    // ns on CPU (sum of its slices)
     std::uint64_t samples = 0;
+    std::uint64_t wakeups = 0;  // times woken up
 };
 
 struct trace_model {
@@ -115,11 +123,15 @@ struct trace_model {
     // Totals.
     std::map<std::uint32_t, std::uint64_t> by_type;  // perf record type -> records
     std::map<std::int32_t, std::uint64_t> by_cpu;    // CPU (-1: none) -> records
-    std::uint64_t samples = 0, switches = 0, switches_in = 0, switches_out = 0;
+    std::uint64_t samples = 0, wakeups = 0, switches = 0, switches_in = 0, switches_out = 0;
     std::uint64_t lost_records = 0, lost = 0;  // PERF_RECORD_LOST: records, sum of lost
     std::uint64_t aux_records = 0, aux_bytes = 0, aux_truncated = 0, aux_overwrite = 0,
                   aux_partial = 0, aux_collision = 0;
     std::uint64_t auxtrace_records = 0, auxtrace_bytes = 0;
+    // The emulated tracer's packets in the AUXTRACE data (kring's decoder,
+    // aux_packets.hpp): packets, SEQ gaps within an extent, extents that
+    // are not packets from their first SYNC on.
+    std::uint64_t aux_packets = 0, aux_gaps = 0, aux_undecoded = 0;
     std::uint64_t unparsed = 0;  // records too short for their type
 
     // Read @path whole. Errors: the file cannot be opened or is not
