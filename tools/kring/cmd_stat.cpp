@@ -228,6 +228,7 @@ int run(const context& ctx, const options& o) {
     std::map<std::size_t, figures> total;
     std::uint64_t intervals = 0;
     bool stopping = false;
+    double last_t = 0;
     print_header(o.per_cpu);
     while (!stopping) {
         auto until = next;
@@ -245,6 +246,7 @@ int run(const context& ctx, const options& o) {
             stopping = true;
         next += step;
         const double t = std::chrono::duration<double>(now - t0).count();
+        last_t = t;
         std::map<std::size_t, figures> row;
         for (auto& c : chans) {
             auto f = read_figures(c.ch);
@@ -266,8 +268,7 @@ int run(const context& ctx, const options& o) {
     for (auto& c : chans)
         (void)c.ch.disable();
 
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs = last_t;
     fmt::print("# total over {:.3f} s\n", secs);
     figures all;
     for (const auto& [i, f] : total) {

@@ -165,6 +165,25 @@ if [ -x /kring/kring ] && [ -z "${GTEST_FILTER:-}" ]; then
 	step tool-aux-task aux_task
 	step tool-aux-bad-cpu tool_exits 1 aux --cpu 4096
 	step tool-sched /kring/kring sched --duration 1
+	# kring stat: live counters of every CPU's sched and timer channels
+	# (control pages, nothing consumed), five rows of 200 ms; its own naps
+	# switch, so the sched rows count records.
+	tool_stat() {
+		/kring/kring stat -a -I 200 -d 1 -e sched -e timer:1000 >/tmp/stat.out 2>&1
+		r=$?
+		cat /tmp/stat.out
+		[ $r = 0 ] && [ "$(summary_field intervals /tmp/stat.out)" -ge 4 ] &&
+			[ "$(summary_field written /tmp/stat.out)" -gt 0 ] &&
+			[ "$(summary_field produced /tmp/stat.out)" -ge "$(summary_field written /tmp/stat.out)" ] &&
+			grep -q '^ .* all sched ' /tmp/stat.out
+	}
+	step tool-stat tool_stat
+	step tool-stat-bad-cpu tool_exits 1 stat -C 4096 -d 1
+	tool_stat_nodev() {
+		tool_exits 1 --device /nonexistent stat -d 1 &&
+			[ "$(cat /tmp/tool.err)" = "kring: cannot open /nonexistent: No such file or directory (is the module loaded? try: sudo insmod kmod/kring.ko)" ]
+	}
+	step tool-stat-no-device tool_stat_nodev
 fi
 
 # The syscall fuzzer (tests/fuzz/): seeded random programs of kring
