@@ -176,6 +176,7 @@ struct ring {
     // Snapshot windows copied, waiting for their AUX record.
     std::deque<std::vector<std::byte>> windows;
     std::uint64_t snapshots = 0, aux_bytes_written = 0;
+    std::uint64_t last_aux_end = 0, last_aux_size = 0;  // the last AUX record's extent
     std::vector<pd::kring_ring_info::lost_range> lost_ranges;
 
     ring(kind kk, kring::channel c) : k(kk), ch(std::move(c)), rd(ch.ring()) {
@@ -303,6 +304,37 @@ kring::result<void> synth_process(synth_out& o, int pid, std::uint64_t time, boo
     return {};
 }
 
+// The kernel's mapping as perf record synthesizes it: a MMAP of
+// "[kernel.kallsyms]_text" from _text to the end of the address space with
+// pgoff = _text, which gives perf the relocation reference it needs to
+// resolve kernel samples (perf report --kallsyms with the recording
+// machine's /proc/kallsyms). Nothing when the addresses are hidden
+// (kptr_restrict): perf then says it cannot resolve kernel samples.
+kring::result<void> synth_kernel(synth_out& o) {
+    std::ifstream f("/proc/kallsyms");
+    std::string line;
+    unsigned long long text = 0;
+    while (std::getline(f, line)) {
+        char type = 0;
+        char name[128] = {};
+        unsigned long long addr = 0;
+        if (std::sscanf(line.c_str(), "%llx %c %127s", &addr, &type, name) == 3 &&
+            std::strcmp(name, "_text") == 0) {
+            text = addr;
+            break;
+        }
+    }
+    if (!text)
+        return {};
+    pd::sample_id sid;
+    sid.pid = std::uint32_t(-1);
+    sid.tid = 0;
+    sid.id = o.id;
+    return o.put(pd::make_mmap2(std::uint32_t(-1), 0, text, ~0ull - text, text, 0, 0, 0,
+                                PROT_READ | PROT_EXEC, MAP_PRIVATE, "[kernel.kallsyms]_text", false,
+                                sid, st_trailer));
+}
+
 // ---- the recording
 
 struct recorder {
@@ -317,7 +349,7 @@ struct recorder {
     // Figures.
     std::uint64_t records = 0, written_records = 0, lost = 0, bad = 0;
     std::uint64_t switches = 0, samples = 0, forks = 0, exits = 0, wakeups = 0;
-    std::uint64_t aux_records = 0, auxtrace_bytes = 0, snapshot_requests = 0;
+    std::uint64_t aux_records = 0, auxtrace_bytes = 0, snapshot_requests = 0, dup_aux = 0;
     std::uint64_t first_time = 0, last_time = 0;
     kring::error write_error{0, ""};
     bool write_failed = false;
@@ -452,12 +484,22 @@ struct recorder {
     }
 
     void on_aux(ring& r, const kring::aux_info& a) {
+        // Snapshot mode: disabling a tracer that a snapshot left stopped
+        // publishes the same window again (same offset and size): no new
+        // data, not a snapshot, not written.
+        if (o.snapshot && r.windows.empty() && r.last_aux_end &&
+            a.aux_offset + a.aux_size == r.last_aux_end && a.aux_size == r.last_aux_size) {
+            dup_aux++;
+            return;
+        }
+        r.last_aux_end = a.aux_offset + a.aux_size;
+        r.last_aux_size = a.aux_size;
         aux_records++;
         pd::sample_id sid;
         sid.time = a.time;
         sid.has_time = a.has_time;
         sid.cpu = std::uint32_t(std::max(r.cpu, 0));
-        sid.pid = sid.tid = std::uint32_t(r.pid);
+        sid.pid = sid.tid = std::uint32_t(std::max(r.pid, 0));  // CPU mode: 0, no task
         sid.id = r.id;
         put(pd::make_aux(a.aux_offset, a.aux_size, a.flags, sid, st_trailer));
         std::span<const std::byte> payload;
@@ -908,6 +950,18 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
 
     // ---- /proc: the processes already there
     synth_out so{*rec.w, first_id};
+    if (auto r = synth_kernel(so); !r) {
+        abandon_child();
+        return report(r.error());
+    }
+    if (child) {
+        // Until its exec the child is a copy of this process, named as
+        // this one: no COMM of that name for it, or perf would keep it
+        // past the exec (the sched source has no exec record; the exec's
+        // COMM is synthesized below).
+        std::string self = read_small("/proc/self/comm");
+        rec.comms_seen.insert({std::uint32_t(child->pid), std::uint32_t(child->pid), self});
+    }
     if (o.all_cpus || (!cpus.empty() && !command)) {
         for (int p : list_numeric("/proc"))
             if (auto r = synth_process(so, p, 0, false); !r) {
@@ -1048,8 +1102,13 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
         if (auto e = r->ch.disable(); !e && rc == exit_ok)
             rc = report(e.error());
     if (child) {
-        // Stopped by a signal or the duration: the command goes on, as
-        // with perf record -p; it is not ours to kill.
+        // Stopped by a signal, 'stop' or the duration before the command
+        // ended: it gets SIGTERM, as perf record's workload does, and its
+        // status is reported.
+        ::kill(child->pid, SIGTERM);
+        int s;
+        if (::waitpid(child->pid, &s, 0) == child->pid)
+            child_status = s;
         child.reset();
     }
     if (o.overwrite) {
@@ -1124,8 +1183,13 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
     for (const auto& a : argv_all)
         cargv.push_back(a.c_str());
     auto f = pd::features::from_system(int(cargv.size()), cargv.data());
-    if (auto pc = posix_clock(*clock))
-        f.clockid = std::uint64_t(*pc);
+    // HEADER_CLOCKID: the record clock's resolution in ns (what perf keeps
+    // there); the clock itself is in the kring section.
+    if (auto pc = posix_clock(*clock)) {
+        timespec res{};
+        if (::clock_getres(*pc, &res) == 0)
+            f.clockid = std::uint64_t(res.tv_sec) * 1000000000ull + std::uint64_t(res.tv_nsec);
+    }
     if (rec.first_time)
         f.sample_time = std::make_pair(rec.first_time, rec.last_time);
     f.kring = ks;
@@ -1158,6 +1222,7 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
         {"exits", rec.exits},
         {"wakeups", rec.wakeups},
         {"aux_records", rec.aux_records},
+        {"aux_republished", rec.dup_aux},
         {"aux_bytes", rec.auxtrace_bytes},
         {"snapshots", aux_rings ? snaps / aux_rings : 0},
         {"lost", rec.lost},
@@ -1202,7 +1267,7 @@ void add_record(CLI::App& app, context& ctx) {
         "  kring record -a -e aux --snapshot --control fifo:/tmp/ctl\n"
         "                                                  AUX snapshots on SIGUSR2 or "
         "'snapshot'\n"
-        "  perf script -i perf.data --show-switch-events   (add --no-itrace with -e aux)\n"
+        "  perf script -i perf.data --show-switch-events   perf reads the file\n"
         "The file is perf.data (docs/TOOL.md): perf script and perf report read it.\n"
         "Exit status: 0 ok; 1 runtime error; 2 usage error. Last line: summary record "
         "key=value ...");

@@ -32,6 +32,11 @@ kring::result<void> triggers::setup(const std::string& fifo_path) {
     sigset_t set = trigger_signals();
     if (::sigprocmask(SIG_BLOCK, &set, nullptr) < 0)
         return kring::error::from_errno(errno, "block signals");
+    // An ignored signal is discarded, never queued for the signalfd: a
+    // shell starts background jobs with SIGINT ignored, and `kill -INT`
+    // must still stop them.
+    for (int s : {SIGUSR2, SIGINT, SIGTERM})
+        ::signal(s, SIG_DFL);
     sig = kring::unique_fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
     if (sig.get() < 0)
         return kring::error::from_errno(errno, "signalfd");
