@@ -1,0 +1,40 @@
+/*
+ * busy MS: spin in one hot function for MS milliseconds of wall time
+ * (default 2000), for `kring record -e timer -- busy`: perf report must
+ * name busy_hot first. Built -O1 -g -fno-omit-frame-pointer, static.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+/* The hot function: a few million dependent steps per call. */
+__attribute__((noinline)) unsigned long busy_hot(unsigned long x, unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+		__asm__ volatile("" : "+r"(x));
+	}
+	return x;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long ms = argc > 1 ? strtoul(argv[1], NULL, 10) : 2000;
+	unsigned long long end = now_ns() + ms * 1000000ull;
+	unsigned long x = 1, calls = 0;
+
+	while (now_ns() < end) {
+		x = busy_hot(x, 200000);
+		calls++;
+	}
+	printf("busy: %lu calls of busy_hot in %lu ms (%lx)\n", calls, ms, x & 0xff);
+	return 0;
+}
