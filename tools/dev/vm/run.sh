@@ -4,11 +4,17 @@
 #
 #   tools/dev/vm/run.sh --image BZIMAGE --script GUEST.sh --log LOG
 #                   [--file SRC[:DEST]]... [--timeout SECONDS] [--shell]
-#                   [--mem MIB] [--cpus N]
+#                   [--mem MIB] [--cpus N] [--outdir DIR]
 #
 # --file copies SRC into the guest at /kring/DEST (default: its basename).
 # The guest script runs as /kring/run.sh with /proc, /sys, /dev, /tmp and
 # debugfs mounted; its exit status is the guest's verdict.
+#
+# --outdir DIR: what the guest leaves in /kring/out/ comes back into DIR.
+# The guest has a second serial port (ttyS1, written to a file here); when
+# its script is done, /init sends a tar archive of /kring/out/ there in
+# base64 between two marker lines, and this script unpacks it into DIR
+# after the guest powered off (an archive cut short is an error).
 #
 # Environment: KRING_VM_CMDLINE adds kernel command-line options;
 # KRING_VM_TCG_THREAD=single runs both vCPUs on one host thread (default
@@ -21,7 +27,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-image= script= log= timeout=600 shell=0 mem=2048 cpus=2
+image= script= log= timeout=600 shell=0 mem=2048 cpus=2 outdir=
 files=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -33,6 +39,7 @@ while [ $# -gt 0 ]; do
 	--mem) mem=$2; shift 2 ;;
 	--cpus) cpus=$2; shift 2 ;;
 	--shell) shell=1; shift ;;
+	--outdir) outdir=$2; shift 2 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -71,6 +78,7 @@ echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 [ "$shell" = 1 ] && touch "$root/kring/.shell"
+[ -n "$outdir" ] && touch "$root/kring/.outdir"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initramfs.cpio"
 
 # rcu_nocbs: RCU callbacks run late, in kthreads, where the kernel offers
@@ -87,9 +95,33 @@ cmdline="console=ttyS0 loglevel=5 panic=-1 oops=panic nokaslr rcu_nocbs=0-$((cpu
 cmdline+=${KRING_VM_CMDLINE:+ $KRING_VM_CMDLINE}
 qemu=(qemu-system-x86_64 -machine pc -accel "tcg,thread=${KRING_VM_TCG_THREAD:-multi}" -cpu max -smp "$cpus" -m "$mem"
 	-kernel "$image" -initrd "$work/initramfs.cpio" -no-reboot)
+# The second serial port (ttyS1) of --outdir; the console is the first.
+outserial=()
+[ -n "$outdir" ] && outserial=(-serial "file:$work/out.serial")
+
+# unpack_outdir: the guest's archive of /kring/out/ into $outdir.
+unpack_outdir() {
+	[ -n "$outdir" ] || return 0
+	mkdir -p "$outdir"
+	local s=$work/out.serial
+	if ! grep -a -q '^KRING-OUT-END' "$s" 2>/dev/null; then
+		echo "run.sh: the guest sent no complete archive of /kring/out (--outdir $outdir)" >&2
+		return 1
+	fi
+	tr -d '\r' <"$s" | sed -n '/^KRING-OUT-BEGIN/,/^KRING-OUT-END/p' | grep -v '^KRING-OUT-' |
+		base64 -d | tar -C "$outdir" -xf - || {
+		echo "run.sh: the archive of /kring/out did not unpack into $outdir" >&2
+		return 1
+	}
+}
 
 if [ "$shell" = 1 ]; then
-	exec "${qemu[@]}" -nographic -append "$cmdline" -serial mon:stdio
+	if [ -z "$outdir" ]; then
+		exec "${qemu[@]}" -nographic -append "$cmdline" -serial mon:stdio
+	fi
+	"${qemu[@]}" -nographic -append "$cmdline" -serial mon:stdio "${outserial[@]}"
+	unpack_outdir
+	exit
 fi
 
 # A kernel that dies while booting, before /init prints KRING-GUEST-START,
@@ -106,7 +138,7 @@ boot() {
 	: >"$log"
 	rc=0
 	timeout --foreground -k 10 "$timeout" "${qemu[@]}" -display none -monitor none \
-		-serial "file:$log" -append "$cmdline" </dev/null >"$work/qemu.out" 2>&1 || rc=$?
+		-serial "file:$log" "${outserial[@]}" -append "$cmdline" </dev/null >"$work/qemu.out" 2>&1 || rc=$?
 }
 boot
 if [ "$rc" != 124 ] && [ "$rc" != 137 ] && ! grep -a -q 'KRING-GUEST-START' "$log" &&
@@ -139,4 +171,5 @@ fi
 if ! "$here/console-check" "$log"; then
 	status=1
 fi
+unpack_outdir || status=1
 exit $status
