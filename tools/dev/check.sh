@@ -11,6 +11,9 @@
 #   KRING_FULL=1                                the long modes (make check-full)
 #   FUZZ_SEED=N                                 replay the syscall fuzzer's
 #                                               run N (default: a new seed)
+#   KRING_GUEST_STEPS=record                    in the guest, only the kring
+#                                               record steps (and their host
+#                                               check with perf)
 #   tools/dev/check.sh --no-host                     skip the host tests
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -143,6 +146,10 @@ for k in $kernels; do
 		files+=(--file "$ubuild/tests/fuzz/kring_fuzz:kring_fuzz")
 	[ -x "$ubuild/tests/stress/kring_stress" ] &&
 		files+=(--file "$ubuild/tests/stress/kring_stress:kring_stress")
+	# kring record's workloads (tests/tool/).
+	for w in busy pingpong; do
+		[ -x "$ubuild/tests/tool/$w" ] && files+=(--file "$ubuild/tests/tool/$w:$w")
+	done
 	for t in "$ubuild"/tests/vm/kring_vm_*; do
 		[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
 	done
@@ -157,14 +164,28 @@ for k in $kernels; do
 			printf 'KRING_FULL=%q\n' "$full"
 			printf 'KRING_KERNEL=%q\n' "$k"
 			printf 'FUZZ_SEED=%q\n' "$((fuzz_seed + r - 1))"
+			printf 'KRING_GUEST_STEPS=%q\n' "${KRING_GUEST_STEPS:-}"
 		} >"$out/$tag-env"
 		say "kernel $k: guest tests$of, fuzz seed $((fuzz_seed + r - 1)) ($(elapsed))"
 		"$top/tools/dev/vm/run.sh" --image "$image" --script "$top/tools/dev/vm/check-guest.sh" \
 			--log "$out/$tag-console.log" --timeout "$vm_timeout" "${files[@]}" \
-			--file "$out/$tag-env:env" \
+			--file "$out/$tag-env:env" --outdir "$out/$tag-out" \
 			2>"$out/$tag-vm.err"
 		vmrc=$?
 		python3 "$top/tools/dev/vm/results.py" guest "$out/$tag-console.log" "vm/$tag" >>"$results"
+		# The guest's recordings (kring record steps), read by the host's
+		# perf: tests/tool/perf_check.py, one result per check.
+		if ls "$out/$tag-out"/*.data >/dev/null 2>&1; then
+			say "kernel $k: perf reads the guest's recordings ($(elapsed))"
+			mkdir -p "$out/symfs/kring"
+			cp "$ubuild/tests/tool/busy" "$ubuild/tests/tool/pingpong" "$out/symfs/kring/"
+			python3 "$top/tests/tool/perf_check.py" "$out/$tag-out" "$tag" \
+				--symfs "$out/symfs" >"$out/$tag-perf-check.log" 2>&1
+			grep -E '^(PASS|FAIL|SKIP) ' "$out/$tag-perf-check.log" >>"$results"
+			grep -E '^FAIL ' "$out/$tag-perf-check.log"
+			grep -qE '^(PASS|FAIL) ' "$out/$tag-perf-check.log" ||
+				record FAIL "tool/$tag/perf-check (see $out/$tag-perf-check.log)"
+		fi
 		if [ "$vmrc" != 0 ]; then
 			cat "$out/$tag-vm.err"
 			record FAIL "vm/$tag/guest (console: $out/$tag-console.log)"

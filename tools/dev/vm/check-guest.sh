@@ -3,6 +3,10 @@
 # env (settings from the host). Output blocks are parsed by results.py.
 [ -f /kring/env ] && . /kring/env
 rc=0
+# KRING_GUEST_STEPS=record: only the kring record steps (and the module's
+# load and unload around them), for working on them; empty: everything.
+only=${KRING_GUEST_STEPS:-}
+case $only in '' | record) ;; *) echo "check-guest: unknown KRING_GUEST_STEPS=$only (record)"; exit 1 ;; esac
 
 # The lifetime test (Lifetime.*, tests/vm/lifetime_test.cpp) runs 10^4
 # cycles in check-full, 2000 in make check (10^4 take 3 minutes on a stock
@@ -61,7 +65,7 @@ default_policy() {
 	echo "default /dev/kring mode: $m"
 	[ "$m" = "crw-------" ]
 }
-step default-policy default_policy
+[ -z "$only" ] && step default-policy default_policy
 # The tests open it as an unprivileged user too.
 if ! step insmod-kring one_cpu load_kring dev_mode=0666; then
 	dmesg | tail -20
@@ -69,7 +73,7 @@ if ! step insmod-kring one_cpu load_kring dev_mode=0666; then
 fi
 
 for t in /kring/bin/*; do
-	[ -x "$t" ] || continue
+	[ -x "$t" ] && [ -z "$only" ] || continue
 	name=$(basename "$t")
 	# A filter that selects none of this binary's cases leaves it out.
 	if [ -n "${GTEST_FILTER:-}" ] &&
@@ -100,7 +104,7 @@ hostile_as_nobody() {
 	echo 0 >/sys/module/kring/parameters/test_sources
 	return $r
 }
-if [ -x /kring/bin/kring_vm_tests ] && [ -z "${GTEST_FILTER:-}" ]; then
+if [ -x /kring/bin/kring_vm_tests ] && [ -z "${GTEST_FILTER:-}" ] && [ -z "$only" ]; then
 	echo "==== KRING-BEGIN gtest kring_vm_tests@nobody"
 	hostile_as_nobody >/tmp/hostile-nobody.out 2>&1
 	r=$?
@@ -153,7 +157,7 @@ aux_task() {
 	[ $r = 0 ] && [ "$(summary_field itrace_start /tmp/aux.out)" = 1 ] &&
 		[ "$(summary_field packets /tmp/aux.out)" -gt 0 ]
 }
-if [ -x /kring/kring ] && [ -z "${GTEST_FILTER:-}" ]; then
+if [ -x /kring/kring ] && [ -z "${GTEST_FILTER:-}" ] && [ -z "$only" ]; then
 	step tool-synth /kring/kring synth --count 20000 --order 2 --sleep-us 500
 	step tool-synth-mirror /kring/kring synth --count 20000 --order 3 --mirror --sleep-us 0
 	step tool-bad-device tool_exits 1 --device /nonexistent/kring info
@@ -186,6 +190,99 @@ if [ -x /kring/kring ] && [ -z "${GTEST_FILTER:-}" ]; then
 	step tool-stat-no-device tool_stat_nodev
 fi
 
+# kring record end to end (not when a test filter narrows the run): files
+# in /kring/out/, which run.sh --outdir brings back to the host, where
+# tests/tool/perf_check.py runs Debian's perf on them (check.sh). Here each
+# step checks the tool's exit status and its summary line.
+# rec_ok FILE KEY=VALUE...: the summary of FILE has every KEY=VALUE.
+rec_ok() {
+	f=$1; shift
+	for kv in "$@"; do
+		v=$(summary_field "${kv%%=*}" "$f")
+		[ "$v" = "${kv#*=}" ] || { echo "record: ${kv%%=*}=$v, want ${kv#*=}"; return 1; }
+	done
+}
+# A known ping-pong (tests/tool/pingpong.c) as a command, sched and timer:
+# its own count of switches goes to pingpong.expect.
+rec_pingpong() {
+	/kring/kring record -e sched -e timer -m 256 -o /kring/out/pingpong.data -- \
+		/kring/pingpong 2000 /kring/out/pingpong.expect >/tmp/rec.out 2>&1
+	r=$?
+	cat /tmp/rec.out /kring/out/pingpong.expect
+	[ $r = 0 ] && rec_ok /tmp/rec.out command_status=0 lost=0 bad=0 &&
+		[ "$(summary_field switches /tmp/rec.out)" -gt 2000 ]
+}
+# A hot function under the timer (tests/tool/busy.c); a second record to
+# the same name keeps the first as busy.data.old, as perf does.
+rec_busy() {
+	/kring/kring record -e timer -o /kring/out/busy.data -- /kring/busy 1500 >/tmp/rec.out 2>&1
+	r=$?
+	cat /tmp/rec.out
+	[ $r = 0 ] && rec_ok /tmp/rec.out command_status=0 lost=0 bad=0 || return 1
+	[ "$(summary_field samples /tmp/rec.out)" -gt 100 ] || return 1
+	/kring/kring record -e timer -o /tmp/old.data -- /kring/busy 10 >/dev/null &&
+		/kring/kring record -e timer -o /tmp/old.data -- /kring/busy 10 >/dev/null &&
+		[ -s /tmp/old.data.old ] && [ -s /tmp/old.data ] && echo "old file kept as /tmp/old.data.old"
+}
+# System-wide sched + timer + AUX snapshots: one snapshot per AUX ring at
+# the end without triggers; with SIGUSR2 and 'snapshot' in the control fifo,
+# two more (summary snapshots= per ring; the host counts AUXTRACE records).
+rec_aux_base() {
+	/kring/kring record -a -e sched -e timer -e aux --snapshot -m 256 -d 2 \
+		-o /kring/out/aux-base.data >/tmp/rec.out 2>&1
+	r=$?
+	cat /tmp/rec.out
+	[ $r = 0 ] && rec_ok /tmp/rec.out snapshots=1 lost=0 bad=0
+}
+rec_aux_trig() {
+	rm -f /tmp/rec-ctl
+	/kring/kring record -a -e sched -e timer -e aux --snapshot -m 256 \
+		--control fifo:/tmp/rec-ctl -o /kring/out/aux-trig.data >/tmp/rec.out 2>&1 &
+	p=$!
+	# The fifo exists once the signals are routed to the recorder.
+	i=0
+	while [ ! -p /tmp/rec-ctl ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	sleep 1
+	kill -USR2 $p
+	sleep 0.5
+	echo snapshot >/tmp/rec-ctl
+	sleep 0.5
+	echo stop >/tmp/rec-ctl
+	wait $p
+	r=$?
+	cat /tmp/rec.out
+	[ $r = 0 ] && rec_ok /tmp/rec.out snapshots=3 lost=0 bad=0
+}
+# SIGINT after 1 s: a complete file (kring report reads it whole; perf on
+# the host).
+rec_sigint() {
+	/kring/kring record -a -e sched -e timer -m 256 -o /kring/out/sigint.data >/tmp/rec.out 2>&1 &
+	p=$!
+	sleep 1
+	kill -INT $p
+	wait $p
+	r=$?
+	cat /tmp/rec.out
+	[ $r = 0 ] && rec_ok /tmp/rec.out stopped_by_signal=1 bad=0 || return 1
+	/kring/kring report /kring/out/sigint.data >/tmp/rep.out 2>&1
+	r=$?
+	if [ $r != 0 ] || [ "$(summary_field truncated /tmp/rep.out)" != 0 ]; then
+		cat /tmp/rep.out
+		return 1
+	fi
+	echo "kring report read the whole file: $(grep '^summary' /tmp/rep.out)"
+}
+if [ -x /kring/kring ] && [ -x /kring/pingpong ] && [ -x /kring/busy ] &&
+	{ [ -z "${GTEST_FILTER:-}" ] || [ "$only" = record ]; }; then
+	mkdir -p /kring/out
+	cp /proc/kallsyms /kring/out/kallsyms
+	step record-pingpong rec_pingpong
+	step record-busy rec_busy
+	step record-aux-base rec_aux_base
+	step record-aux-trig rec_aux_trig
+	step record-sigint rec_sigint
+fi
+
 # The syscall fuzzer (tests/fuzz/): seeded random programs of kring
 # syscalls over several processes and threads, one worker as nobody, the
 # test generators open to every user as an administrator may, CPU 1 going
@@ -205,7 +302,7 @@ fuzz() {
 	echo 0 >/sys/module/kring/parameters/test_sources
 	return $r
 }
-if [ -x /kring/kring_fuzz ] && [ -z "${GTEST_FILTER:-}" ]; then
+if [ -x /kring/kring_fuzz ] && [ -z "${GTEST_FILTER:-}" ] && [ -z "$only" ]; then
 	step fuzz fuzz
 fi
 
@@ -218,7 +315,7 @@ stress() {
 	[ "${KRING_FULL:-0}" = 1 ] && secs=300
 	/kring/kring_stress --seconds $secs --seed "${FUZZ_SEED:-1}"
 }
-if [ -x /kring/kring_stress ] && [ -z "${GTEST_FILTER:-}" ]; then
+if [ -x /kring/kring_stress ] && [ -z "${GTEST_FILTER:-}" ] && [ -z "$only" ]; then
 	step stress stress
 fi
 
@@ -239,11 +336,12 @@ bench_smoke() {
 	rmmod kring_bench
 	return $r
 }
-if [ -x /kring/producer_bench ] && [ -f /kring/kring_bench.ko ] && [ -z "${GTEST_FILTER:-}" ]; then
+if [ -x /kring/producer_bench ] && [ -f /kring/kring_bench.ko ] && [ -z "${GTEST_FILTER:-}" ] &&
+	[ -z "$only" ]; then
 	step bench-smoke bench_smoke
 fi
 
-if [ -f /kring/kring_kunit.ko ]; then
+if [ -f /kring/kring_kunit.ko ] && [ -z "$only" ]; then
 	# KUnit suites run when the module loads; debugfs keeps their KTAP.
 	if step insmod-kring_kunit insmod /kring/kring_kunit.ko; then
 		for d in /sys/kernel/debug/kunit/kring_*; do

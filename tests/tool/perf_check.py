@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Host half of kring record's tests: Debian's perf reads guest recordings.
+
+    perf_check.py OUTDIR TAG [--symfs DIR]
+
+OUTDIR holds what tools/dev/vm/check-guest.sh left in /kring/out/ (brought
+back by run.sh --outdir): *.data files of kring record, pingpong.expect
+(tests/tool/pingpong.c's line) and kallsyms (the guest's /proc/kallsyms).
+--symfs DIR: a root where perf finds the guest's binaries (kring/busy).
+Prints one PASS/FAIL/SKIP line per check, "PASS tool/TAG/<check>" (the
+lines check.sh appends to results.txt), and exits 1 if any failed.
+
+Checks, each able to fail:
+  perf-script/F, perf-report/F   perf script --show-switch-events and perf
+      report --stdio read F with exit status 0 and no line of error or
+      warning on stdout or stderr (files with AUX data too: kring keeps
+      the AUXTRACE payloads where perf does not stop at them, docs/TOOL.md)
+  pingpong-switches   the switches out of the ping-pong's parent that perf
+      script shows inside the workload's own window equal its getrusage()
+      count: at most S inside [t0, t1], at least S inside [t0_out, t1_out]
+      (tests/vm/capture_sched_test.cpp's expectation)
+  busy-top-symbol     perf report's first line names busy_hot
+  aux-snapshots       the triggered recording holds exactly two AUX
+      snapshots per AUX ring more than the untriggered one, as perf sees
+      them: PERF_RECORD_AUX records with the OVERWRITE flag in perf script
+      -D, 3 per ring against 1
+  sigint-complete     the recording stopped by SIGINT opens as a complete
+      file (perf report --header-only names its data and features)
+"""
+import os
+import re
+import subprocess
+import sys
+
+BAD = re.compile(r"error|warning|failed|invalid|can't|cannot|truncat|out of order|lost",
+                 re.IGNORECASE)
+SWITCH = re.compile(r"^\s*(.*?)\s+(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+"
+                    r"PERF_RECORD_SWITCH_CPU_WIDE (OUT|IN)\b")
+
+
+def perf(args):
+    p = subprocess.run(["perf"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, errors="replace")
+    return p.returncode, p.stdout, p.stderr
+
+
+class checker:
+    def __init__(self, tag):
+        self.tag = tag
+        self.failed = 0
+
+    def result(self, ok, name, why=""):
+        verdict = "PASS" if ok else "FAIL"
+        if not ok:
+            self.failed += 1
+        print(f"{verdict} tool/{self.tag}/{name}" + (f" ({why})" if why else ""), flush=True)
+
+    def skip(self, name, why):
+        print(f"SKIP tool/{self.tag}/{name} ({why})", flush=True)
+
+
+def bad_lines(rc, out, err, report):
+    """The error/warning lines of a perf run (report: only its comment-free
+    head, where perf prints its own complaints; the table's symbol names
+    could contain any word)."""
+    lines = [l for l in err.splitlines() if l.strip() and BAD.search(l)]
+    if report:
+        lines += [l for l in out.splitlines() if l.startswith(("Warning", "Error"))]
+    else:
+        lines += [l for l in out.splitlines() if l.startswith(("Warning:", "Error:"))]
+    if rc != 0:
+        lines.insert(0, f"exit status {rc}")
+    return lines
+
+
+def main():
+    args = sys.argv[1:]
+    symfs = None
+    if "--symfs" in args:
+        i = args.index("--symfs")
+        symfs = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    outdir, tag = args
+    c = checker(tag)
+    files = sorted(f for f in os.listdir(outdir) if f.endswith(".data"))
+    if not files:
+        c.result(False, "files", f"no *.data file in {outdir}")
+        return 1
+    kallsyms = os.path.join(outdir, "kallsyms")
+    scripts = {}
+    for f in files:
+        path = os.path.join(outdir, f)
+        name = f[:-len(".data")]
+        extra = []
+        rc, out, err = perf(["script", "-i", path, "--show-switch-events", "--ns"] + extra)
+        bad = bad_lines(rc, out, err, False)
+        c.result(not bad and out.strip() != "", f"perf-script/{name}",
+                 "; ".join(bad[:3]) if bad else ("no output" if not out.strip() else ""))
+        scripts[name] = out
+        rargs = ["report", "--stdio", "-i", path] + extra
+        if symfs:
+            rargs += ["--symfs", symfs]
+        if os.path.exists(kallsyms):
+            rargs += ["--kallsyms", kallsyms]
+        rc, out, err = perf(rargs)
+        bad = bad_lines(rc, out, err, True)
+        top = next((l for l in out.splitlines() if l.strip() and not l.startswith("#")), "")
+        c.result(not bad and top != "", f"perf-report/{name}",
+                 "; ".join(bad[:3]) if bad else ("no table" if not top else ""))
+        if name == "busy":
+            sym = top.split()[-1] if top else ""
+            c.result(sym == "busy_hot", "busy-top-symbol", f"top line: {top.strip()}")
+        if name == "sigint":
+            rc, out, err = perf(["report", "--header-only", "-i", path])
+            ok = rc == 0 and "# cmdline" in out and "# event" in out
+            c.result(ok, "sigint-complete",
+                     "" if ok else f"perf report --header-only: {err.strip()[:200]}")
+
+    # The ping-pong's switches.
+    exp = os.path.join(outdir, "pingpong.expect")
+    if "pingpong" not in scripts or not os.path.exists(exp):
+        c.result(False, "pingpong-switches", "no pingpong.data or pingpong.expect")
+    else:
+        e = dict(kv.split("=") for kv in open(exp).read().split()[1:])
+        tid, want = int(e["tid"]), int(e["switches"])
+        t0_out, t0, t1, t1_out = (int(e[k]) for k in ("t0_out", "t0", "t1", "t1_out"))
+        inner = outer = total = 0
+        for line in scripts["pingpong"].splitlines():
+            m = SWITCH.match(line)
+            if not m or m.group(6) != "OUT" or int(m.group(2)) != tid:
+                continue
+            t = int(m.group(4)) * 1000000000 + int(m.group(5).ljust(9, "0"))
+            total += 1
+            inner += t0 <= t <= t1
+            outer += t0_out <= t <= t1_out
+        ok = want > 0 and inner <= want <= outer
+        c.result(ok, "pingpong-switches",
+                 f"getrusage {want}, perf script {inner} in the window, {outer} around it, "
+                 f"{total} in all")
+
+    # Two snapshots more with SIGUSR2 and the control fifo.
+    if not all(os.path.exists(os.path.join(outdir, f))
+                                           for f in ("aux-base.data", "aux-trig.data")):
+        c.result(False, "aux-snapshots", "no aux-base.data and aux-trig.data")
+    else:
+        n = {}
+        for k in ("aux-base", "aux-trig"):
+            rc, out, err = perf(["script", "-D", "-i", os.path.join(outdir, k + ".data")])
+            n[k] = sum(1 for l in out.splitlines()
+                       if re.search(r"PERF_RECORD_AUX offset: .*flags: 0x2 \[O\]", l))
+        ok = n["aux-base"] > 0 and n["aux-trig"] == 3 * n["aux-base"]
+        c.result(ok, "aux-snapshots",
+                 f"AUX snapshot records: {n['aux-base']} without triggers, {n['aux-trig']} "
+                 f"with SIGUSR2 + fifo (want 3x: two more per ring)")
+    return 1 if c.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
