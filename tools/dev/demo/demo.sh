@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: boot a kernel (default: Debian's stock 6.12) in QEMU, load
-# kring and show what it does.
+# kring and show what it does; the recording the guest makes
+# (60-record.sh) comes back to the host, where Debian's perf reports it.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 k=${1:-stock-6.12}
@@ -30,9 +31,23 @@ trap 'rm -f "$script"' EXIT
 } >"$script"
 echo "kring demo: booting $(basename "$image") under QEMU (console log: $log)"
 rc=0
+outdir=${KRING_BUILD:-$top/build}/demo-out
+rm -rf "$outdir"
 "$top/tools/dev/vm/run.sh" --image "$image" --script "$script" --log "$log" --timeout 300 \
-	--file "$mdir/kmod/kring.ko" --file "$ubuild/tools/kring/kring" || rc=$?
+	--file "$mdir/kmod/kring.ko" --file "$ubuild/tools/kring/kring" --outdir "$outdir" || rc=$?
 sed -n '/==== KRING-DEMO-BEGIN/,/==== KRING-DEMO-END/p' "$log" | grep -v '^==== KRING-DEMO' |
 	grep -v -E '^\[ *[0-9]+\.[0-9]+\]'
+# The same file on the host, in Debian's perf.
+if [ "$rc" = 0 ] && [ -f "$outdir/demo.data" ]; then
+	echo
+	echo "# on the host: perf report on the guest's recording ($outdir/demo.data)"
+	echo "\$ perf report --stdio --kallsyms demo-out/kallsyms -i demo-out/demo.data --sort comm,dso,sym"
+	if command -v perf >/dev/null; then
+		perf report --stdio --kallsyms "$outdir/kallsyms" -i "$outdir/demo.data" \
+			--sort comm,dso,sym 2>&1 | grep -v '^$' | head -40
+	else
+		echo "(perf is not installed: tools/dev/deps.sh installs linux-perf)"
+	fi
+fi
 [ "$rc" = 0 ] || echo "kring demo: the guest run failed (see $log)" >&2
 exit $rc
