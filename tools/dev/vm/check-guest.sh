@@ -188,6 +188,34 @@ if [ -x /kring/kring ] && [ -z "${GTEST_FILTER:-}" ] && [ -z "$only" ]; then
 			[ "$(cat /tmp/tool.err)" = "kring: cannot open /nonexistent: No such file or directory (is the module loaded? try: sudo insmod kmod/kring.ko)" ]
 	}
 	step tool-stat-no-device tool_stat_nodev
+	# report, script and export on a real recording (a second of every
+	# CPU's sched and timer): they agree with each other and with what
+	# kring record says it wrote.
+	tool_view() {
+		/kring/kring record -a -e sched -e timer -d 1 -o /tmp/view.data >/tmp/view-rec.out 2>&1 ||
+			{ cat /tmp/view-rec.out; return 1; }
+		/kring/kring report --svg /tmp/view.svg /tmp/view.data >/tmp/view.out 2>&1
+		r=$?
+		tail -n 1 /tmp/view-rec.out
+		cat /tmp/view.out
+		/kring/kring script /tmp/view.data >/tmp/view.script &&
+			/kring/kring export --chrome /tmp/view.json /tmp/view.data >/tmp/view-export.out &&
+			tail -n 1 /tmp/view-export.out || return 1
+		view_records=$(summary_field records /tmp/view.out)
+		echo "script: $(grep -vc '^summary ' /tmp/view.script) lines," \
+			"$(grep -c ' switch-out ' /tmp/view.script) switch-out, $(grep -c ' sample ' /tmp/view.script) sample"
+		[ $r = 0 ] && [ "$(summary_field truncated /tmp/view.out)" = 0 ] &&
+			[ "$(summary_field switch_out /tmp/view.out)" = "$(summary_field switches /tmp/view-rec.out)" ] &&
+			[ "$(summary_field samples /tmp/view.out)" = "$(summary_field samples /tmp/view-rec.out)" ] &&
+			[ "$(summary_field switches /tmp/view.out)" -gt 0 ] &&
+			[ "$(summary_field samples /tmp/view.out)" -gt 0 ] &&
+			[ "$(grep -vc '^summary ' /tmp/view.script)" = "$view_records" ] &&
+			[ "$(grep -c ' switch-out ' /tmp/view.script)" = "$(summary_field switch_out /tmp/view.out)" ] &&
+			[ "$(grep -c ' sample ' /tmp/view.script)" = "$(summary_field samples /tmp/view.out)" ] &&
+			[ "$(summary_field cpus /tmp/view-export.out)" = 2 ] &&
+			[ "$(grep -c '<g class="cpu"' /tmp/view.svg)" = 2 ]
+	}
+	step tool-view tool_view
 fi
 
 # kring record end to end (not when a test filter narrows the run): files
