@@ -1277,7 +1277,12 @@ void add_record(CLI::App& app, context& ctx) {
     auto* tid = sub->add_option("-t,--tid", o.tid_arg, "this thread");
     sub->add_option("-e,--event", o.events,
                     "sched, sched:wakeups, timer, timer:FREQ (Hz, default 1000), aux; "
-                    "repeatable (default: sched)");
+                    "repeatable (default: sched)")
+        // One value per -e, so that a -- after it starts the command
+        // instead of ending a list of events.
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->allow_extra_args(false);
     sub->add_option("-m,--mmap-pages", o.pages, "data pages per ring (a power of 2)")
         ->capture_default_str();
     sub->add_flag("--mirror", o.mirror, "map each ring's data pages twice (no copy at the wrap)");
@@ -1298,7 +1303,9 @@ void add_record(CLI::App& app, context& ctx) {
         ->capture_default_str();
     sub->add_option("--control", o.control,
                     "fifo:PATH, a fifo (created if absent) taking 'snapshot' and 'stop' lines");
-    sub->add_option("command", o.command, "the command to run and record (after --)");
+    // After --, every argument is the command's, its own options included.
+    sub->add_option("command", o.command, "the command to run and record, after --")
+        ->allow_extra_args();
     sub->callback([&ctx, pid, tid, snap] {
         if (pid->count())
             o.pid = o.pid_arg;
