@@ -1203,7 +1203,9 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
     std::uint64_t aux_rings = 0;
     for (auto& r : rec.rings)
         aux_rings += r->k == kind::aux;
-    if (!tty || rc == exit_ok)
+    // On a terminal, a last human line under the status line; elsewhere
+    // only the summary.
+    if (tty)
         fmt::print(
             "kring record: {} records from {} rings in {:.2f} s into {} ({} bytes){}\n",
             rec.records, rec.rings.size(), secs, o.output, rec.w->data_size(),
