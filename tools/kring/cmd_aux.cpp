@@ -222,9 +222,16 @@ void add_aux(CLI::App& app, context& ctx) {
         "\n"
         "Examples:\n"
         "  sudo kring aux --cpu 1 --ms 500\n"
+        "      CPU mode on CPU 1 for 500 ms"
+        "\n"
         "  sudo kring aux --snapshot --order 4 --ms 0 --control /tmp/aux-ctl &\n"
+        "      snapshot mode until 'stop'"
+        "\n"
         "  echo snapshot >/tmp/aux-ctl; echo stop >/tmp/aux-ctl\n"
-        "  kring aux --pid 1234 --ms 300      # task mode: only while 1234 runs");
+        "      one snapshot, then the end"
+        "\n"
+        "  kring aux --pid 1234 --ms 300\n"
+        "      task mode: only while 1234 runs");
     sub->callback([&ctx, cpu, pid] {
         o.cpu_given = cpu->count() > 0;
         if (pid->count())

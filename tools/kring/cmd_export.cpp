@@ -134,7 +134,10 @@ void add_export(CLI::App& app, context& ctx) {
         "\n"
         "Examples:\n"
         "  kring export --chrome trace.json\n"
-        "  kring export --chrome trace.json run1.data");
+        "      perf.data into trace.json, for ui.perfetto.dev"
+        "\n"
+        "  kring export --chrome trace.json run1.data\n"
+        "      another recording");
     sub->callback([&ctx] { ctx.exit_code = run(o); });
 }
 

@@ -52,7 +52,10 @@ void add_info(CLI::App& app, context& ctx) {
         "\n"
         "Examples:\n"
         "  kring info\n"
-        "  kring --device /dev/kring info");
+        "      the module behind /dev/kring"
+        "\n"
+        "  kring --device /dev/kring info\n"
+        "      another device node");
     sub->callback([&ctx] { ctx.exit_code = run(ctx); });
 }
 

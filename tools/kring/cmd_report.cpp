@@ -238,9 +238,14 @@ void add_report(CLI::App& app, context& ctx) {
         "what could be read, exit status 1.\n"
         "\n"
         "Examples:\n"
-        "  kring report                      # perf.data in this directory\n"
+        "  kring report\n"
+        "      perf.data in this directory"
+        "\n"
         "  kring report -i run1.data --top 5\n"
-        "  kring report trace.data --svg timeline.svg");
+        "      five tasks per top list"
+        "\n"
+        "  kring report trace.data --svg timeline.svg\n"
+        "      also the per-CPU timeline");
     sub->add_option("-i,--input", o.input, "the recording (as perf's -i)");
     sub->callback([&ctx] { ctx.exit_code = run(o); });
 }

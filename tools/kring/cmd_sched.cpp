@@ -241,9 +241,14 @@ void add_sched(CLI::App& app, context& ctx) {
     sub->add_option("--top", o.top, "tasks to list")->capture_default_str();
     sub->footer(
         "Examples:\n"
-        "  sudo kring sched -d 2                 # every CPU for 2 s\n"
-        "  kring sched --pid 1234 --inherit -d 5 # one task and its children\n"
-        "  sudo kring sched -a --pid 1234 --top 5");
+        "  sudo kring sched -d 2\n"
+        "      every CPU for 2 s"
+        "\n"
+        "  kring sched --pid 1234 --inherit -d 5\n"
+        "      one task and its children"
+        "\n"
+        "  sudo kring sched -a --pid 1234 --top 5\n"
+        "      one task on every CPU");
     sub->callback([&ctx, pid] {
         if (pid->count())
             o.pid = o.pid_arg;

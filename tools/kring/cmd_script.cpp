@@ -187,7 +187,10 @@ void add_script(CLI::App& app, context& ctx) {
         "\n"
         "Examples:\n"
         "  kring script | grep ' switch-out '\n"
-        "  kring script run1.data --json | jq -c 'select(.event == \"sample\")'");
+        "      the switches out, one per line"
+        "\n"
+        "  kring script run1.data --json | jq -c 'select(.event == \"sample\")'\n"
+        "      the samples as JSON");
     sub->callback([&ctx] { ctx.exit_code = run(o); });
 }
 

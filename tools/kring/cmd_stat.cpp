@@ -313,9 +313,14 @@ void add_stat(CLI::App& app, context& ctx) {
         "other loss columns are losses of the producers.\n"
         "\n"
         "Examples:\n"
-        "  kring stat -d 5                   # sched and timer, every CPU, 1 s rows\n"
+        "  kring stat -d 5\n"
+        "      sched and timer on every CPU, a row a second, for 5 s"
+        "\n"
         "  kring stat -C 0-1 -I 200 -e sched\n"
-        "  sudo kring stat -a -A -e timer:10000 -d 2");
+        "      context switches of CPUs 0 and 1 every 200 ms"
+        "\n"
+        "  sudo kring stat -a -A -e timer:10000 -d 2\n"
+        "      a 10 kHz timer, one row per CPU");
     sub->callback([&ctx] { ctx.exit_code = run(ctx, o); });
 }
 

@@ -249,8 +249,13 @@ void add_synth(CLI::App& app, context& ctx) {
         "\n"
         "Examples:\n"
         "  sudo kring synth --count 100000 --order 2\n"
+        "      small rings: some records lost, all accounted for"
+        "\n"
         "  sudo kring synth --rate 50000 --merge\n"
-        "  sudo kring synth --nest --mirror --sleep-us 0");
+        "      paced, merged across CPUs in time order"
+        "\n"
+        "  sudo kring synth --nest --mirror --sleep-us 0\n"
+        "      nested writers, mirrored rings");
     sub->callback([&ctx] { ctx.exit_code = run(ctx, o); });
 }
 
