@@ -200,11 +200,14 @@ static __always_inline void ring_write(struct kring_output_handle *h,
 				       const void *buf, unsigned int len)
 {
 	if (likely(buf && len < h->size && len <= h->rem)) {
-		memcpy(h->addr, buf, len);
-		h->addr = (char *)h->addr + len;
+		void *addr = h->addr;
+
+		/* The handle first: the memcpy() is then a tail call. */
+		h->addr = (char *)addr + len;
 		h->size -= len;
 		h->rem -= len;
 		kring_irq_point(h->rb);
+		memcpy(addr, buf, len);
 		return;
 	}
 	ring_write_pages(h, buf, len);
@@ -533,6 +536,69 @@ again:
 static noinline void ring_publish_slow(struct kring_output_handle *h)
 {
 	ring_publish(h);
+}
+
+/*
+ * ring_publish() for a commit: its common case (no counter to mirror, no
+ * wake-up due, no writer interrupting the publication) inline; every other
+ * case goes to ring_publish_slow() before data_head is stored, or after
+ * ->nest dropped to 0 as ring_publish() goes round again, and it starts
+ * over. A tail call each: the inline part keeps no value across a call.
+ * The steps and their order are ring_publish()'s; see there.
+ */
+static __always_inline void ring_publish_commit(struct kring_output_handle *h)
+{
+	struct kring_ring *rb = h->rb;
+	unsigned long head;
+	unsigned int nest;
+	s64 seq;
+
+	nest = READ_ONCE(rb->nest);
+	if (nest > 1) {
+		WRITE_ONCE(rb->nest, nest - 1);
+		return;
+	}
+
+	barrier();
+	head = local_read(&rb->head);
+	seq = local64_read(&rb->seq);
+	kring_irq_point(rb);
+
+	/*
+	 * After ->seq: a writer that marks counters or makes a wake-up due
+	 * after this point makes the check at the end fail. A wake-up our own
+	 * reservation made due is seen here, before data_head is stored:
+	 * ring_publish_slow() stores it, then checks need_wakeup (E).
+	 */
+	barrier();
+	if (unlikely(READ_ONCE(rb->counts_dirty) ||
+		     h->wakeup != (unsigned long)local_read(&rb->wakeup_gen))) {
+		ring_publish_slow(h);
+		return;
+	}
+	WRITE_ONCE(rb->ctl->records_written,
+		   local64_read(&rb->records_written));
+	kring_irq_point(rb);
+
+	smp_wmb(); /* B, matches C: record stores before the data_head store */
+	WRITE_ONCE(rb->ctl->data_head, head);
+	WRITE_ONCE(rb->pub_head, head);
+	kring_irq_point(rb);
+
+	/* As in ring_publish(): the head before the nest count, ... */
+	barrier();
+	WRITE_ONCE(rb->nest, 0);
+	ring_cpu_leave(rb);
+
+	/* ... the nest count before the re-read. */
+	barrier();
+	kring_irq_point(rb);
+	if (unlikely(head != (unsigned long)local_read(&rb->head) ||
+		     seq != local64_read(&rb->seq))) {
+		ring_cpu_enter(rb);
+		WRITE_ONCE(rb->nest, 1);
+		ring_publish_slow(h);
+	}
 }
 
 /* Write the LOST record reporting @lost at the handle's position. */
@@ -933,6 +999,17 @@ void kring_output_header(struct kring_output_handle *h, u32 type, u16 misc)
 }
 EXPORT_SYMBOL_GPL(kring_output_header);
 
+/* kring_output_end() of a record the writer did not write to its end. */
+static noinline void ring_end_fill(struct kring_output_handle *h)
+{
+	struct kring_ring *rb = h->rb;
+
+	ring_write_pages(h, NULL, h->rem);
+	local64_inc(&rb->records_written);
+	kring_irq_point(rb);
+	ring_publish(h);
+}
+
 /**
  * kring_output_end() - commit the record
  * @h:	handle from a successful kring_output_begin()
@@ -944,11 +1021,13 @@ void kring_output_end(struct kring_output_handle *h)
 {
 	struct kring_ring *rb = h->rb;
 
-	if (unlikely(h->rem))
-		ring_write(h, NULL, h->rem);
+	if (unlikely(h->rem)) {
+		ring_end_fill(h);
+		return;
+	}
 	local64_inc(&rb->records_written);
 	kring_irq_point(rb);
-	ring_publish(h);
+	ring_publish_commit(h);
 }
 EXPORT_SYMBOL_GPL(kring_output_end);
 
