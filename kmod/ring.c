@@ -912,14 +912,18 @@ static noinline int ring_begin_lost(struct kring_output_handle *h,
  * mode), -E2BIG if @size is larger than the ring can ever hold (or
  * smaller than a header), -EAGAIN if the ring is paused.
  */
-int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
-		       unsigned int size, u64 time)
+/*
+ * kring_output_begin() for one mode (@overwrite, a constant in each copy):
+ * nothing but @h, @rb, the position and the size lives across the clock
+ * call; the nest level a failure after the reservation loop needs is read
+ * again from ->nest, where writers that interrupted us left it.
+ */
+static __always_inline int ring_begin(struct kring_output_handle *h,
+				      struct kring_ring *rb, unsigned int size,
+				      u64 time, bool overwrite)
 {
 	unsigned long offset, head;
 	unsigned int level;
-	bool overwrite = ring_overwrite(rb);
-
-	lockdep_assert_preemption_disabled();
 
 	/*
 	 * With a ring clock, the one clock read is the one inside the
@@ -955,10 +959,20 @@ int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 
 	if (unlikely(!ring_reserve(rb, size, overwrite, &offset, &head, &time))) {
 		local64_inc(&rb->lost_no_space);
-		return ring_begin_fail(h, level, -ENOSPC, time, NULL);
+		return ring_begin_fail(h, READ_ONCE(rb->nest), -ENOSPC, time, NULL);
 	}
 	ring_reserved(h, overwrite, offset, head, size, size, time);
 	return 0;
+}
+
+int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
+		       unsigned int size, u64 time)
+{
+	lockdep_assert_preemption_disabled();
+
+	if (ring_overwrite(rb))
+		return ring_begin(h, rb, size, time, true);
+	return ring_begin(h, rb, size, time, false);
 }
 EXPORT_SYMBOL_GPL(kring_output_begin);
 
