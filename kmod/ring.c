@@ -913,6 +913,27 @@ static noinline int ring_begin_lost(struct kring_output_handle *h,
  * smaller than a header), -EAGAIN if the ring is paused.
  */
 /*
+ * kring_output_begin() refused @size at ->size_limit: paused, or a size no
+ * reservation can have. A size that fits was refused by a pause, even if
+ * the ring has been resumed since.
+ */
+static noinline int ring_begin_refused(struct kring_output_handle *h,
+				       unsigned int level, unsigned int size,
+				       u64 time)
+{
+	struct kring_ring *rb = h->rb;
+
+	if (READ_ONCE(rb->paused) ||
+	    (size >= sizeof(struct kring_record_header) &&
+	     size <= rb->max_record)) {
+		local64_inc(&rb->lost_paused);
+		return ring_begin_fail(h, level, -EAGAIN, ring_lost_time(rb, time), NULL);
+	}
+	local64_inc(&rb->lost_too_big);
+	return ring_begin_fail(h, level, -E2BIG, ring_lost_time(rb, time), NULL);
+}
+
+/*
  * kring_output_begin() for one mode (@overwrite, a constant in each copy):
  * nothing but @h, @rb, the position and the size lives across the clock
  * call; the nest level a failure after the reservation loop needs is read
@@ -942,15 +963,10 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 		WARN_ON_ONCE(level > KRING_RING_MAX_NEST);
 	}
 
-	if (unlikely(READ_ONCE(rb->paused))) {
-		local64_inc(&rb->lost_paused);
-		return ring_begin_fail(h, level, -EAGAIN, ring_lost_time(rb, time), NULL);
-	}
-	if (unlikely(size < sizeof(struct kring_record_header) ||
-		     size > rb->max_record)) {
-		local64_inc(&rb->lost_too_big);
-		return ring_begin_fail(h, level, -E2BIG, ring_lost_time(rb, time), NULL);
-	}
+	/* The pause and both size limits in one compare, see ->size_limit. */
+	if (unlikely(size - sizeof(struct kring_record_header) >=
+		     READ_ONCE(rb->size_limit)))
+		return ring_begin_refused(h, level, size, time);
 	size = round_up(size, KRING_RECORD_ALIGN);
 
 	/* Losses to report first: a LOST record goes in the same reservation. */
@@ -1179,6 +1195,12 @@ static void ring_clear(struct kring_ring *rb)
 	rb->pub_head = 0;
 }
 
+/* ->size_limit for ->max_record, paused or not */
+static unsigned int ring_size_limit(const struct kring_ring *rb, bool paused)
+{
+	return paused ? 0 : rb->max_record - sizeof(struct kring_record_header) + 1;
+}
+
 /**
  * kring_ring_init() - set up a ring over allocated pages
  * @rb:		the ring (its contents are overwritten)
@@ -1231,6 +1253,7 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 	else
 		rb->max_record = min_t(unsigned long, KRING_RECORD_MAX_SIZE,
 				       data_size - KRING_LOST_RECORD_SIZE);
+	rb->size_limit = ring_size_limit(rb, false);
 	rb->watermark = data_size / 2;
 
 	ring_clear(rb);
@@ -1297,6 +1320,7 @@ void kring_ring_set_paused(struct kring_ring *rb, bool paused)
 	u64 flags = READ_ONCE(rb->ctl->flags);
 
 	WRITE_ONCE(rb->paused, paused);
+	WRITE_ONCE(rb->size_limit, ring_size_limit(rb, paused));
 	if (paused)
 		flags |= KRING_CTL_F_PAUSED;
 	else

@@ -144,6 +144,9 @@ struct kring_lost_slot {
  * @data_size:		@nr_pages * PAGE_SIZE
  * @mask:		@data_size - 1
  * @max_record:		largest record size kring_output_begin() accepts
+ * @size_limit:		0 while paused, else @max_record - 7: a begin goes on
+ *			only if its size - 8 is below it (one compare for the
+ *			pause and both size limits)
  * @ovw_shift:		log2 of a backward-mode checkpoint slice
  * @flags:		KRING_RING_* flags
  * @paused:		every begin fails with -EAGAIN while set
@@ -162,8 +165,8 @@ struct kring_lost_slot {
  * @priv:		the owner's pointer, unused by the ring
  *
  * Everything above @ctl is written by the producers of the ring's CPU; the
- * rest is set up by kring_ring_init() (and @paused, @watermark and
- * @wakeup_events by their setters).
+ * rest is set up by kring_ring_init() (and @paused, @size_limit,
+ * @watermark and @wakeup_events by their setters).
  */
 struct kring_ring {
 	local_t head;
@@ -200,6 +203,7 @@ struct kring_ring {
 	unsigned long data_size;
 	unsigned long mask;
 	unsigned int max_record;
+	unsigned int size_limit;
 	unsigned int ovw_shift;
 	unsigned int flags;
 	int paused;
