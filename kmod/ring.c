@@ -891,27 +891,6 @@ static noinline int ring_begin_lost(struct kring_output_handle *h,
 	return 0;
 }
 
-/**
- * kring_output_begin() - reserve space for one record
- * @h:		handle to fill in
- * @rb:		the ring
- * @size:	the whole record, header included; rounded up to 8 bytes
- * @time:	the record's timestamp (reported in LOST records if lost)
- *
- * Must be called with preemption disabled, on the one CPU that writes @rb
- * (see ring.h); may nest in any context on that CPU. On success the
- * caller writes exactly the record (the header first, with size
- * @h->rec_size, e.g. via kring_output_header()) with kring_output_copy()
- * and finishes with kring_output_end() or kring_output_discard().
- *
- * Every call takes a sequence number (@h->seq) whether it succeeds or not;
- * a failure is counted in one lost_* counter and reported in the next
- * KRING_RECORD_LOST record (forward mode), and needs no end call.
- *
- * Return: 0; -ENOSPC if the consumer has not freed enough space (forward
- * mode), -E2BIG if @size is larger than the ring can ever hold (or
- * smaller than a header), -EAGAIN if the ring is paused.
- */
 /*
  * kring_output_begin() refused @size at ->size_limit: paused, or a size no
  * reservation can have. A size that fits was refused by a pause, even if
@@ -981,6 +960,27 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 	return 0;
 }
 
+/**
+ * kring_output_begin() - reserve space for one record
+ * @h:		handle to fill in
+ * @rb:		the ring
+ * @size:	the whole record, header included; rounded up to 8 bytes
+ * @time:	the record's timestamp (reported in LOST records if lost)
+ *
+ * Must be called with preemption disabled, on the one CPU that writes @rb
+ * (see ring.h); may nest in any context on that CPU. On success the
+ * caller writes exactly the record (the header first, with size
+ * @h->rec_size, e.g. via kring_output_header()) with kring_output_copy()
+ * and finishes with kring_output_end() or kring_output_discard().
+ *
+ * Every call takes a sequence number (@h->seq) whether it succeeds or not;
+ * a failure is counted in one lost_* counter and reported in the next
+ * KRING_RECORD_LOST record (forward mode), and needs no end call.
+ *
+ * Return: 0; -ENOSPC if the consumer has not freed enough space (forward
+ * mode), -E2BIG if @size is larger than the ring can ever hold (or
+ * smaller than a header), -EAGAIN if the ring is paused.
+ */
 int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 		       unsigned int size, u64 time)
 {
