@@ -144,15 +144,31 @@ static inline bool ring_try_cmpxchg(local_t *l, unsigned long *old,
 /* Kernel address of ring position @pos: every index is masked. */
 static inline void *ring_addr(const struct kring_ring *rb, unsigned long pos)
 {
+	if (likely(rb->data))
+		return (char *)rb->data + (pos & rb->mask);
 	return (char *)rb->data_pages[(pos >> PAGE_SHIFT) & (rb->nr_pages - 1)] +
 	       (pos & (PAGE_SIZE - 1));
 }
 
-static void ring_handle_seek(struct kring_output_handle *h, unsigned long pos)
+/*
+ * Point the handle at ring position @pos. A contiguous data area (->data)
+ * is one piece: @h->size counts the bytes to its end, and a copy splits
+ * only where it wraps; otherwise to the end of @pos's page, and @h->page
+ * names that page.
+ */
+static __always_inline void ring_handle_seek(struct kring_output_handle *h,
+					     unsigned long pos)
 {
 	struct kring_ring *rb = h->rb;
-	unsigned long off = pos & (PAGE_SIZE - 1);
+	unsigned long off;
 
+	if (likely(rb->data)) {
+		off = pos & rb->mask;
+		h->addr = (char *)rb->data + off;
+		h->size = rb->data_size - off;
+		return;
+	}
+	off = pos & (PAGE_SIZE - 1);
 	h->page = (pos >> PAGE_SHIFT) & (rb->nr_pages - 1);
 	h->addr = (char *)rb->data_pages[h->page] + off;
 	h->size = PAGE_SIZE - off;
@@ -160,7 +176,8 @@ static void ring_handle_seek(struct kring_output_handle *h, unsigned long pos)
 
 /*
  * Copy @len bytes from @buf (or zeroes if @buf is NULL) into the
- * reservation, page by page. Never writes beyond the reservation.
+ * reservation, page by page (or in two pieces where it wraps, in a
+ * contiguous data area). Never writes beyond the reservation.
  */
 static noinline void ring_write_pages(struct kring_output_handle *h,
 				      const void *buf, unsigned int len)
@@ -183,7 +200,11 @@ static noinline void ring_write_pages(struct kring_output_handle *h,
 		len -= n;
 		h->addr = (char *)h->addr + n;
 		h->size -= n;
-		if (!h->size) {
+		if (!h->size && rb->data) {
+			/* The end of the data area: wrap to its start. */
+			h->addr = rb->data;
+			h->size = rb->data_size;
+		} else if (!h->size) {
 			h->page = (h->page + 1) & (rb->nr_pages - 1);
 			h->addr = rb->data_pages[h->page];
 			h->size = PAGE_SIZE;
@@ -194,7 +215,8 @@ static noinline void ring_write_pages(struct kring_output_handle *h,
 
 /*
  * ring_write_pages(), with the common case inline: @buf's bytes end before
- * the page does (a record crosses into the next page once per page).
+ * the page does (a record crosses into the next page once per page), or
+ * in a contiguous data area before the area does (once per lap).
  */
 static __always_inline void ring_write(struct kring_output_handle *h,
 				       const void *buf, unsigned int len)
@@ -1205,8 +1227,10 @@ static unsigned int ring_size_limit(const struct kring_ring *rb, bool paused)
  * kring_ring_init() - set up a ring over allocated pages
  * @rb:		the ring (its contents are overwritten)
  * @ctl:	the control page, zeroed
- * @data_pages:	@nr_pages kernel addresses of zeroed, separate data pages;
- *		the array must outlive the ring
+ * @data_pages:	@nr_pages kernel addresses of zeroed data pages; the array
+ *		must outlive the ring. Pages that follow each other in the
+ *		kernel's address space (a vmalloc() area) make the data area
+ *		one piece: a record is then one memcpy() but where it wraps.
  * @nr_pages:	a power of two
  * @flags:	KRING_RING_OVERWRITE for backward, overwritable writing
  * @id:		the id LOST records carry
@@ -1226,6 +1250,7 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 		    unsigned int flags, u64 id)
 {
 	unsigned long data_size;
+	unsigned int i;
 
 	if (!ctl || !data_pages || !is_power_of_2(nr_pages) ||
 	    (flags & ~KRING_RING_OVERWRITE))
@@ -1237,6 +1262,10 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 	memset(rb, 0, sizeof(*rb));
 	rb->ctl = ctl;
 	rb->data_pages = data_pages;
+	rb->data = data_pages[0];
+	for (i = 1; i < nr_pages; i++)
+		if (data_pages[i] != (char *)data_pages[0] + i * PAGE_SIZE)
+			rb->data = NULL;
 	rb->nr_pages = nr_pages;
 	rb->data_size = data_size;
 	rb->mask = data_size - 1;

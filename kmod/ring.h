@@ -2,10 +2,10 @@
 /*
  * kring data ring: the producer side of one perf-style ring buffer.
  *
- * A struct kring_ring writes records into 2^n separate data pages and
- * publishes them to a consumer through a struct kring_ctl_page (perf's
- * struct perf_event_mmap_page layout, see uapi/linux/kring.h). Writing a
- * record is
+ * A struct kring_ring writes records into 2^n data pages (one contiguous
+ * area, or separate pages) and publishes them to a consumer through a
+ * struct kring_ctl_page (perf's struct perf_event_mmap_page layout, see
+ * uapi/linux/kring.h). Writing a record is
  *
  *	struct kring_output_handle h;
  *
@@ -140,6 +140,9 @@ struct kring_lost_slot {
  * @ovw_ckpt:		backward mode: @ovw_records at each slice boundary
  * @ctl:		the control page (kernel address)
  * @data_pages:		the data pages (kernel addresses), @nr_pages of them
+ * @data:		@data_pages[0] if the pages follow each other in the
+ *			kernel's address space (one contiguous data area),
+ *			else NULL (the copies go page by page)
  * @nr_pages:		number of data pages, a power of two
  * @data_size:		@nr_pages * PAGE_SIZE
  * @mask:		@data_size - 1
@@ -199,6 +202,7 @@ struct kring_ring {
 
 	struct kring_ctl_page *ctl;
 	void **data_pages;
+	void *data;
 	unsigned int nr_pages;
 	unsigned long data_size;
 	unsigned long mask;
