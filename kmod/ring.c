@@ -692,17 +692,24 @@ static noinline void ring_wakeup_due(struct kring_ring *rb, unsigned long writte
 	}
 }
 
+/* Can a record that ends at @written bytes written make a wake-up due? */
+static __always_inline bool ring_wakeup_maybe(struct kring_ring *rb,
+					      unsigned long written)
+{
+	unsigned long wm = READ_ONCE(rb->watermark);
+
+	return unlikely(READ_ONCE(rb->wakeup_events)) ||
+	       (wm && (long)(written - local_read(&rb->wakeup_pos)) >= (long)wm);
+}
+
 /* ring_wakeup_due(), inline for a record that crosses no watermark. */
 static __always_inline void ring_wakeup_account(struct kring_ring *rb,
 						unsigned long written)
 {
-	unsigned long wm = READ_ONCE(rb->watermark);
-	unsigned int we = READ_ONCE(rb->wakeup_events);
-
-	if (likely(!we) &&
-	    (!wm || (long)(written - local_read(&rb->wakeup_pos)) < (long)wm))
+	if (likely(!ring_wakeup_maybe(rb, written)))
 		return;
-	ring_wakeup_due(rb, written, wm, we);
+	ring_wakeup_due(rb, written, READ_ONCE(rb->watermark),
+			READ_ONCE(rb->wakeup_events));
 }
 
 /*
@@ -733,21 +740,33 @@ static noinline void ring_ovw_cross(struct kring_ring *rb, unsigned long b0,
 }
 
 /*
- * A record that crosses no slice boundary changes no checkpoint, and the
- * checkpoint the estimate reads is the one the last crossing read: it only
- * counts itself.
+ * Does a backward reservation from ->head @before down to @after cross a
+ * slice boundary of the byte count? The counts differ above the slice bits.
  */
-static __always_inline void ring_ovw_account(struct kring_ring *rb,
+static __always_inline bool ring_ovw_crosses(const struct kring_ring *rb,
 					     unsigned long before,
 					     unsigned long after)
 {
-	unsigned long b0 = -before, b1 = -after;
+	return (-before ^ -after) >> rb->ovw_shift;
+}
 
-	if (likely(b0 >> rb->ovw_shift == b1 >> rb->ovw_shift)) {
-		local64_inc(&rb->ovw_records);
-		return;
+/*
+ * The accounting of a reservation that crosses a slice boundary (backward
+ * mode) or may make a wake-up due, out of line: ring_reserved()'s tail.
+ */
+static noinline int ring_reserved_slow(struct kring_ring *rb, bool overwrite,
+				       unsigned long offset, unsigned long head)
+{
+	if (!overwrite) {
+		ring_wakeup_account(rb, head);
+		return 0;
 	}
-	ring_ovw_cross(rb, b0, b1);
+	if (ring_ovw_crosses(rb, offset, head))
+		ring_ovw_cross(rb, -offset, -head);
+	else
+		local64_inc(&rb->ovw_records);
+	ring_wakeup_account(rb, -head);
+	return 0;
 }
 
 /*
@@ -807,33 +826,43 @@ static __always_inline bool ring_reserve(struct kring_ring *rb, unsigned int tot
 }
 
 /*
- * Account a reservation of @total bytes that moved ->head from @offset to
- * @head, and point the handle at its first byte; its last @size bytes are
- * the caller's record (what precedes them, a LOST record).
+ * Point the handle at the first byte of a reservation of @total bytes that
+ * moved ->head from @offset to @head, and account it; its last @size bytes
+ * are the caller's record (what precedes them, a LOST record). The
+ * accounting's uncommon cases are a tail call, so that nothing lives
+ * across a call after the reservation loop.
+ *
+ * Return: 0.
  */
-static __always_inline void ring_reserved(struct kring_output_handle *h,
-					  bool overwrite, unsigned long offset,
-					  unsigned long head, unsigned int total,
-					  unsigned int size, u64 time)
+static __always_inline int ring_reserved(struct kring_output_handle *h,
+					 bool overwrite, unsigned long offset,
+					 unsigned long head, unsigned int total,
+					 unsigned int size, u64 time)
 {
 	struct kring_ring *rb = h->rb;
-	unsigned long pos, written;
+	unsigned long pos = overwrite ? head : offset;
 
 	h->time = time;
-	if (!overwrite) {
-		pos = offset;
-		written = head;
-	} else {
-		pos = head;
-		written = -head;
-		ring_ovw_account(rb, offset, head);
-	}
-	ring_wakeup_account(rb, written);
-
 	h->rem = total;
 	ring_handle_seek(h, pos);
 	h->rec_pos = (pos + total - size) & rb->mask;
 	h->rec_size = size;
+
+	/*
+	 * Backward mode: a record that crosses no slice boundary changes no
+	 * checkpoint, and the checkpoint the estimate reads is the one the
+	 * last crossing read (ring_ovw_cross()): it only counts itself.
+	 */
+	if (overwrite) {
+		if (unlikely(ring_ovw_crosses(rb, offset, head) ||
+			     ring_wakeup_maybe(rb, -head)))
+			return ring_reserved_slow(rb, true, offset, head);
+		local64_inc(&rb->ovw_records);
+		return 0;
+	}
+	if (unlikely(ring_wakeup_maybe(rb, head)))
+		return ring_reserved_slow(rb, false, offset, head);
+	return 0;
 }
 
 /* The time of a loss decided before the reservation loop read the clock. */
@@ -978,8 +1007,7 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 		local64_inc(&rb->lost_no_space);
 		return ring_begin_fail(h, READ_ONCE(rb->nest), -ENOSPC, time, NULL);
 	}
-	ring_reserved(h, overwrite, offset, head, size, size, time);
-	return 0;
+	return ring_reserved(h, overwrite, offset, head, size, size, time);
 }
 
 /**
