@@ -157,9 +157,9 @@ static inline void *ring_addr(const struct kring_ring *rb, unsigned long pos)
  * names that page.
  */
 static __always_inline void ring_handle_seek(struct kring_output_handle *h,
+					     struct kring_ring *rb,
 					     unsigned long pos)
 {
-	struct kring_ring *rb = h->rb;
 	unsigned long off;
 
 	if (likely(rb->data)) {
@@ -568,9 +568,10 @@ static noinline void ring_publish_slow(struct kring_output_handle *h)
  * over. A tail call each: the inline part keeps no value across a call.
  * The steps and their order are ring_publish()'s; see there.
  */
-static __always_inline void ring_publish_commit(struct kring_output_handle *h)
+static __always_inline void ring_publish_commit(struct kring_output_handle *h,
+						struct kring_ring *rb)
 {
-	struct kring_ring *rb = h->rb;
+	struct kring_ctl_page *ctl = rb->ctl;
 	unsigned long head;
 	unsigned int nest;
 	s64 seq;
@@ -598,12 +599,11 @@ static __always_inline void ring_publish_commit(struct kring_output_handle *h)
 		ring_publish_slow(h);
 		return;
 	}
-	WRITE_ONCE(rb->ctl->records_written,
-		   local64_read(&rb->records_written));
+	WRITE_ONCE(ctl->records_written, local64_read(&rb->records_written));
 	kring_irq_point(rb);
 
 	smp_wmb(); /* B, matches C: record stores before the data_head store */
-	WRITE_ONCE(rb->ctl->data_head, head);
+	WRITE_ONCE(ctl->data_head, head);
 	WRITE_ONCE(rb->pub_head, head);
 	kring_irq_point(rb);
 
@@ -835,17 +835,18 @@ static __always_inline bool ring_reserve(struct kring_ring *rb, unsigned int tot
  * Return: 0.
  */
 static __always_inline int ring_reserved(struct kring_output_handle *h,
-					 bool overwrite, unsigned long offset,
-					 unsigned long head, unsigned int total,
-					 unsigned int size, u64 time)
+					 struct kring_ring *rb, bool overwrite,
+					 unsigned long offset, unsigned long head,
+					 unsigned int total, unsigned int size,
+					 u64 time)
 {
-	struct kring_ring *rb = h->rb;
 	unsigned long pos = overwrite ? head : offset;
+	unsigned long rec_pos = (pos + total - size) & rb->mask;
 
 	h->time = time;
 	h->rem = total;
-	ring_handle_seek(h, pos);
-	h->rec_pos = (pos + total - size) & rb->mask;
+	ring_handle_seek(h, rb, pos);
+	h->rec_pos = rec_pos;
 	h->rec_size = size;
 
 	/*
@@ -936,7 +937,7 @@ static noinline int ring_begin_lost(struct kring_output_handle *h,
 		local64_inc(&rb->lost_no_space);
 		return ring_begin_fail(h, level, -ENOSPC, time, &lost);
 	}
-	ring_reserved(h, false, offset, head, total, size, time);
+	ring_reserved(h, rb, false, offset, head, total, size, time);
 	if (unlikely(lost.count))
 		ring_write_lost(h, &lost);
 	return 0;
@@ -1007,7 +1008,7 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 		local64_inc(&rb->lost_no_space);
 		return ring_begin_fail(h, READ_ONCE(rb->nest), -ENOSPC, time, NULL);
 	}
-	return ring_reserved(h, overwrite, offset, head, size, size, time);
+	return ring_reserved(h, rb, overwrite, offset, head, size, size, time);
 }
 
 /**
@@ -1107,7 +1108,7 @@ void kring_output_end(struct kring_output_handle *h)
 	}
 	local64_inc(&rb->records_written);
 	kring_irq_point(rb);
-	ring_publish_commit(h);
+	ring_publish_commit(h, rb);
 }
 EXPORT_SYMBOL_GPL(kring_output_end);
 
@@ -1185,7 +1186,7 @@ bool kring_ring_flush_lost(struct kring_ring *rb)
 	ring_wakeup_account(rb, head);
 
 	h.rem = KRING_LOST_RECORD_SIZE;
-	ring_handle_seek(&h, offset);
+	ring_handle_seek(&h, rb, offset);
 	ring_write_lost(&h, &lost);
 out:
 	ring_publish_slow(&h);
