@@ -717,13 +717,20 @@ static __always_inline void ring_wakeup_account(struct kring_ring *rb,
  * slice boundary (1/16 of the data area) the byte count crosses, note how
  * many records had begun before it; every record begun more than one data
  * area before the current byte count is (partly) overwritten.
+ *
+ * Records begun are counted only here, from the sequence numbers given
+ * out: less those refused (paused, too big), and less one for each writer
+ * this one interrupted (->nest, where interrupting writers left it), which
+ * may not have reserved yet. A lower bound, exact without nesting.
  */
 static noinline void ring_ovw_cross(struct kring_ring *rb, unsigned long b0,
 				    unsigned long b1)
 {
 	unsigned long j = (b0 >> rb->ovw_shift) + 1;
 	unsigned long last = b1 >> rb->ovw_shift;
-	u64 begun = local64_inc_return(&rb->ovw_records);
+	u64 begun = local64_read(&rb->seq) - rb->seq_base -
+		    local64_read(&rb->lost_paused) -
+		    local64_read(&rb->lost_too_big) - (READ_ONCE(rb->nest) - 1);
 
 	/* A record (at most the data area) crosses at most 17 boundaries. */
 	for (; j <= last; j++)
@@ -763,8 +770,6 @@ static noinline int ring_reserved_slow(struct kring_ring *rb, bool overwrite,
 	}
 	if (ring_ovw_crosses(rb, offset, head))
 		ring_ovw_cross(rb, -offset, -head);
-	else
-		local64_inc(&rb->ovw_records);
 	ring_wakeup_account(rb, -head);
 	return 0;
 }
@@ -852,13 +857,12 @@ static __always_inline int ring_reserved(struct kring_output_handle *h,
 	/*
 	 * Backward mode: a record that crosses no slice boundary changes no
 	 * checkpoint, and the checkpoint the estimate reads is the one the
-	 * last crossing read (ring_ovw_cross()): it only counts itself.
+	 * last crossing read (ring_ovw_cross()): nothing to do.
 	 */
 	if (overwrite) {
 		if (unlikely(ring_ovw_crosses(rb, offset, head) ||
 			     ring_wakeup_maybe(rb, -head)))
 			return ring_reserved_slow(rb, true, offset, head);
-		local64_inc(&rb->ovw_records);
 		return 0;
 	}
 	if (unlikely(ring_wakeup_maybe(rb, head)))
@@ -1207,7 +1211,6 @@ static void ring_clear_counts(struct kring_ring *rb)
 	local64_set(&rb->lost_paused, 0);
 	local64_set(&rb->wakeups, 0);
 	local64_set(&rb->nested, 0);
-	local64_set(&rb->ovw_records, 0);
 	WRITE_ONCE(rb->ovw_est, 0);
 	memset(rb->ovw_ckpt, 0, sizeof(rb->ovw_ckpt));
 	WRITE_ONCE(rb->counts_dirty, 0);

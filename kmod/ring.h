@@ -135,9 +135,8 @@ struct kring_lost_slot {
  *			ring was in flight (nested writers)
  * @writer_cpu:		KRING_RING_CHECK_CPU: the CPU of the writers in
  *			flight, -1 for none
- * @ovw_records:	backward mode: records reserved
  * @ovw_est:		backward mode: lost_overwritten estimate
- * @ovw_ckpt:		backward mode: @ovw_records at each slice boundary
+ * @ovw_ckpt:		backward mode: records begun at each slice boundary
  * @ctl:		the control page (kernel address)
  * @data_pages:		the data pages (kernel addresses), @nr_pages of them
  * @data:		@data_pages[0] if the pages follow each other in the
@@ -196,7 +195,6 @@ struct kring_ring {
 	int writer_cpu;
 #endif
 
-	local64_t ovw_records;
 	u64 ovw_est;
 	u64 ovw_ckpt[KRING_OVW_CKPTS];
 
