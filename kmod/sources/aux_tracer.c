@@ -158,13 +158,13 @@ static u32 kring_aux_tracer_build(struct kring_aux_tracer *tr, bool sync, unsign
 
 /*
  * One extent of @n packets written on @cpu, for task @t (task mode) or the
- * CPU (NULL). @span: the run time in ns the packets stand for, ending now;
- * their times are spread evenly over it (when the traced code ran), or,
- * with 0, read as each packet is written. False once the packet limit is
- * reached.
+ * CPU (NULL). @span: the run time in ns the packets stand for, ending at
+ * @at (ktime_get_mono_fast_ns()); their times are spread evenly over it
+ * (when the traced code ran), or, with 0, read as each packet is written.
+ * False once the packet limit is reached.
  */
 static bool kring_aux_tracer_emit(struct kring_aux_tracer *tr, u64 n, unsigned int cpu,
-				  struct task_struct *t, u64 span)
+				  struct task_struct *t, u64 span, u64 at)
 {
 	struct kring_aux_handle h;
 	u64 (*clock)(void);
@@ -179,8 +179,17 @@ static bool kring_aux_tracer_emit(struct kring_aux_tracer *tr, u64 n, unsigned i
 		return true;
 	/* Packets carry the channel's record clock, as AUX records do. */
 	clock = h.buf->ring.clock ?: kring_clock_ns;
-	if (span)
+	if (span) {
+		/*
+		 * Packets carry the record clock, the span was measured on the
+		 * monotonic one: read both, and go back by the time since @at.
+		 * A writer held up between the flush and here (an interrupt, a
+		 * descheduled virtual CPU) must not move the packets past the
+		 * run time they stand for.
+		 */
 		end = clock();
+		end -= min(ktime_get_mono_fast_ns() - at, end);
+	}
 	if (tr->limit)
 		n = min(n, tr->limit - tr->seq);
 	for (i = 0; i < n; i++) {
@@ -217,7 +226,7 @@ static void kring_aux_tracer_flush(struct kring_aux_tracer_cpu *tc, u64 now,
 		return;
 	span = min(now - tc->since, (u64)KRING_AUX_MAX_TICKS * KRING_AUX_TICK_NS);
 	n = div64_u64_rem(span * tr->per_tick + tc->rem, KRING_AUX_TICK_NS, &tc->rem);
-	kring_aux_tracer_emit(tr, n, tc->cpu, t, span);
+	kring_aux_tracer_emit(tr, n, tc->cpu, t, span, now);
 	tc->since = now;
 }
 
@@ -236,7 +245,7 @@ static enum hrtimer_restart kring_aux_tracer_timer(struct hrtimer *t)
 		goto out;
 	}
 	if (!tr->task_mode) {
-		if (!kring_aux_tracer_emit(tr, tr->per_tick, tc->cpu, NULL, 0)) {
+		if (!kring_aux_tracer_emit(tr, tr->per_tick, tc->cpu, NULL, 0, 0)) {
 			kring_throttle_exit(t0);
 			return HRTIMER_NORESTART;
 		}
