@@ -72,8 +72,9 @@ struct kring_buffer {
 	struct kring_ring ring;
 	struct kring_ctl_page *ctl;
 	struct page *ctl_page;
-	struct page **data_pages;
-	void **data_addrs;
+	void *data;			/* the data area (vmalloc()) */
+	struct page **data_pages;	/* its pages, for the mappings */
+	void **data_addrs;		/* their kernel addresses, for the ring */
 	unsigned int nr_pages;
 	bool overwrite;
 	bool mirrored;

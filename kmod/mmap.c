@@ -148,14 +148,9 @@ void kring_uncharge_pages(struct kring_charge *c)
 
 static void kring_buffer_free_pages(struct kring_buffer *buf)
 {
-	unsigned int i;
-
-	if (buf->data_pages) {
-		for (i = 0; i < buf->nr_pages; i++)
-			if (buf->data_pages[i])
-				__free_page(buf->data_pages[i]);
-		kvfree(buf->data_pages);
-	}
+	/* Called from an RCU callback too: vfree() defers the unmap there. */
+	vfree(buf->data);
+	kvfree(buf->data_pages);
 	kvfree(buf->data_addrs);
 	if (buf->ctl_page)
 		__free_page(buf->ctl_page);
@@ -212,13 +207,20 @@ struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 
 		ret = -ENOMEM;
 		goto err_free;
 	}
+	/*
+	 * One virtually contiguous data area: the ring core then writes a
+	 * record with one memcpy() (ring.h), and splits only the one that
+	 * wraps.
+	 */
+	buf->data = __vmalloc((unsigned long)nr << PAGE_SHIFT,
+			      GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!buf->data) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 	for (i = 0; i < nr; i++) {
-		buf->data_pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		if (!buf->data_pages[i]) {
-			ret = -ENOMEM;
-			goto err_free;
-		}
-		buf->data_addrs[i] = page_address(buf->data_pages[i]);
+		buf->data_addrs[i] = (char *)buf->data + ((unsigned long)i << PAGE_SHIFT);
+		buf->data_pages[i] = vmalloc_to_page(buf->data_addrs[i]);
 	}
 	buf->ctl = page_address(buf->ctl_page);
 	ret = kring_ring_init(&buf->ring, buf->ctl, buf->data_addrs, nr,

@@ -144,15 +144,31 @@ static inline bool ring_try_cmpxchg(local_t *l, unsigned long *old,
 /* Kernel address of ring position @pos: every index is masked. */
 static inline void *ring_addr(const struct kring_ring *rb, unsigned long pos)
 {
+	if (likely(rb->data))
+		return (char *)rb->data + (pos & rb->mask);
 	return (char *)rb->data_pages[(pos >> PAGE_SHIFT) & (rb->nr_pages - 1)] +
 	       (pos & (PAGE_SIZE - 1));
 }
 
-static void ring_handle_seek(struct kring_output_handle *h, unsigned long pos)
+/*
+ * Point the handle at ring position @pos. A contiguous data area (->data)
+ * is one piece: @h->size counts the bytes to its end, and a copy splits
+ * only where it wraps; otherwise to the end of @pos's page, and @h->page
+ * names that page.
+ */
+static __always_inline void ring_handle_seek(struct kring_output_handle *h,
+					     struct kring_ring *rb,
+					     unsigned long pos)
 {
-	struct kring_ring *rb = h->rb;
-	unsigned long off = pos & (PAGE_SIZE - 1);
+	unsigned long off;
 
+	if (likely(rb->data)) {
+		off = pos & rb->mask;
+		h->addr = (char *)rb->data + off;
+		h->size = rb->data_size - off;
+		return;
+	}
+	off = pos & (PAGE_SIZE - 1);
 	h->page = (pos >> PAGE_SHIFT) & (rb->nr_pages - 1);
 	h->addr = (char *)rb->data_pages[h->page] + off;
 	h->size = PAGE_SIZE - off;
@@ -160,7 +176,8 @@ static void ring_handle_seek(struct kring_output_handle *h, unsigned long pos)
 
 /*
  * Copy @len bytes from @buf (or zeroes if @buf is NULL) into the
- * reservation, page by page. Never writes beyond the reservation.
+ * reservation, page by page (or in two pieces where it wraps, in a
+ * contiguous data area). Never writes beyond the reservation.
  */
 static noinline void ring_write_pages(struct kring_output_handle *h,
 				      const void *buf, unsigned int len)
@@ -183,7 +200,11 @@ static noinline void ring_write_pages(struct kring_output_handle *h,
 		len -= n;
 		h->addr = (char *)h->addr + n;
 		h->size -= n;
-		if (!h->size) {
+		if (!h->size && rb->data) {
+			/* The end of the data area: wrap to its start. */
+			h->addr = rb->data;
+			h->size = rb->data_size;
+		} else if (!h->size) {
 			h->page = (h->page + 1) & (rb->nr_pages - 1);
 			h->addr = rb->data_pages[h->page];
 			h->size = PAGE_SIZE;
@@ -194,17 +215,21 @@ static noinline void ring_write_pages(struct kring_output_handle *h,
 
 /*
  * ring_write_pages(), with the common case inline: @buf's bytes end before
- * the page does (a record crosses into the next page once per page).
+ * the page does (a record crosses into the next page once per page), or
+ * in a contiguous data area before the area does (once per lap).
  */
 static __always_inline void ring_write(struct kring_output_handle *h,
 				       const void *buf, unsigned int len)
 {
 	if (likely(buf && len < h->size && len <= h->rem)) {
-		memcpy(h->addr, buf, len);
-		h->addr = (char *)h->addr + len;
+		void *addr = h->addr;
+
+		/* The handle first: the memcpy() is then a tail call. */
+		h->addr = (char *)addr + len;
 		h->size -= len;
 		h->rem -= len;
 		kring_irq_point(h->rb);
+		memcpy(addr, buf, len);
 		return;
 	}
 	ring_write_pages(h, buf, len);
@@ -535,6 +560,69 @@ static noinline void ring_publish_slow(struct kring_output_handle *h)
 	ring_publish(h);
 }
 
+/*
+ * ring_publish() for a commit: its common case (no counter to mirror, no
+ * wake-up due, no writer interrupting the publication) inline; every other
+ * case goes to ring_publish_slow() before data_head is stored, or after
+ * ->nest dropped to 0 as ring_publish() goes round again, and it starts
+ * over. A tail call each: the inline part keeps no value across a call.
+ * The steps and their order are ring_publish()'s; see there.
+ */
+static __always_inline void ring_publish_commit(struct kring_output_handle *h,
+						struct kring_ring *rb)
+{
+	struct kring_ctl_page *ctl = rb->ctl;
+	unsigned long head;
+	unsigned int nest;
+	s64 seq;
+
+	nest = READ_ONCE(rb->nest);
+	if (nest > 1) {
+		WRITE_ONCE(rb->nest, nest - 1);
+		return;
+	}
+
+	barrier();
+	head = local_read(&rb->head);
+	seq = local64_read(&rb->seq);
+	kring_irq_point(rb);
+
+	/*
+	 * After ->seq: a writer that marks counters or makes a wake-up due
+	 * after this point makes the check at the end fail. A wake-up our own
+	 * reservation made due is seen here, before data_head is stored:
+	 * ring_publish_slow() stores it, then checks need_wakeup (E).
+	 */
+	barrier();
+	if (unlikely(READ_ONCE(rb->counts_dirty) ||
+		     h->wakeup != (unsigned long)local_read(&rb->wakeup_gen))) {
+		ring_publish_slow(h);
+		return;
+	}
+	WRITE_ONCE(ctl->records_written, local64_read(&rb->records_written));
+	kring_irq_point(rb);
+
+	smp_wmb(); /* B, matches C: record stores before the data_head store */
+	WRITE_ONCE(ctl->data_head, head);
+	WRITE_ONCE(rb->pub_head, head);
+	kring_irq_point(rb);
+
+	/* As in ring_publish(): the head before the nest count, ... */
+	barrier();
+	WRITE_ONCE(rb->nest, 0);
+	ring_cpu_leave(rb);
+
+	/* ... the nest count before the re-read. */
+	barrier();
+	kring_irq_point(rb);
+	if (unlikely(head != (unsigned long)local_read(&rb->head) ||
+		     seq != local64_read(&rb->seq))) {
+		ring_cpu_enter(rb);
+		WRITE_ONCE(rb->nest, 1);
+		ring_publish_slow(h);
+	}
+}
+
 /* Write the LOST record reporting @lost at the handle's position. */
 static void ring_write_lost(struct kring_output_handle *h,
 			    const struct kring_lost_acc *lost)
@@ -604,17 +692,24 @@ static noinline void ring_wakeup_due(struct kring_ring *rb, unsigned long writte
 	}
 }
 
+/* Can a record that ends at @written bytes written make a wake-up due? */
+static __always_inline bool ring_wakeup_maybe(struct kring_ring *rb,
+					      unsigned long written)
+{
+	unsigned long wm = READ_ONCE(rb->watermark);
+
+	return unlikely(READ_ONCE(rb->wakeup_events)) ||
+	       (wm && (long)(written - local_read(&rb->wakeup_pos)) >= (long)wm);
+}
+
 /* ring_wakeup_due(), inline for a record that crosses no watermark. */
 static __always_inline void ring_wakeup_account(struct kring_ring *rb,
 						unsigned long written)
 {
-	unsigned long wm = READ_ONCE(rb->watermark);
-	unsigned int we = READ_ONCE(rb->wakeup_events);
-
-	if (likely(!we) &&
-	    (!wm || (long)(written - local_read(&rb->wakeup_pos)) < (long)wm))
+	if (likely(!ring_wakeup_maybe(rb, written)))
 		return;
-	ring_wakeup_due(rb, written, wm, we);
+	ring_wakeup_due(rb, written, READ_ONCE(rb->watermark),
+			READ_ONCE(rb->wakeup_events));
 }
 
 /*
@@ -622,13 +717,20 @@ static __always_inline void ring_wakeup_account(struct kring_ring *rb,
  * slice boundary (1/16 of the data area) the byte count crosses, note how
  * many records had begun before it; every record begun more than one data
  * area before the current byte count is (partly) overwritten.
+ *
+ * Records begun are counted only here, from the sequence numbers given
+ * out: less those refused (paused, too big), and less one for each writer
+ * this one interrupted (->nest, where interrupting writers left it), which
+ * may not have reserved yet. A lower bound, exact without nesting.
  */
 static noinline void ring_ovw_cross(struct kring_ring *rb, unsigned long b0,
 				    unsigned long b1)
 {
 	unsigned long j = (b0 >> rb->ovw_shift) + 1;
 	unsigned long last = b1 >> rb->ovw_shift;
-	u64 begun = local64_inc_return(&rb->ovw_records);
+	u64 begun = local64_read(&rb->seq) - rb->seq_base -
+		    local64_read(&rb->lost_paused) -
+		    local64_read(&rb->lost_too_big) - (READ_ONCE(rb->nest) - 1);
 
 	/* A record (at most the data area) crosses at most 17 boundaries. */
 	for (; j <= last; j++)
@@ -645,21 +747,31 @@ static noinline void ring_ovw_cross(struct kring_ring *rb, unsigned long b0,
 }
 
 /*
- * A record that crosses no slice boundary changes no checkpoint, and the
- * checkpoint the estimate reads is the one the last crossing read: it only
- * counts itself.
+ * Does a backward reservation from ->head @before down to @after cross a
+ * slice boundary of the byte count? The counts differ above the slice bits.
  */
-static __always_inline void ring_ovw_account(struct kring_ring *rb,
+static __always_inline bool ring_ovw_crosses(const struct kring_ring *rb,
 					     unsigned long before,
 					     unsigned long after)
 {
-	unsigned long b0 = -before, b1 = -after;
+	return (-before ^ -after) >> rb->ovw_shift;
+}
 
-	if (likely(b0 >> rb->ovw_shift == b1 >> rb->ovw_shift)) {
-		local64_inc(&rb->ovw_records);
-		return;
+/*
+ * The accounting of a reservation that crosses a slice boundary (backward
+ * mode) or may make a wake-up due, out of line: ring_reserved()'s tail.
+ */
+static noinline int ring_reserved_slow(struct kring_ring *rb, bool overwrite,
+				       unsigned long offset, unsigned long head)
+{
+	if (!overwrite) {
+		ring_wakeup_account(rb, head);
+		return 0;
 	}
-	ring_ovw_cross(rb, b0, b1);
+	if (ring_ovw_crosses(rb, offset, head))
+		ring_ovw_cross(rb, -offset, -head);
+	ring_wakeup_account(rb, -head);
+	return 0;
 }
 
 /*
@@ -719,33 +831,43 @@ static __always_inline bool ring_reserve(struct kring_ring *rb, unsigned int tot
 }
 
 /*
- * Account a reservation of @total bytes that moved ->head from @offset to
- * @head, and point the handle at its first byte; its last @size bytes are
- * the caller's record (what precedes them, a LOST record).
+ * Point the handle at the first byte of a reservation of @total bytes that
+ * moved ->head from @offset to @head, and account it; its last @size bytes
+ * are the caller's record (what precedes them, a LOST record). The
+ * accounting's uncommon cases are a tail call, so that nothing lives
+ * across a call after the reservation loop.
+ *
+ * Return: 0.
  */
-static __always_inline void ring_reserved(struct kring_output_handle *h,
-					  bool overwrite, unsigned long offset,
-					  unsigned long head, unsigned int total,
-					  unsigned int size, u64 time)
+static __always_inline int ring_reserved(struct kring_output_handle *h,
+					 struct kring_ring *rb, bool overwrite,
+					 unsigned long offset, unsigned long head,
+					 unsigned int total, unsigned int size,
+					 u64 time)
 {
-	struct kring_ring *rb = h->rb;
-	unsigned long pos, written;
+	unsigned long pos = overwrite ? head : offset;
+	unsigned long rec_pos = (pos + total - size) & rb->mask;
 
 	h->time = time;
-	if (!overwrite) {
-		pos = offset;
-		written = head;
-	} else {
-		pos = head;
-		written = -head;
-		ring_ovw_account(rb, offset, head);
-	}
-	ring_wakeup_account(rb, written);
-
 	h->rem = total;
-	ring_handle_seek(h, pos);
-	h->rec_pos = (pos + total - size) & rb->mask;
+	ring_handle_seek(h, rb, pos);
+	h->rec_pos = rec_pos;
 	h->rec_size = size;
+
+	/*
+	 * Backward mode: a record that crosses no slice boundary changes no
+	 * checkpoint, and the checkpoint the estimate reads is the one the
+	 * last crossing read (ring_ovw_cross()): nothing to do.
+	 */
+	if (overwrite) {
+		if (unlikely(ring_ovw_crosses(rb, offset, head) ||
+			     ring_wakeup_maybe(rb, -head)))
+			return ring_reserved_slow(rb, true, offset, head);
+		return 0;
+	}
+	if (unlikely(ring_wakeup_maybe(rb, head)))
+		return ring_reserved_slow(rb, false, offset, head);
+	return 0;
 }
 
 /* The time of a loss decided before the reservation loop read the clock. */
@@ -819,10 +941,78 @@ static noinline int ring_begin_lost(struct kring_output_handle *h,
 		local64_inc(&rb->lost_no_space);
 		return ring_begin_fail(h, level, -ENOSPC, time, &lost);
 	}
-	ring_reserved(h, false, offset, head, total, size, time);
+	ring_reserved(h, rb, false, offset, head, total, size, time);
 	if (unlikely(lost.count))
 		ring_write_lost(h, &lost);
 	return 0;
+}
+
+/*
+ * kring_output_begin() refused @size at ->size_limit: paused, or a size no
+ * reservation can have. A size that fits was refused by a pause, even if
+ * the ring has been resumed since.
+ */
+static noinline int ring_begin_refused(struct kring_output_handle *h,
+				       unsigned int level, unsigned int size,
+				       u64 time)
+{
+	struct kring_ring *rb = h->rb;
+
+	if (READ_ONCE(rb->paused) ||
+	    (size >= sizeof(struct kring_record_header) &&
+	     size <= rb->max_record)) {
+		local64_inc(&rb->lost_paused);
+		return ring_begin_fail(h, level, -EAGAIN, ring_lost_time(rb, time), NULL);
+	}
+	local64_inc(&rb->lost_too_big);
+	return ring_begin_fail(h, level, -E2BIG, ring_lost_time(rb, time), NULL);
+}
+
+/*
+ * kring_output_begin() for one mode (@overwrite, a constant in each copy):
+ * nothing but @h, @rb, the position and the size lives across the clock
+ * call; the nest level a failure after the reservation loop needs is read
+ * again from ->nest, where writers that interrupted us left it.
+ */
+static __always_inline int ring_begin(struct kring_output_handle *h,
+				      struct kring_ring *rb, unsigned int size,
+				      u64 time, bool overwrite)
+{
+	unsigned long offset, head;
+	unsigned int level;
+
+	/*
+	 * With a ring clock, the one clock read is the one inside the
+	 * reservation loop (a failure before it reads the clock for its LOST
+	 * record's time): the clock costs as much as the rest of a small
+	 * record.
+	 */
+	h->rb = rb;
+	h->time = time;
+	level = ring_get_handle(h);
+	kring_irq_point(rb);
+	h->seq = local64_inc_return(&rb->seq) - 1;
+	kring_irq_point(rb);
+	if (unlikely(level > 1)) {
+		local64_inc(&rb->nested);
+		WARN_ON_ONCE(level > KRING_RING_MAX_NEST);
+	}
+
+	/* The pause and both size limits in one compare, see ->size_limit. */
+	if (unlikely(size - sizeof(struct kring_record_header) >=
+		     READ_ONCE(rb->size_limit)))
+		return ring_begin_refused(h, level, size, time);
+	size = round_up(size, KRING_RECORD_ALIGN);
+
+	/* Losses to report first: a LOST record goes in the same reservation. */
+	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
+		return ring_begin_lost(h, level, size, time);
+
+	if (unlikely(!ring_reserve(rb, size, overwrite, &offset, &head, &time))) {
+		local64_inc(&rb->lost_no_space);
+		return ring_begin_fail(h, READ_ONCE(rb->nest), -ENOSPC, time, NULL);
+	}
+	return ring_reserved(h, rb, overwrite, offset, head, size, size, time);
 }
 
 /**
@@ -849,50 +1039,11 @@ static noinline int ring_begin_lost(struct kring_output_handle *h,
 int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 		       unsigned int size, u64 time)
 {
-	unsigned long offset, head;
-	unsigned int level;
-	bool overwrite = ring_overwrite(rb);
-
 	lockdep_assert_preemption_disabled();
 
-	/*
-	 * With a ring clock, the one clock read is the one inside the
-	 * reservation loop (a failure before it reads the clock for its LOST
-	 * record's time): the clock costs as much as the rest of a small
-	 * record.
-	 */
-	h->rb = rb;
-	h->time = time;
-	level = ring_get_handle(h);
-	kring_irq_point(rb);
-	h->seq = local64_inc_return(&rb->seq) - 1;
-	kring_irq_point(rb);
-	if (unlikely(level > 1)) {
-		local64_inc(&rb->nested);
-		WARN_ON_ONCE(level > KRING_RING_MAX_NEST);
-	}
-
-	if (unlikely(READ_ONCE(rb->paused))) {
-		local64_inc(&rb->lost_paused);
-		return ring_begin_fail(h, level, -EAGAIN, ring_lost_time(rb, time), NULL);
-	}
-	if (unlikely(size < sizeof(struct kring_record_header) ||
-		     size > rb->max_record)) {
-		local64_inc(&rb->lost_too_big);
-		return ring_begin_fail(h, level, -E2BIG, ring_lost_time(rb, time), NULL);
-	}
-	size = round_up(size, KRING_RECORD_ALIGN);
-
-	/* Losses to report first: a LOST record goes in the same reservation. */
-	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
-		return ring_begin_lost(h, level, size, time);
-
-	if (unlikely(!ring_reserve(rb, size, overwrite, &offset, &head, &time))) {
-		local64_inc(&rb->lost_no_space);
-		return ring_begin_fail(h, level, -ENOSPC, time, NULL);
-	}
-	ring_reserved(h, overwrite, offset, head, size, size, time);
-	return 0;
+	if (ring_overwrite(rb))
+		return ring_begin(h, rb, size, time, true);
+	return ring_begin(h, rb, size, time, false);
 }
 EXPORT_SYMBOL_GPL(kring_output_begin);
 
@@ -933,6 +1084,17 @@ void kring_output_header(struct kring_output_handle *h, u32 type, u16 misc)
 }
 EXPORT_SYMBOL_GPL(kring_output_header);
 
+/* kring_output_end() of a record the writer did not write to its end. */
+static noinline void ring_end_fill(struct kring_output_handle *h)
+{
+	struct kring_ring *rb = h->rb;
+
+	ring_write_pages(h, NULL, h->rem);
+	local64_inc(&rb->records_written);
+	kring_irq_point(rb);
+	ring_publish(h);
+}
+
 /**
  * kring_output_end() - commit the record
  * @h:	handle from a successful kring_output_begin()
@@ -944,11 +1106,13 @@ void kring_output_end(struct kring_output_handle *h)
 {
 	struct kring_ring *rb = h->rb;
 
-	if (unlikely(h->rem))
-		ring_write(h, NULL, h->rem);
+	if (unlikely(h->rem)) {
+		ring_end_fill(h);
+		return;
+	}
 	local64_inc(&rb->records_written);
 	kring_irq_point(rb);
-	ring_publish(h);
+	ring_publish_commit(h, rb);
 }
 EXPORT_SYMBOL_GPL(kring_output_end);
 
@@ -1026,7 +1190,7 @@ bool kring_ring_flush_lost(struct kring_ring *rb)
 	ring_wakeup_account(rb, head);
 
 	h.rem = KRING_LOST_RECORD_SIZE;
-	ring_handle_seek(&h, offset);
+	ring_handle_seek(&h, rb, offset);
 	ring_write_lost(&h, &lost);
 out:
 	ring_publish_slow(&h);
@@ -1047,7 +1211,6 @@ static void ring_clear_counts(struct kring_ring *rb)
 	local64_set(&rb->lost_paused, 0);
 	local64_set(&rb->wakeups, 0);
 	local64_set(&rb->nested, 0);
-	local64_set(&rb->ovw_records, 0);
 	WRITE_ONCE(rb->ovw_est, 0);
 	memset(rb->ovw_ckpt, 0, sizeof(rb->ovw_ckpt));
 	WRITE_ONCE(rb->counts_dirty, 0);
@@ -1086,12 +1249,20 @@ static void ring_clear(struct kring_ring *rb)
 	rb->pub_head = 0;
 }
 
+/* ->size_limit for ->max_record, paused or not */
+static unsigned int ring_size_limit(const struct kring_ring *rb, bool paused)
+{
+	return paused ? 0 : rb->max_record - sizeof(struct kring_record_header) + 1;
+}
+
 /**
  * kring_ring_init() - set up a ring over allocated pages
  * @rb:		the ring (its contents are overwritten)
  * @ctl:	the control page, zeroed
- * @data_pages:	@nr_pages kernel addresses of zeroed, separate data pages;
- *		the array must outlive the ring
+ * @data_pages:	@nr_pages kernel addresses of zeroed data pages; the array
+ *		must outlive the ring. Pages that follow each other in the
+ *		kernel's address space (a vmalloc() area) make the data area
+ *		one piece: a record is then one memcpy() but where it wraps.
  * @nr_pages:	a power of two
  * @flags:	KRING_RING_OVERWRITE for backward, overwritable writing
  * @id:		the id LOST records carry
@@ -1111,6 +1282,7 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 		    unsigned int flags, u64 id)
 {
 	unsigned long data_size;
+	unsigned int i;
 
 	if (!ctl || !data_pages || !is_power_of_2(nr_pages) ||
 	    (flags & ~KRING_RING_OVERWRITE))
@@ -1122,6 +1294,10 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 	memset(rb, 0, sizeof(*rb));
 	rb->ctl = ctl;
 	rb->data_pages = data_pages;
+	rb->data = data_pages[0];
+	for (i = 1; i < nr_pages; i++)
+		if (data_pages[i] != (char *)data_pages[0] + i * PAGE_SIZE)
+			rb->data = NULL;
 	rb->nr_pages = nr_pages;
 	rb->data_size = data_size;
 	rb->mask = data_size - 1;
@@ -1138,6 +1314,7 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 	else
 		rb->max_record = min_t(unsigned long, KRING_RECORD_MAX_SIZE,
 				       data_size - KRING_LOST_RECORD_SIZE);
+	rb->size_limit = ring_size_limit(rb, false);
 	rb->watermark = data_size / 2;
 
 	ring_clear(rb);
@@ -1204,6 +1381,7 @@ void kring_ring_set_paused(struct kring_ring *rb, bool paused)
 	u64 flags = READ_ONCE(rb->ctl->flags);
 
 	WRITE_ONCE(rb->paused, paused);
+	WRITE_ONCE(rb->size_limit, ring_size_limit(rb, paused));
 	if (paused)
 		flags |= KRING_CTL_F_PAUSED;
 	else

@@ -2,10 +2,10 @@
 /*
  * kring data ring: the producer side of one perf-style ring buffer.
  *
- * A struct kring_ring writes records into 2^n separate data pages and
- * publishes them to a consumer through a struct kring_ctl_page (perf's
- * struct perf_event_mmap_page layout, see uapi/linux/kring.h). Writing a
- * record is
+ * A struct kring_ring writes records into 2^n data pages (one contiguous
+ * area, or separate pages) and publishes them to a consumer through a
+ * struct kring_ctl_page (perf's struct perf_event_mmap_page layout, see
+ * uapi/linux/kring.h). Writing a record is
  *
  *	struct kring_output_handle h;
  *
@@ -135,15 +135,20 @@ struct kring_lost_slot {
  *			ring was in flight (nested writers)
  * @writer_cpu:		KRING_RING_CHECK_CPU: the CPU of the writers in
  *			flight, -1 for none
- * @ovw_records:	backward mode: records reserved
  * @ovw_est:		backward mode: lost_overwritten estimate
- * @ovw_ckpt:		backward mode: @ovw_records at each slice boundary
+ * @ovw_ckpt:		backward mode: records begun at each slice boundary
  * @ctl:		the control page (kernel address)
  * @data_pages:		the data pages (kernel addresses), @nr_pages of them
+ * @data:		@data_pages[0] if the pages follow each other in the
+ *			kernel's address space (one contiguous data area),
+ *			else NULL (the copies go page by page)
  * @nr_pages:		number of data pages, a power of two
  * @data_size:		@nr_pages * PAGE_SIZE
  * @mask:		@data_size - 1
  * @max_record:		largest record size kring_output_begin() accepts
+ * @size_limit:		0 while paused, else @max_record - 7: a begin goes on
+ *			only if its size - 8 is below it (one compare for the
+ *			pause and both size limits)
  * @ovw_shift:		log2 of a backward-mode checkpoint slice
  * @flags:		KRING_RING_* flags
  * @paused:		every begin fails with -EAGAIN while set
@@ -162,8 +167,8 @@ struct kring_lost_slot {
  * @priv:		the owner's pointer, unused by the ring
  *
  * Everything above @ctl is written by the producers of the ring's CPU; the
- * rest is set up by kring_ring_init() (and @paused, @watermark and
- * @wakeup_events by their setters).
+ * rest is set up by kring_ring_init() (and @paused, @size_limit,
+ * @watermark and @wakeup_events by their setters).
  */
 struct kring_ring {
 	local_t head;
@@ -190,16 +195,17 @@ struct kring_ring {
 	int writer_cpu;
 #endif
 
-	local64_t ovw_records;
 	u64 ovw_est;
 	u64 ovw_ckpt[KRING_OVW_CKPTS];
 
 	struct kring_ctl_page *ctl;
 	void **data_pages;
+	void *data;
 	unsigned int nr_pages;
 	unsigned long data_size;
 	unsigned long mask;
 	unsigned int max_record;
+	unsigned int size_limit;
 	unsigned int ovw_shift;
 	unsigned int flags;
 	int paused;

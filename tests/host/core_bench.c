@@ -172,9 +172,11 @@ int main(int argc, char **argv)
 	}
 	b.size = sizeof(struct kring_record_header) + payload;
 
+	/* One contiguous data area, as kring.ko allocates it (vmalloc()). */
 	b.ctl = page_alloc(PAGE_SIZE);
-	for (i = 0; i < BENCH_PAGES; i++)
-		pages[i] = page_alloc(PAGE_SIZE);
+	pages[0] = page_alloc(BENCH_PAGES * PAGE_SIZE);
+	for (i = 1; i < BENCH_PAGES; i++)
+		pages[i] = (char *)pages[0] + i * PAGE_SIZE;
 	if (kring_ring_init(&b.rb, b.ctl, pages, BENCH_PAGES,
 			    b.variant == 2 ? KRING_RING_OVERWRITE : 0, 1)) {
 		fprintf(stderr, "kring_core_bench: kring_ring_init failed\n");

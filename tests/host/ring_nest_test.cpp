@@ -334,6 +334,11 @@ void run_once(const scenario& sc, test_ring& r, int at0, int at1, int* points) {
     }
     kring_ring_counts c;
     kring_ring_read_counts(&r.rb, &c);
+    if (inj.backward) {
+        /* lost_overwritten stays a lower bound, however writers nested. */
+        EXPECT_LE(c.lost_overwritten, l.written.size() + l.discarded.size() - t.seqs.size());
+        EXPECT_GT(c.lost_overwritten, 0u);
+    }
     EXPECT_EQ(c.produced,
               c.written + c.discarded + c.lost_no_space + c.lost_too_big + c.lost_paused);
     EXPECT_EQ(c.produced, l.written.size() + l.discarded.size() + l.lost.size());
