@@ -152,9 +152,11 @@ static inline void *ring_addr(const struct kring_ring *rb, unsigned long pos)
 
 /*
  * Point the handle at ring position @pos. A contiguous data area (->data)
- * is one piece: @h->size counts the bytes to its end, and a copy splits
- * only where it wraps; otherwise to the end of @pos's page, and @h->page
- * names that page.
+ * is one piece: @h->size counts the bytes readable from @pos in one piece
+ * (to the end of the area, or of its second mapping where the area is
+ * mapped twice: then no record ever splits), and a copy splits only where
+ * it wraps; otherwise to the end of @pos's page, and @h->page names that
+ * page.
  */
 static __always_inline void ring_handle_seek(struct kring_output_handle *h,
 					     struct kring_ring *rb,
@@ -165,7 +167,7 @@ static __always_inline void ring_handle_seek(struct kring_output_handle *h,
 	if (likely(rb->data)) {
 		off = pos & rb->mask;
 		h->addr = (char *)rb->data + off;
-		h->size = rb->data_size - off;
+		h->size = rb->data_span - off;
 		return;
 	}
 	off = pos & (PAGE_SIZE - 1);
@@ -203,7 +205,7 @@ static noinline void ring_write_pages(struct kring_output_handle *h,
 		if (!h->size && rb->data) {
 			/* The end of the data area: wrap to its start. */
 			h->addr = rb->data;
-			h->size = rb->data_size;
+			h->size = rb->data_span;
 		} else if (!h->size) {
 			h->page = (h->page + 1) & (rb->nr_pages - 1);
 			h->addr = rb->data_pages[h->page];
@@ -1261,10 +1263,14 @@ static unsigned int ring_size_limit(const struct kring_ring *rb, bool paused)
  * @ctl:	the control page, zeroed
  * @data_pages:	@nr_pages kernel addresses of zeroed data pages; the array
  *		must outlive the ring. Pages that follow each other in the
- *		kernel's address space (a vmalloc() area) make the data area
- *		one piece: a record is then one memcpy() but where it wraps.
+ *		kernel's address space (a vmalloc() or vmap() area) make the
+ *		data area one piece: a record is then one memcpy() but where
+ *		it wraps, and nowhere with KRING_RING_MIRRORED.
  * @nr_pages:	a power of two
- * @flags:	KRING_RING_OVERWRITE for backward, overwritable writing
+ * @flags:	KRING_RING_OVERWRITE for backward, overwritable writing;
+ *		KRING_RING_MIRRORED if the area of @data_pages is followed
+ *		by a second mapping of the same pages (-EINVAL if the pages
+ *		do not follow each other)
  * @id:		the id LOST records carry
  *
  * Fills in the control page's version, size, data_offset (one page: the
@@ -1285,7 +1291,7 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 	unsigned int i;
 
 	if (!ctl || !data_pages || !is_power_of_2(nr_pages) ||
-	    (flags & ~KRING_RING_OVERWRITE))
+	    (flags & ~(KRING_RING_OVERWRITE | KRING_RING_MIRRORED)))
 		return -EINVAL;
 	data_size = (unsigned long)nr_pages << PAGE_SHIFT;
 	if (data_size >> PAGE_SHIFT != nr_pages)
@@ -1298,6 +1304,10 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 	for (i = 1; i < nr_pages; i++)
 		if (data_pages[i] != (char *)data_pages[0] + i * PAGE_SIZE)
 			rb->data = NULL;
+	if ((flags & KRING_RING_MIRRORED) && !rb->data)
+		return -EINVAL;
+	if (rb->data)
+		rb->data_span = (flags & KRING_RING_MIRRORED) ? 2 * data_size : data_size;
 	rb->nr_pages = nr_pages;
 	rb->data_size = data_size;
 	rb->mask = data_size - 1;

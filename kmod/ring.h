@@ -64,6 +64,12 @@
 
 /* kring_ring_init() flags */
 #define KRING_RING_OVERWRITE	0x1	/* backward, overwritable writing */
+/*
+ * The data pages are one contiguous area mapped twice in a row: the byte
+ * at data + data_size + i is the byte at data + i. Every reservation is
+ * then one piece in the kernel's address space (kring_output_ptr()).
+ */
+#define KRING_RING_MIRRORED	0x2
 
 /*
  * Deepest nesting of writers on one ring that keeps full LOST-record
@@ -142,6 +148,9 @@ struct kring_lost_slot {
  * @data:		@data_pages[0] if the pages follow each other in the
  *			kernel's address space (one contiguous data area),
  *			else NULL (the copies go page by page)
+ * @data_span:		bytes readable in one piece from @data: @data_size,
+ *			twice that where the area is mapped twice in a row
+ *			(KRING_RING_MIRRORED); 0 without @data
  * @nr_pages:		number of data pages, a power of two
  * @data_size:		@nr_pages * PAGE_SIZE
  * @mask:		@data_size - 1
@@ -201,6 +210,7 @@ struct kring_ring {
 	struct kring_ctl_page *ctl;
 	void **data_pages;
 	void *data;
+	unsigned long data_span;
 	unsigned int nr_pages;
 	unsigned long data_size;
 	unsigned long mask;

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -79,12 +80,48 @@ private:
     char* map_;
 };
 
+/*
+ * @nr_pages pages mapped twice in a row (a memfd), as kring.ko maps a
+ * channel's data area (vmap()), between two PROT_NONE pages.
+ */
+class mirrored_area {
+public:
+    explicit mirrored_area(unsigned nr_pages) : len_(size_t(nr_pages) * kPage) {
+        int fd = memfd_create("kring_ring_test", 0);
+
+        map_ = static_cast<char*>(
+            mmap(nullptr, 2 * len_ + 2 * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        if (fd < 0 || ftruncate(fd, static_cast<off_t>(len_)) || map_ == MAP_FAILED)
+            abort();
+        for (int i = 0; i < 2; i++)
+            if (mmap(map_ + kPage + i * len_, len_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                     fd, 0) == MAP_FAILED)
+                abort();
+        close(fd);
+    }
+    ~mirrored_area() { munmap(map_, 2 * len_ + 2 * kPage); }
+    mirrored_area(const mirrored_area&) = delete;
+    mirrored_area& operator=(const mirrored_area&) = delete;
+    char* addr() const { return map_ + kPage; }
+
+private:
+    size_t len_;
+    char* map_;
+};
+
 class test_ring {
 public:
     explicit test_ring(unsigned nr_pages, unsigned flags = 0, uint64_t id = 42)
-        : ctl_page_(), data_(nr_pages), addrs_(nr_pages) {
-        for (unsigned i = 0; i < nr_pages; i++)
-            addrs_[i] = data_[i].addr();
+        : ctl_page_(), addrs_(nr_pages) {
+        if (flags & KRING_RING_MIRRORED) {
+            mirror_ = std::make_unique<mirrored_area>(nr_pages);
+            for (unsigned i = 0; i < nr_pages; i++)
+                addrs_[i] = mirror_->addr() + size_t(i) * kPage;
+        } else {
+            data_ = std::vector<guarded_page>(nr_pages);
+            for (unsigned i = 0; i < nr_pages; i++)
+                addrs_[i] = data_[i].addr();
+        }
         ctl = static_cast<kring_ctl_page*>(ctl_page_.addr());
         init_rc = kring_ring_init(&rb, ctl, addrs_.data(), nr_pages, flags, id);
     }
@@ -132,6 +169,7 @@ public:
 private:
     guarded_page ctl_page_;
     std::vector<guarded_page> data_;
+    std::unique_ptr<mirrored_area> mirror_;
     std::vector<void*> addrs_;
 };
 
@@ -215,6 +253,40 @@ out:
         kring_output_discard(&h);
     else
         kring_output_end(&h);
+    return 0;
+}
+
+/*
+ * write_record() in place: begin, then the whole record (header, seq,
+ * words) stored through kring_output_ptr(). Returns begin's result, or
+ * -EFAULT (the record committed through kring_output_copy() instead) when
+ * kring_output_ptr() gave no address.
+ */
+inline int write_record_in_place(kring_ring* rb, unsigned size, uint64_t* seq = nullptr) {
+    kring_output_handle h;
+    uint64_t t = time_of((uint64_t)local64_read(&rb->seq));
+    int err = kring_output_begin(&h, rb, size, t);
+
+    if (seq)
+        *seq = h.seq;
+    if (err)
+        return err;
+    std::vector<uint64_t> rec(h.rec_size / 8);
+    kring_record_header hdr = {kTestType, 0, static_cast<uint16_t>(h.rec_size)};
+    memcpy(rec.data(), &hdr, sizeof(hdr));
+    if (rec.size() > 1)
+        rec[1] = h.seq;
+    for (size_t j = 2; j < rec.size(); j++)
+        rec[j] = word(h.seq, j - 1);
+    void* p = kring_output_ptr(&h);
+    if (!p) {
+        kring_output_copy(&h, rec.data(), h.rec_size);
+        kring_output_end(&h);
+        return -EFAULT;
+    }
+    EXPECT_EQ(h.rem, 0u);
+    memcpy(p, rec.data(), rec.size() * 8);
+    kring_output_end(&h);
     return 0;
 }
 

@@ -1,13 +1,19 @@
 // libFuzzer: the ring core (kmod/ring.c, built for the host with
 // tests/host/kring_host_shim.h) driven by the fuzzer's choices: records of
-// any size committed, discarded or left partial, written in chunks, the ring
-// paused and resumed, losses flushed; at every kring_irq_point() an
+// any size committed, discarded or left partial, written in chunks or in
+// place (kring_output_ptr()), into separate pages or a data area mapped
+// twice in a row (KRING_RING_MIRRORED), the ring paused and resumed,
+// losses flushed; at every kring_irq_point() an
 // "interrupt" may run a nested writer (up to four deep) or the consumer
 // (libkring's reader, as if on another CPU) may read what is published.
 // Checked all along: the consumer only ever sees complete, intact records;
 // at the end, after every loss is flushed: every sequence number given out
 // was read once as a record, once as a cancelled reservation (PAD), or in
 // exactly one LOST record's count, and the ring's counters agree.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -36,6 +42,8 @@ struct state {
     kring_ring rb{};
     std::unique_ptr<kring_ctl_page> ctl;
     std::unique_ptr<std::byte[]> area;
+    std::byte* mirror = nullptr;  // or the data area mapped twice in a row
+    std::size_t mirror_len = 0;
     std::unique_ptr<kring::reader> rd;
     unsigned depth = 0;              // writers in flight
     unsigned irqs_left = 0;          // interrupts this input may still raise
@@ -122,7 +130,7 @@ void irq_hook(kring_ring*) {
 void write_one() {
     kf::input& in = *g->in;
     unsigned size = 8 * (1 + in.below(in.chance(90) ? 64 : 1200));  // up to a few pages
-    unsigned end = in.below(8);  // 0: discard, 1: partial, else commit
+    unsigned end = in.below(8);  // 0: discard, 1: partial, 2: in place, else commit
     unsigned chunk = 8 * in.below(8);
     kring_output_handle h;
     g->depth++;
@@ -132,9 +140,18 @@ void write_one() {
         for (std::size_t j = 0; j < body.size(); j++)
             body[j] = j ? kring_test_word(h.seq, j) : h.seq;
         kring_record_header hdr{KRING_TEST_RECORD_TYPE, 0, static_cast<std::uint16_t>(h.rec_size)};
+        void* at = end == 2 ? kring_output_ptr(&h) : nullptr;
         if (end == 0) {
             kring_output_discard(&h);
+        } else if (at) {
+            // In place: the whole record in one piece (always, mirrored).
+            KF_CHECK(h.rem == 0);
+            std::memcpy(at, &hdr, sizeof(hdr));
+            if (!body.empty())
+                std::memcpy(static_cast<char*>(at) + sizeof(hdr), body.data(), body.size() * 8);
+            kring_output_end(&h);
         } else {
+            KF_CHECK(end != 2 || !g->mirror);
             kring_output_copy(&h, &hdr, sizeof(hdr));
             const char* p = reinterpret_cast<const char*>(body.data());
             unsigned left = static_cast<unsigned>(body.size() * 8);
@@ -165,14 +182,33 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const unsigned nr_pages = 1u << in.below(3);
     s.ctl = std::make_unique<kring_ctl_page>();
     std::memset(s.ctl.get(), 0, sizeof(*s.ctl));
-    s.area = std::make_unique<std::byte[]>(std::size_t(nr_pages) * page);
+    // Half the inputs write into a data area mapped twice in a row, as
+    // kring.ko maps a channel's (KRING_RING_MIRRORED).
+    const bool mirrored = in.below(2);
+    std::byte* area;
+    if (mirrored) {
+        s.mirror_len = std::size_t(nr_pages) * page;
+        int fd = memfd_create("fuzz_ring", 0);
+        void* m = mmap(nullptr, 2 * s.mirror_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        KF_CHECK(fd >= 0 && m != MAP_FAILED && ftruncate(fd, off_t(s.mirror_len)) == 0);
+        s.mirror = static_cast<std::byte*>(m);
+        for (int i = 0; i < 2; i++)
+            KF_CHECK(mmap(s.mirror + i * s.mirror_len, s.mirror_len, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_FIXED, fd, 0) != MAP_FAILED);
+        close(fd);
+        area = s.mirror;
+    } else {
+        s.area = std::make_unique<std::byte[]>(std::size_t(nr_pages) * page);
+        area = s.area.get();
+    }
     std::vector<void*> pages(nr_pages);
     for (unsigned i = 0; i < nr_pages; i++)
-        pages[i] = s.area.get() + std::size_t(i) * page;
-    KF_CHECK(kring_ring_init(&s.rb, s.ctl.get(), pages.data(), nr_pages, 0, 7) == 0);
+        pages[i] = area + std::size_t(i) * page;
+    KF_CHECK(kring_ring_init(&s.rb, s.ctl.get(), pages.data(), nr_pages,
+                             mirrored ? KRING_RING_MIRRORED : 0, 7) == 0);
     kring::ring_view v;
     v.ctl = s.ctl.get();
-    v.data = s.area.get();
+    v.data = area;
     v.data_size = std::uint64_t(nr_pages) * page;
     kring::reader_options o;
     o.known_type = known;
@@ -220,5 +256,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     KF_CHECK(records == c.written);
     KF_CHECK(pads == c.discarded);
     KF_CHECK(kring_host_warnings == 0);
+    if (s.mirror)
+        munmap(s.mirror, 2 * s.mirror_len);
     return 0;
 }

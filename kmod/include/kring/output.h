@@ -26,7 +26,8 @@ struct kring_ring;
  * @rb:		the ring
  * @addr:	where the next byte goes
  * @page:	index of the data page holding @addr
- * @size:	bytes left in that page after @addr
+ * @size:	bytes writable in one piece from @addr (to the end of its
+ *		page, or of the data area where that is one piece)
  * @rem:	bytes of the reservation not written yet
  * @rec_pos:	ring position of the record's header
  * @rec_size:	size of the record (8-byte aligned, what its header says)
@@ -59,5 +60,36 @@ struct kring_output_handle {
 void kring_output_copy(struct kring_output_handle *h, const void *buf,
 		       unsigned int len);
 void kring_output_header(struct kring_output_handle *h, u32 type, u16 misc);
+
+/**
+ * kring_output_ptr() - write the rest of the record in place
+ * @h:	handle from a successful begin
+ *
+ * Zero-copy writing, as ftrace's ring_buffer_event_data() and BPF's
+ * bpf_ringbuf_reserve() give it: the address of the @h->rem bytes of the
+ * reservation not written yet, in one piece. They count as written: the
+ * caller stores all of them (the header first, if nothing was written yet)
+ * before the end call, and writes nothing else through @h.
+ *
+ * A channel's data area is mapped twice in a row in the kernel, so a
+ * channel's reservation is always one piece. Only a ring over separate
+ * pages (kring's own tests build such rings) can give NULL: the bytes
+ * then go through kring_output_copy(), and nothing counts as written.
+ *
+ * Inline: it reads and writes nothing but the handle, whose layout is API.
+ *
+ * Return: the address, or NULL.
+ */
+static inline void *kring_output_ptr(struct kring_output_handle *h)
+{
+	void *addr = h->addr;
+
+	if (h->size < h->rem)
+		return NULL;
+	h->addr = (char *)addr + h->rem;
+	h->size -= h->rem;
+	h->rem = 0;
+	return addr;
+}
 
 #endif /* _KRING_OUTPUT_H */

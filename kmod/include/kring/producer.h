@@ -19,6 +19,17 @@
  *	}
  *	preempt_enable();
  *
+ * or, zero-copy, the record written in place (a channel's reservation is
+ * always one piece, see kring_output_ptr()):
+ *
+ *	if (!kring_channel_output_begin(&h, ch, size)) {
+ *		struct my_record *r = kring_output_ptr(&h);
+ *
+ *		r->hdr = hdr;
+ *		...
+ *		kring_channel_output_end(&h);
+ *	}
+ *
  * or, for perf-style SAMPLE records (struct kring_sample_data below),
  * kring_channel_write_sample(). Writers of one channel may nest (task,
  * softirq, hardirq, NMI) on one CPU; one channel must not have writers on
@@ -28,9 +39,10 @@
  * A record that does not fit is dropped and counted, and the consumer sees
  * a LOST record before the next one that fits: producers never block.
  *
- * ABI. Every call is an exported function of kring.ko: nothing is inline,
- * so a producer never depends on kring's private structures (channel,
- * buffer, ring, AUX area stay opaque) and kring can change them freely.
+ * ABI. Every call is an exported function of kring.ko but
+ * kring_output_ptr(), which touches nothing but the handle, so a producer
+ * never depends on kring's private structures (channel, buffer, ring, AUX
+ * area stay opaque) and kring can change them freely.
  * What a producer does compile in is the layout of the structures it
  * declares or reads itself: struct kring_output_handle (<kring/output.h>),
  * struct kring_sample_data and struct kring_aux_handle. Those layouts are
