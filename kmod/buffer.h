@@ -14,6 +14,7 @@
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/timekeeping.h>
+#include <linux/workqueue.h>
 #include <linux/kring.h>
 
 #include "ring.h"
@@ -72,7 +73,7 @@ struct kring_buffer {
 	struct kring_ring ring;
 	struct kring_ctl_page *ctl;
 	struct page *ctl_page;
-	void *data;			/* the data area (vmalloc()) */
+	void *data;			/* the data area, mapped twice in a row (vmap()) */
 	struct page **data_pages;	/* its pages, for the mappings */
 	void **data_addrs;		/* their kernel addresses, for the ring */
 	unsigned int nr_pages;
@@ -85,7 +86,7 @@ struct kring_buffer {
 	/* the AUX area (aux.c), NULL until mapped; producers read it under RCU */
 	struct kring_aux __rcu *aux;
 	unsigned long time_refreshed;	/* jiffies of the last kring_clock_refresh_ctl() */
-	struct rcu_head rcu;
+	struct rcu_work free_work;	/* the free, after a grace period (mmap.c) */
 };
 
 /* The clock of record timestamps: NMI-safe monotonic nanoseconds. */
@@ -95,6 +96,8 @@ static inline u64 kring_clock_ns(void)
 }
 
 /* mmap.c */
+int kring_buffer_module_init(void);
+void kring_buffer_module_exit(void);
 struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 id);
 void kring_buffer_put(struct kring_buffer *buf);
 int kring_buffer_geometry(unsigned long pages, bool mirror, unsigned long *data_pages);

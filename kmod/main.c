@@ -31,19 +31,27 @@ static int __init kring_init(void)
 	int ret;
 
 	kring_misc.mode = kring_dev_mode & 0666;
-	ret = kring_capture_module_init();
+	ret = kring_buffer_module_init();
 	if (ret)
 		return ret;
+	ret = kring_capture_module_init();
+	if (ret)
+		goto err_buffer;
 	ret = misc_register(&kring_misc);
 	if (ret) {
 		pr_err("kring: cannot register /dev/%s: %d\n",
 		       KRING_DEVICE_NAME, ret);
-		kring_capture_module_exit();
-		return ret;
+		goto err_capture;
 	}
 	pr_info("kring: ABI %u.%u ready on /dev/%s\n", KRING_ABI_MAJOR,
 		KRING_ABI_MINOR, KRING_DEVICE_NAME);
 	return 0;
+
+err_capture:
+	kring_capture_module_exit();
+err_buffer:
+	kring_buffer_module_exit();
+	return ret;
 }
 
 static void __exit kring_exit(void)
@@ -52,10 +60,12 @@ static void __exit kring_exit(void)
 	kring_capture_module_exit();
 	kring_channels_exit();
 	/*
-	 * Buffers, AUX areas and channels are freed by RCU callbacks in this
-	 * module's text: wait for every one queued before the text goes.
+	 * AUX areas and channels are freed by RCU callbacks in this module's
+	 * text, buffers by its work after one: wait for every one queued
+	 * before the text goes.
 	 */
 	rcu_barrier();
+	kring_buffer_module_exit();
 }
 
 module_init(kring_init);

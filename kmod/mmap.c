@@ -33,6 +33,7 @@
 #include <linux/vmalloc.h>
 #include <linux/log2.h>
 #include <linux/rcupdate.h>
+#include <linux/workqueue.h>
 
 #include "compat.h"
 #include "buffer.h"
@@ -148,30 +149,66 @@ void kring_uncharge_pages(struct kring_charge *c)
 
 static void kring_buffer_free_pages(struct kring_buffer *buf)
 {
-	/* Called from an RCU callback too: vfree() defers the unmap there. */
-	vfree(buf->data);
-	kvfree(buf->data_pages);
+	unsigned int i;
+
+	if (buf->data)
+		vunmap(buf->data);
+	if (buf->data_pages) {
+		for (i = 0; i < buf->nr_pages; i++)
+			if (buf->data_pages[i])
+				__free_page(buf->data_pages[i]);
+		kvfree(buf->data_pages);
+	}
 	kvfree(buf->data_addrs);
 	if (buf->ctl_page)
 		__free_page(buf->ctl_page);
 }
 
-static void kring_buffer_free_rcu(struct rcu_head *head)
+/*
+ * Buffers are freed from a workqueue of kring's own, after an RCU grace
+ * period: vunmap() sleeps, so not from the RCU callback itself, and module
+ * exit drains the queue (kring_buffer_module_exit()) before the text goes.
+ */
+static struct workqueue_struct *kring_free_wq;
+
+static void kring_buffer_free_work(struct work_struct *work)
 {
-	struct kring_buffer *buf = container_of(head, struct kring_buffer, rcu);
+	struct kring_buffer *buf = container_of(to_rcu_work(work), struct kring_buffer,
+						free_work);
 
 	kring_buffer_free_pages(buf);
 	kfree(buf);
 }
 
-/* Drop a reference; the last one frees after an RCU grace period, so a
+int kring_buffer_module_init(void)
+{
+	kring_free_wq = alloc_workqueue("kring_free", WQ_UNBOUND, 0);
+	return kring_free_wq ? 0 : -ENOMEM;
+}
+
+/*
+ * Module exit, every buffer's last reference dropped: wait for the grace
+ * periods the frees wait for (their RCU callbacks queue the work), then
+ * for the work itself.
+ */
+void kring_buffer_module_exit(void)
+{
+	rcu_barrier();
+	destroy_workqueue(kring_free_wq);
+}
+
+/*
+ * Drop a reference; the last one frees after an RCU grace period, so a
  * producer inside rcu_read_lock() never sees the pages go.
+ *
+ * Context: process (every caller is an mmap path: a vma closed, a mapping
+ * refused).
  */
 void kring_buffer_put(struct kring_buffer *buf)
 {
 	if (buf && refcount_dec_and_test(&buf->refs)) {
 		kring_uncharge_pages(&buf->charge);
-		call_rcu(&buf->rcu, kring_buffer_free_rcu);
+		queue_rcu_work(kring_free_wq, &buf->free_work);
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_buffer_put);
@@ -188,6 +225,7 @@ struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 
 {
 	struct kring_buffer *buf;
 	unsigned int i, nr = 1U << order;
+	struct page **twice;
 	int ret;
 
 	if (order > KRING_MAX_DATA_ORDER)
@@ -196,6 +234,7 @@ struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
 	refcount_set(&buf->refs, 1);
+	INIT_RCU_WORK(&buf->free_work, kring_buffer_free_work);
 	raw_spin_lock_init(&buf->write_lock);
 	buf->nr_pages = nr;
 	buf->overwrite = overwrite;
@@ -207,24 +246,37 @@ struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 
 		ret = -ENOMEM;
 		goto err_free;
 	}
+	for (i = 0; i < nr; i++) {
+		buf->data_pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!buf->data_pages[i]) {
+			ret = -ENOMEM;
+			goto err_free;
+		}
+	}
 	/*
-	 * One virtually contiguous data area: the ring core then writes a
-	 * record with one memcpy() (ring.h), and splits only the one that
-	 * wraps.
+	 * The data pages mapped twice in a row in the kernel's address space,
+	 * as BPF's ring buffer does: every reservation is then one piece (the
+	 * ring core writes a record with one memcpy(), a producer can write
+	 * one in place, see kring_output_ptr()), wrapped or not.
 	 */
-	buf->data = __vmalloc((unsigned long)nr << PAGE_SHIFT,
-			      GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	twice = kvmalloc_array(2 * nr, sizeof(*twice), GFP_KERNEL);
+	if (!twice) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < 2 * nr; i++)
+		twice[i] = buf->data_pages[i & (nr - 1)];
+	buf->data = vmap(twice, 2 * nr, VM_MAP, PAGE_KERNEL);
+	kvfree(twice);
 	if (!buf->data) {
 		ret = -ENOMEM;
 		goto err_free;
 	}
-	for (i = 0; i < nr; i++) {
+	for (i = 0; i < nr; i++)
 		buf->data_addrs[i] = (char *)buf->data + ((unsigned long)i << PAGE_SHIFT);
-		buf->data_pages[i] = vmalloc_to_page(buf->data_addrs[i]);
-	}
 	buf->ctl = page_address(buf->ctl_page);
 	ret = kring_ring_init(&buf->ring, buf->ctl, buf->data_addrs, nr,
-			      overwrite ? KRING_RING_OVERWRITE : 0, id);
+			      KRING_RING_MIRRORED | (overwrite ? KRING_RING_OVERWRITE : 0), id);
 	if (ret)
 		goto err_free;
 	return buf;
