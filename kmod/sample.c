@@ -48,16 +48,20 @@ void kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 			 const struct kring_sample_data *d)
 {
 	/*
-	 * The record in at most three copies (each one call, whatever its
-	 * size): header, the fixed fields and RAW's size word; RAW's data;
-	 * RAW's padding and the sequence number.
+	 * The record in place where the reservation is one piece (a
+	 * channel's always is, kring_output_ptr()); else in at most three
+	 * copies (each one call, whatever its size): header, the fixed fields
+	 * and RAW's size word; RAW's data; RAW's padding and the sequence
+	 * number.
 	 */
-	u8 head[sizeof(struct kring_record_header) + 7 * 8 + sizeof(u32)];
+	u8 stage[sizeof(struct kring_record_header) + 7 * 8 + sizeof(u32)];
 	u8 tail[8 + 8] = { 0 };
 	struct kring_record_header hdr = {
 		.type = KRING_RECORD_SAMPLE,
 		.size = h->rec_size,
 	};
+	u8 *rec = kring_output_ptr(h);
+	u8 *head = rec ?: stage;
 	unsigned int n = 0, t = 0;
 	u32 pair[2];
 
@@ -103,6 +107,15 @@ void kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 		n += sizeof(padded);
 		/* The padding (under 8 bytes) is zero; tail[] starts zeroed. */
 		t = padded - d->raw_size;
+	}
+	if (rec) {
+		if ((sample_type & KRING_SAMPLE_RAW) && d->raw_size) {
+			memcpy(rec + n, d->raw, d->raw_size);
+			n += d->raw_size;
+		}
+		memcpy(rec + n, tail, t);
+		memcpy(rec + n + t, &h->seq, 8);
+		return;
 	}
 	kring_output_copy(h, head, n);
 	if ((sample_type & KRING_SAMPLE_RAW) && d->raw_size)
