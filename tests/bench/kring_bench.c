@@ -8,7 +8,7 @@
  * and reads the result back from the same open file:
  *
  *	ring=kring|ftrace mode=overwrite|forward size=N count=N
- *	[warmup=N] [channel=ID] [pages=N] [consumer_cpu=N]
+ *	[warmup=N] [channel=ID] [pages=N] [consumer_cpu=N] [write=ptr|copy]
  *	ring=clock count=N
  *	ring=tp sink=none|ftrace|perf|kring count=N [channel=ID] [period=NS]
  *
@@ -20,9 +20,11 @@
  *
  *  - kring: into the channel @channel (KRING_IOC_ID of a channel user
  *    space opened with KRING_SOURCE_NONE, mapped and enabled), through the
- *    exported producer API: kring_channel_output_begin(), one
- *    kring_output_copy() of the record header and the payload (the
- *    timestamp is the handle's time), kring_channel_output_end(). The
+ *    exported producer API: kring_channel_output_begin(), one memcpy() of
+ *    the record header and the payload (the timestamp is the handle's
+ *    time) into the reservation (kring_output_ptr(), as ftrace's loop
+ *    copies into ring_buffer_event_data(); write=copy: one
+ *    kring_output_copy() instead), kring_channel_output_end(). The
  *    channel's mapping decides the mode (read-only: backward, overwrite);
  *    @mode only names it, and a forward channel's consumer is user space.
  *  - ftrace: into a ring buffer of @pages pages per CPU allocated for the
@@ -92,6 +94,7 @@ struct bench_cmd {
 	unsigned int pages;
 	unsigned int consumer_cpu;
 	u64 period;		/* BENCH_TP: ns between hits, 0: unpaced */
+	bool copy;		/* BENCH_KRING: kring_output_copy(), not in place */
 };
 
 struct bench_result {
@@ -182,6 +185,11 @@ static int bench_parse(char *s, struct bench_cmd *c)
 			err = kstrtouint(val, 0, &c->consumer_cpu);
 		} else if (!strcmp(tok, "period")) {
 			err = kstrtou64(val, 0, &c->period);
+		} else if (!strcmp(tok, "write")) {
+			if (!strcmp(val, "copy"))
+				c->copy = true;
+			else if (strcmp(val, "ptr"))
+				err = -EINVAL;
 		} else {
 			err = -EINVAL;
 		}
@@ -204,6 +212,37 @@ static int bench_parse(char *s, struct bench_cmd *c)
 
 static u64 bench_kring_loop(struct kring_channel *ch, struct bench_record *rec,
 			    u64 n, struct bench_result *r)
+{
+	unsigned int size = rec->hdr.size;
+	u64 i, t0 = local_clock();
+
+	for (i = 0; i < n; i++) {
+		struct kring_output_handle h;
+
+		preempt_disable();
+		if (!kring_channel_output_begin(&h, ch, size)) {
+			void *p = kring_output_ptr(&h);
+
+			rec->time = h.time;
+			if (likely(p))
+				memcpy(p, rec, size);
+			else
+				kring_output_copy(&h, rec, size);
+			kring_channel_output_end(&h);
+			r->ok++;
+		} else {
+			r->fail++;
+		}
+		preempt_enable();
+		if (!(i & 1023))
+			cond_resched();
+	}
+	return local_clock() - t0;
+}
+
+/* bench_kring_loop() through kring_output_copy() (write=copy). */
+static u64 bench_kring_copy_loop(struct kring_channel *ch, struct bench_record *rec,
+				 u64 n, struct bench_result *r)
 {
 	unsigned int size = rec->hdr.size;
 	u64 i, t0 = local_clock();
@@ -237,8 +276,13 @@ static int bench_kring(const struct bench_cmd *c, struct bench_record *rec,
 	rec->hdr.type = BENCH_RECORD_TYPE;
 	rec->hdr.misc = 0;
 	rec->hdr.size = sizeof(rec->hdr) + c->size;
-	bench_kring_loop(ch, rec, c->warmup, r);
-	r->ns = bench_kring_loop(ch, rec, c->count, r);
+	if (c->copy) {
+		bench_kring_copy_loop(ch, rec, c->warmup, r);
+		r->ns = bench_kring_copy_loop(ch, rec, c->count, r);
+	} else {
+		bench_kring_loop(ch, rec, c->warmup, r);
+		r->ns = bench_kring_loop(ch, rec, c->count, r);
+	}
 	kring_channel_put(ch);
 	return 0;
 }

@@ -3,7 +3,7 @@
 // the loops; docs/PERFORMANCE.md has the figures and `make bench` runs it).
 //
 //   producer_bench [--pairs N] [--count N] [--order N] [--sizes 8,32,...]
-//                  [--smoke] [--verbose] [--run FILE]       (--help: more)
+//                  [--kring-write ptr|copy] [--smoke] [--verbose] [--run FILE]
 //
 // For every mode (overwrite without a consumer, forward with a consumer on
 // CPU 1) and record size, runs kring and ftrace alternately, N pairs,
@@ -46,6 +46,7 @@ constexpr int consumer_cpu = 1;
 struct options : bench::pair_options {
     std::vector<unsigned> sizes{8, 32, 64, 256};
     bool verbose = false;
+    std::string kring_write = "ptr";  // in place (kring_output_ptr()) or copy
 };
 
 using bench::fields;
@@ -70,6 +71,8 @@ std::string command(const char* ring, bool forward, unsigned size, const options
     c << "ring=" << ring << " mode=" << (forward ? "forward" : "overwrite") << " size=" << size
       << " count=" << o.count << " warmup=" << warmup << " pages=" << (1u << o.order)
       << " consumer_cpu=" << consumer_cpu;
+    if (std::strcmp(ring, "kring") == 0)
+        c << " write=" << o.kring_write;
     return c.str();
 }
 
@@ -219,6 +222,11 @@ int main(int argc, char** argv) {
                     [](std::string& v) { return std::stoul(v) % 8 ? "not a multiple of 8" : ""; },
                     "MULTIPLE_OF_8"));
     app.add_flag("--verbose", o.verbose, "every pair's figures");
+    app.add_option("--kring-write", o.kring_write,
+                   "kring's record: ptr (in place, kring_output_ptr()) or copy "
+                   "(kring_output_copy())")
+        ->check(CLI::IsMember({"ptr", "copy"}))
+        ->capture_default_str();
     if (auto rc = o.parse(app, argc, argv))
         return *rc;
     if (!bench::start_on("producer_bench", producer_cpu))

@@ -8,11 +8,15 @@
  *	valgrind --tool=callgrind --collect-atstart=no \
  *		--toggle-collect=bench_run kring_core_bench VARIANT SIZE COUNT
  *
- * VARIANT: floor, forward, overwrite or full; SIZE: payload bytes after the
- * 8-byte record header (8, 32, 64, 256); COUNT: records. Each record: one
- * clock read (a counter, the same for every variant, so that the clock's
- * own cost is left out), a reservation, one copy of header + payload whose
- * first word is the timestamp, the commit. Forward mode has a consumer in
+ * VARIANT: floor, forward, overwrite, full or copy; SIZE: payload bytes
+ * after the 8-byte record header (8, 32, 64, 256); COUNT: records. Each
+ * record: one clock read (a counter, the same for every variant, so that
+ * the clock's own cost is left out), a reservation, one memcpy() of header
+ * + payload whose first word is the timestamp, in place
+ * (kring_output_ptr(), as the floor writes and as kring.ko's benchmark
+ * module does), the commit. "copy" is forward mode with the record
+ * written through kring_output_copy() instead. The data area is mapped
+ * twice in a row, as kring.ko maps a channel's. Forward mode has a consumer in
  * the same thread: every 64 records the tail moves to the head (in the
  * floor too), so no record is lost. "full" is forward mode with a
  * consumer that never reads: after the first lap every record is lost
@@ -21,10 +25,12 @@
  * non-zero if the ring warned, or lost a record in another variant than
  * full (or none in full).
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "ring.h"
 
@@ -80,6 +86,26 @@ static noinline int kring_write(struct kring_ring *rb,
 {
 	struct kring_output_handle h;
 	int err = kring_output_begin(&h, rb, size, 0);
+	void *p;
+
+	if (err)
+		return err;
+	rec->time = h.time;
+	p = kring_output_ptr(&h);
+	if (p)
+		memcpy(p, rec, size);
+	else
+		kring_output_copy(&h, rec, size);
+	kring_output_end(&h);
+	return 0;
+}
+
+static noinline int kring_write_copy(struct kring_ring *rb,
+						 struct bench_rec *rec,
+						 unsigned int size)
+{
+	struct kring_output_handle h;
+	int err = kring_output_begin(&h, rb, size, 0);
 
 	if (err)
 		return err;
@@ -90,7 +116,7 @@ static noinline int kring_write(struct kring_ring *rb,
 }
 
 struct bench {
-	int variant;		/* 0 floor, 1 forward, 2 overwrite, 3 full */
+	int variant;		/* 0 floor, 1 forward, 2 overwrite, 3 full, 4 copy */
 	unsigned int size;
 	unsigned long count;
 	struct floor_ring floor;
@@ -117,8 +143,11 @@ noinline void bench_run(struct bench *b)
 				__atomic_store_n(&b->floor.data_tail,
 						 b->floor.data_head, __ATOMIC_RELEASE);
 		} else {
-			err = kring_write(&b->rb, &rec, b->size);
-			if (b->variant == 1 && !(i & 63))
+			if (b->variant == 4)
+				err = kring_write_copy(&b->rb, &rec, b->size);
+			else
+				err = kring_write(&b->rb, &rec, b->size);
+			if ((b->variant == 1 || b->variant == 4) && !(i & 63))
 				__atomic_store_n(&b->ctl->data_tail,
 						 b->ctl->data_head, __ATOMIC_RELEASE);
 		}
@@ -127,6 +156,29 @@ noinline void bench_run(struct bench *b)
 		else
 			b->written++;
 	}
+}
+
+/* @len bytes mapped twice in a row, as kring.ko maps a data area (vmap()). */
+static void *mirror_alloc(size_t len)
+{
+	int fd = memfd_create("kring_core_bench", 0);
+	char *p;
+
+	if (fd < 0 || ftruncate(fd, len)) {
+		perror("kring_core_bench: memfd");
+		exit(1);
+	}
+	p = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED ||
+	    mmap(p, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE,
+		 fd, 0) == MAP_FAILED ||
+	    mmap(p + len, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE,
+		 fd, 0) == MAP_FAILED) {
+		perror("kring_core_bench: mmap");
+		exit(1);
+	}
+	close(fd);
+	return p;
 }
 
 static void *page_alloc(size_t len)
@@ -149,7 +201,7 @@ int main(int argc, char **argv)
 	int i;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: kring_core_bench floor|forward|overwrite|full SIZE COUNT\n");
+		fprintf(stderr, "usage: kring_core_bench floor|forward|overwrite|full|copy SIZE COUNT\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "floor"))
@@ -160,6 +212,8 @@ int main(int argc, char **argv)
 		b.variant = 2;
 	else if (!strcmp(argv[1], "full"))
 		b.variant = 3;
+	else if (!strcmp(argv[1], "copy"))
+		b.variant = 4;
 	else {
 		fprintf(stderr, "kring_core_bench: unknown variant %s\n", argv[1]);
 		return 2;
@@ -172,13 +226,13 @@ int main(int argc, char **argv)
 	}
 	b.size = sizeof(struct kring_record_header) + payload;
 
-	/* One contiguous data area, as kring.ko allocates it (vmalloc()). */
+	/* One contiguous data area mapped twice, as kring.ko maps it. */
 	b.ctl = page_alloc(PAGE_SIZE);
-	pages[0] = page_alloc(BENCH_PAGES * PAGE_SIZE);
+	pages[0] = mirror_alloc(BENCH_PAGES * PAGE_SIZE);
 	for (i = 1; i < BENCH_PAGES; i++)
 		pages[i] = (char *)pages[0] + i * PAGE_SIZE;
 	if (kring_ring_init(&b.rb, b.ctl, pages, BENCH_PAGES,
-			    b.variant == 2 ? KRING_RING_OVERWRITE : 0, 1)) {
+			    KRING_RING_MIRRORED | (b.variant == 2 ? KRING_RING_OVERWRITE : 0), 1)) {
 		fprintf(stderr, "kring_core_bench: kring_ring_init failed\n");
 		return 1;
 	}

@@ -5,9 +5,10 @@
 #    (tests/host/core_bench.c), counted by callgrind: the instructions of
 #    the benchmark loop, divided by the records. Deterministic: the figures
 #    move only when the code (or the compiler) does. One table (payload
-#    sizes 8, 32, 64, 256 B; floor, forward, overwrite, and full: forward
+#    sizes 8, 32, 64, 256 B; floor, forward, overwrite, full: forward
 #    with a consumer that never reads, every record after the first lap
-#    lost) and one line per run:
+#    lost; copy: forward through kring_output_copy() instead of in place)
+#    and one line per run:
 #    summary core_bench variant=V size=N ir_per_record=X
 # 2. libkring's reader against libperf's perf_mmap__read_event() on the
 #    same rings (userlib/bench/consume_bench.cpp, Google Benchmark):
@@ -38,17 +39,19 @@ ir_per_record() {
 		if (t == "") exit 1; printf "%.1f\n", t / n }' "$f"
 }
 
-printf '%-6s %10s %10s %10s %14s %14s %10s\n' size floor forward overwrite 'forward/floor' 'overwrite/floor' full
+printf '%-6s %10s %10s %10s %14s %14s %10s %10s\n' size floor forward overwrite 'forward/floor' \
+	'overwrite/floor' full copy
 lines=()
 for size in 8 32 64 256; do
 	fl=$(ir_per_record floor "$size")
 	fw=$(ir_per_record forward "$size")
 	ow=$(ir_per_record overwrite "$size")
 	fu=$(ir_per_record full "$size")
-	printf '%-6s %10s %10s %10s %14s %14s %10s\n' "$size B" "$fl" "$fw" "$ow" \
+	co=$(ir_per_record copy "$size")
+	printf '%-6s %10s %10s %10s %14s %14s %10s %10s\n' "$size B" "$fl" "$fw" "$ow" \
 		"$(awk -v a="$fw" -v b="$fl" 'BEGIN { printf "%.2f", a / b }')" \
-		"$(awk -v a="$ow" -v b="$fl" 'BEGIN { printf "%.2f", a / b }')" "$fu"
-	for v in floor:$fl forward:$fw overwrite:$ow full:$fu; do
+		"$(awk -v a="$ow" -v b="$fl" 'BEGIN { printf "%.2f", a / b }')" "$fu" "$co"
+	for v in floor:$fl forward:$fw overwrite:$ow full:$fu copy:$co; do
 		lines+=("summary core_bench variant=${v%%:*} size=$size ir_per_record=${v#*:}")
 	done
 done
