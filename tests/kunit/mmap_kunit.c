@@ -212,11 +212,81 @@ static void mmap_shows_producer_records(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, seq, 0ULL);
 }
 
+/*
+ * A channel's data area is mapped twice in a row in the kernel: every
+ * reservation is one piece, the one across the end of the area included,
+ * and a producer writes it in place (kring_output_ptr()). User space,
+ * whose mapping is not mirrored, reads it in two pieces there.
+ */
+static void mmap_producer_writes_in_place_across_the_wrap(struct kunit *test)
+{
+	const unsigned int size = 1000, words = (size - 8) / 8;
+	void __user *data, *tail;
+	struct kring_channel *ch;
+	unsigned long addr;
+	u64 id = 0, pos = 0, *rec, *back;
+	unsigned int i, j, wrapped = 0;
+
+	rec = kunit_kzalloc(test, size, GFP_KERNEL);
+	back = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rec);
+	KUNIT_ASSERT_NOT_NULL(test, back);
+	configure(test, 0, 0);
+	addr = map(test, 1 + 1, PROT_READ | PROT_WRITE, MAP_SHARED, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(addr));
+	data = (void __user *)(addr + PAGE_SIZE);
+	tail = (void __user *)(addr + offsetof(struct kring_ctl_page, data_tail));
+	KUNIT_ASSERT_EQ(test, chan_ioctl(test, KRING_IOC_ID, &id, sizeof(id)), 0L);
+	KUNIT_ASSERT_EQ(test, chan_ioctl(test, KRING_IOC_ENABLE, NULL, 0), 0L);
+	ch = kring_channel_get(id);
+	KUNIT_ASSERT_NOT_NULL(test, ch);
+
+	for (i = 0; i < 12; i++) {
+		struct kring_record_header hdr = {
+			.type = KRING_RECORD_KRING_BASE + 0x300, .size = size,
+		};
+		struct kring_output_handle h;
+		unsigned long off = pos & (PAGE_SIZE - 1), first;
+		void *at;
+		int ret;
+
+		preempt_disable();
+		ret = kring_channel_output_begin(&h, ch, size);
+		at = ret ? NULL : kring_output_ptr(&h);
+		if (at) {
+			memcpy(at, &hdr, sizeof(hdr));
+			for (j = 0; j < words; j++)
+				((u64 *)at)[1 + j] = i * 1000ULL + j;
+		}
+		if (!ret)
+			kring_channel_output_end(&h);
+		preempt_enable();
+		KUNIT_ASSERT_EQ(test, ret, 0);
+		KUNIT_ASSERT_NOT_NULL_MSG(test, at, "record %u at %llu not in one piece", i, pos);
+
+		/* Read it back through the user mapping, split at the end. */
+		first = min_t(unsigned long, size, PAGE_SIZE - off);
+		wrapped += first < size;
+		KUNIT_ASSERT_EQ(test, copy_from_user(back, data + off, first), 0UL);
+		KUNIT_ASSERT_EQ(test, copy_from_user((u8 *)back + first, data, size - first), 0UL);
+		KUNIT_EXPECT_EQ(test, ((struct kring_record_header *)back)->size, (__u16)size);
+		for (j = 0; j < words; j++)
+			KUNIT_ASSERT_EQ_MSG(test, back[1 + j], i * 1000ULL + j,
+					    "record %u word %u", i, j);
+		pos += size;
+		/* Consume it: the next one has room. */
+		KUNIT_ASSERT_EQ(test, copy_to_user(tail, &pos, sizeof(pos)), 0UL);
+	}
+	kring_channel_put(ch);
+	KUNIT_EXPECT_GE(test, wrapped, 2U);
+}
+
 static struct kunit_case mmap_cases[] = {
 	KUNIT_CASE(mmap_rejects_bad_requests),
 	KUNIT_CASE(mmap_faults_in_zeroed_pages),
 	KUNIT_CASE(mmap_data_pages_read_only),
 	KUNIT_CASE(mmap_shows_producer_records),
+	KUNIT_CASE(mmap_producer_writes_in_place_across_the_wrap),
 	{}
 };
 
