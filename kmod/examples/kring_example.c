@@ -9,7 +9,8 @@
  * At load it writes @count SAMPLE records whose RAW data is the text
  * "kring example record <n>" with kring_channel_write_sample(), then one
  * record of the kring-only type KRING_RECORD_EXAMPLE with the handle API
- * (begin, copy, end), and stays loaded until removed. Loading fails with
+ * (begin, the record written in place, end), and stays loaded until
+ * removed. Loading fails with
  * -ENOENT when no open channel has that id.
  */
 #include <linux/module.h>
@@ -21,6 +22,11 @@
 
 /* A kring-only record type of this example: header + u64 records written. */
 #define KRING_RECORD_EXAMPLE	(KRING_RECORD_KRING_BASE + 0x100)
+
+struct kring_example_record {
+	struct kring_record_header hdr;
+	u64 total;
+};
 
 static u64 channel;
 module_param(channel, ullong, 0444);
@@ -62,13 +68,24 @@ static int __init kring_example_init(void)
 		preempt_enable();
 	}
 
-	/* The handle API: a record of our own type. */
+	/*
+	 * The handle API: a record of our own type, written in place (a
+	 * channel's reservation is one piece; the copies are for rings that
+	 * are not).
+	 */
 	total = written;
-	hdr.size = sizeof(hdr) + sizeof(total);
+	hdr.size = sizeof(struct kring_example_record);
 	preempt_disable();
 	if (!kring_channel_output_begin(&h, ch, hdr.size)) {
-		kring_output_copy(&h, &hdr, sizeof(hdr));
-		kring_output_copy(&h, &total, sizeof(total));
+		struct kring_example_record *r = kring_output_ptr(&h);
+
+		if (r) {
+			r->hdr = hdr;
+			r->total = total;
+		} else {
+			kring_output_copy(&h, &hdr, sizeof(hdr));
+			kring_output_copy(&h, &total, sizeof(total));
+		}
 		kring_channel_output_end(&h);
 	}
 	preempt_enable();
