@@ -80,9 +80,10 @@ static noinline int floor_write(struct floor_ring *f,
 	return 0;
 }
 
-static noinline int kring_write(struct kring_ring *rb,
-						 struct bench_rec *rec,
-						 unsigned int size)
+/* @copy: through kring_output_copy(), else in place (a constant in each). */
+static __always_inline int kring_write_as(struct kring_ring *rb,
+					  struct bench_rec *rec, unsigned int size,
+					  bool copy)
 {
 	struct kring_output_handle h;
 	int err = kring_output_begin(&h, rb, size, 0);
@@ -91,7 +92,7 @@ static noinline int kring_write(struct kring_ring *rb,
 	if (err)
 		return err;
 	rec->time = h.time;
-	p = kring_output_ptr(&h);
+	p = copy ? NULL : kring_output_ptr(&h);
 	if (p)
 		memcpy(p, rec, size);
 	else
@@ -100,19 +101,16 @@ static noinline int kring_write(struct kring_ring *rb,
 	return 0;
 }
 
-static noinline int kring_write_copy(struct kring_ring *rb,
-						 struct bench_rec *rec,
-						 unsigned int size)
+static noinline int kring_write(struct kring_ring *rb, struct bench_rec *rec,
+				unsigned int size)
 {
-	struct kring_output_handle h;
-	int err = kring_output_begin(&h, rb, size, 0);
+	return kring_write_as(rb, rec, size, false);
+}
 
-	if (err)
-		return err;
-	rec->time = h.time;
-	kring_output_copy(&h, rec, size);
-	kring_output_end(&h);
-	return 0;
+static noinline int kring_write_copy(struct kring_ring *rb, struct bench_rec *rec,
+				     unsigned int size)
+{
+	return kring_write_as(rb, rec, size, true);
 }
 
 struct bench {
