@@ -43,8 +43,16 @@ if [ "$rc" = 0 ] && [ -f "$outdir/demo.data" ]; then
 	echo "# on the host: perf report on the guest's recording ($outdir/demo.data)"
 	echo "\$ perf report --stdio --kallsyms demo-out/kallsyms -i demo-out/demo.data --sort comm,dso,sym"
 	if command -v perf >/dev/null; then
-		perf report --stdio --kallsyms "$outdir/kallsyms" -i "$outdir/demo.data" \
-			--sort comm,dso,sym 2>&1 | grep -v '^$' | head -40
+		# Into a file first: cut short by a pipe, perf would die of
+		# SIGPIPE and fail the demo (pipefail).
+		if perf report --stdio --kallsyms "$outdir/kallsyms" -i "$outdir/demo.data" \
+			--sort comm,dso,sym >"$outdir/demo-report.txt" 2>&1; then
+			awk 'NF && n++ < 40' "$outdir/demo-report.txt"
+		else
+			cat "$outdir/demo-report.txt"
+			echo "kring demo: perf report failed on $outdir/demo.data" >&2
+			rc=1
+		fi
 	else
 		echo "(perf is not installed: tools/dev/deps.sh installs linux-perf)"
 	fi
