@@ -730,9 +730,15 @@ static noinline void ring_ovw_cross(struct kring_ring *rb, unsigned long b0,
 {
 	unsigned long j = (b0 >> rb->ovw_shift) + 1;
 	unsigned long last = b1 >> rb->ovw_shift;
-	u64 begun = local64_read(&rb->seq) - rb->seq_base -
-		    local64_read(&rb->lost_paused) -
-		    local64_read(&rb->lost_too_big) - (READ_ONCE(rb->nest) - 1);
+	/*
+	 * Signed, and never below 0: an interrupted writer that was refused
+	 * (counted in lost_*) and is still in flight (counted in ->nest) is
+	 * subtracted twice, and one that has no sequence number yet once.
+	 */
+	s64 n = (s64)(local64_read(&rb->seq) - rb->seq_base -
+		      local64_read(&rb->lost_paused) -
+		      local64_read(&rb->lost_too_big)) - (READ_ONCE(rb->nest) - 1);
+	u64 begun = n > 0 ? n : 0;
 
 	/* A record (at most the data area) crosses at most 17 boundaries. */
 	for (; j <= last; j++)
