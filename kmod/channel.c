@@ -326,8 +326,9 @@ int kring_channel_output_begin(struct kring_output_handle *h,
 		return -EAGAIN;
 	/*
 	 * Preemption is disabled from here to kring_channel_output_end(): that
-	 * is an RCU read-side critical section, and the buffer is freed with
-	 * call_rcu() after it is detached, so it stays until the end.
+	 * is an RCU read-side critical section, and the buffer is freed after
+	 * a grace period once it is detached (queue_rcu_work()), so it stays
+	 * until the end.
 	 */
 	buf = rcu_dereference_sched(ch->buf);
 	if (!buf)

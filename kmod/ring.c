@@ -1062,7 +1062,9 @@ EXPORT_SYMBOL_GPL(kring_output_begin);
  * @len:	how many; more than the reservation has left is a bug (the
  *		excess is dropped with a warning)
  *
- * Splits the copy where it crosses from one data page into the next.
+ * Splits the copy only where the reservation is not one piece (a ring over
+ * separate pages, or a contiguous one at its wrap without the second
+ * mapping of KRING_RING_MIRRORED).
  */
 void kring_output_copy(struct kring_output_handle *h, const void *buf,
 		       unsigned int len)
@@ -1276,7 +1278,8 @@ static unsigned int ring_size_limit(const struct kring_ring *rb, bool paused)
  * @flags:	KRING_RING_OVERWRITE for backward, overwritable writing;
  *		KRING_RING_MIRRORED if the area of @data_pages is followed
  *		by a second mapping of the same pages (-EINVAL if the pages
- *		do not follow each other)
+ *		do not follow each other, or if the two mappings span more
+ *		than 4 GiB, as a handle counts them in 32 bits)
  * @id:		the id LOST records carry
  *
  * Fills in the control page's version, size, data_offset (one page: the
@@ -1314,6 +1317,9 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 		return -EINVAL;
 	if (rb->data)
 		rb->data_span = (flags & KRING_RING_MIRRORED) ? 2 * data_size : data_size;
+	/* The handle counts the bytes of one piece in 32 bits (->size). */
+	if (rb->data_span > UINT_MAX)
+		return -EINVAL;
 	rb->nr_pages = nr_pages;
 	rb->data_size = data_size;
 	rb->mask = data_size - 1;

@@ -60,12 +60,20 @@ void kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 		.type = KRING_RECORD_SAMPLE,
 		.size = h->rec_size,
 	};
-	u8 *rec = kring_output_ptr(h);
-	u8 *head = rec ?: stage;
 	unsigned int n = 0, t = 0;
+	u8 *rec = NULL, *head;
 	u32 pair[2];
 
 	sample_type |= KRING_SAMPLE_SEQ;
+	/*
+	 * In place only into a whole, untouched reservation of exactly the
+	 * record's size; anything else takes the copies, which never write
+	 * past the reservation and zero what is left of it.
+	 */
+	if (h->rem == h->rec_size &&
+	    h->rem == kring_sample_size(sample_type, d->raw_size))
+		rec = kring_output_ptr(h);
+	head = rec ?: stage;
 	memcpy(head, &hdr, sizeof(hdr));
 	n = sizeof(hdr);
 	if (sample_type & KRING_SAMPLE_IDENTIFIER) {

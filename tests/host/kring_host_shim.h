@@ -30,6 +30,7 @@
 #define _KRING_HOST_SHIM_H
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

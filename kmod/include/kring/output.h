@@ -27,7 +27,8 @@ struct kring_ring;
  * @addr:	where the next byte goes
  * @page:	index of the data page holding @addr
  * @size:	bytes writable in one piece from @addr (to the end of its
- *		page, or of the data area where that is one piece)
+ *		page; where the data area is one piece, to its end, or to the
+ *		end of its second mapping where it is mapped twice)
  * @rem:	bytes of the reservation not written yet
  * @rec_pos:	ring position of the record's header
  * @rec_size:	size of the record (8-byte aligned, what its header says)
@@ -72,9 +73,11 @@ void kring_output_header(struct kring_output_handle *h, u32 type, u16 misc);
  * before the end call, and writes nothing else through @h.
  *
  * A channel's data area is mapped twice in a row in the kernel, so a
- * channel's reservation is always one piece. Only a ring over separate
- * pages (kring's own tests build such rings) can give NULL: the bytes
- * then go through kring_output_copy(), and nothing counts as written.
+ * channel's reservation is always one piece (from KRING_PRODUCER_API_VERSION
+ * 2 on: kring.ko refuses a producer built for another version). Only rings
+ * that kring's own tests build (over separate pages, or one area without
+ * its second mapping) can give NULL: the bytes then go through
+ * kring_output_copy(), and nothing counts as written.
  *
  * Inline: it reads and writes nothing but the handle, whose layout is API.
  *

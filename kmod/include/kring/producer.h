@@ -46,7 +46,8 @@
  * What a producer does compile in is the layout of the structures it
  * declares or reads itself: struct kring_output_handle (<kring/output.h>),
  * struct kring_sample_data and struct kring_aux_handle. Those layouts are
- * API: changing one bumps KRING_PRODUCER_API_VERSION, and
+ * API: changing one (or what an inline relies on) bumps
+ * KRING_PRODUCER_API_VERSION, and
  * kring_channel_get() passes the version the producer was built with to
  * kring.ko, which refuses a different one (NULL, and a message naming the
  * caller) instead of letting the producer write through a handle of the
@@ -65,8 +66,11 @@
  * The producer API's version: the layouts of struct kring_output_handle,
  * struct kring_sample_data and struct kring_aux_handle, and the calls
  * below. kring.ko accepts producers built with exactly this version.
+ *
+ * 2: kring_output_ptr(), inline, and the promise it relies on: a channel's
+ *    reservation is always one piece (the handle's @size covers @rem).
  */
-#define KRING_PRODUCER_API_VERSION	1
+#define KRING_PRODUCER_API_VERSION	2
 
 struct kring_channel;
 
