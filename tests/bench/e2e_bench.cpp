@@ -211,47 +211,70 @@ std::uint64_t ftrace_page_events(const std::vector<char>& page, std::size_t len)
     return ftrace_events(page.data(), hdr, hdr + std::min<std::size_t>(commit & ~flags, len - hdr));
 }
 
+// ftrace's ring for a run: sized like the others, emptied, tracing on;
+// returns trace_pipe_raw of the producer's CPU opened non-blocking, or -1
+// with @why set.
+int ftrace_open(const options& o, const std::string& tfs, std::string& why) {
+    const std::string cpu = tfs + "/per_cpu/cpu" + std::to_string(producer_cpu);
+    if (!bench::write_file(tfs + "/buffer_size_kb", std::to_string((4096u << o.order) / 1024)) ||
+        !bench::write_file(tfs + "/trace", "") || !bench::write_file(tfs + "/tracing_on", "1")) {
+        why = "cannot set up ftrace in " + tfs;
+        return -1;
+    }
+    int fd = ::open((cpu + "/trace_pipe_raw").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        why = "trace_pipe_raw: " + std::string(std::strerror(errno));
+    return fd;
+}
+
+// An ftrace consumer on the consumer CPU: poll @fd (a wake-up when it
+// says there is data), then @drain() until it finds nothing more, until
+// @stop; a last drain after it. Each poll and drain is a system call in
+// @r.
+template <typename Drain>
+void ftrace_consume(int fd, run_result& r, const std::atomic<bool>& stop, Drain drain) {
+    kt::pin_to(consumer_cpu);
+    for (;;) {
+        const bool last = stop.load(std::memory_order_acquire);
+        if (!last) {
+            pollfd p{fd, POLLIN, 0};
+            r.syscalls++;
+            if (::poll(&p, 1, 100) > 0)
+                r.wakeups++;
+        }
+        do
+            r.syscalls++;
+        while (drain());
+        if (last)
+            break;
+    }
+}
+
 run_result run_ftrace(const options& o, const std::string& tfs, std::uint64_t count,
                       std::uint64_t period) {
     run_result r;
     r.hits = count;
     const std::string ev = tfs + "/" + bench::event_dir + "/enable";
     const std::string cpu = tfs + "/per_cpu/cpu" + std::to_string(producer_cpu);
-    if (!bench::write_file(tfs + "/buffer_size_kb", std::to_string((4096u << o.order) / 1024)) ||
-        !bench::write_file(tfs + "/trace", "") || !bench::write_file(tfs + "/tracing_on", "1") ||
-        !bench::write_file(ev, "1")) {
-        r.why = "cannot set up ftrace in " + tfs;
+    int fd = ftrace_open(o, tfs, r.why);
+    if (fd < 0)
         return r;
-    }
-    int fd = ::open((cpu + "/trace_pipe_raw").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        bench::write_file(ev, "0");
-        r.why = "trace_pipe_raw: " + std::string(std::strerror(errno));
+    if (!bench::write_file(ev, "1")) {
+        ::close(fd);
+        r.why = "cannot enable the event";
         return r;
     }
     std::atomic<bool> stop{false};
     std::uint64_t events = 0;
     std::thread t([&] {
-        kt::pin_to(consumer_cpu);
         std::vector<char> page(4096);
-        for (;;) {
-            const bool last = stop.load(std::memory_order_acquire);
-            if (!last) {
-                pollfd p{fd, POLLIN, 0};
-                r.syscalls++;
-                if (::poll(&p, 1, 100) > 0)
-                    r.wakeups++;
-            }
-            for (;;) {
-                r.syscalls++;
-                const ssize_t n = ::read(fd, page.data(), page.size());
-                if (n <= 0)
-                    break;
-                events += ftrace_page_events(page, std::size_t(n));
-            }
-            if (last)
-                break;
-        }
+        ftrace_consume(fd, r, stop, [&] {
+            const ssize_t n = ::read(fd, page.data(), page.size());
+            if (n <= 0)
+                return false;
+            events += ftrace_page_events(page, std::size_t(n));
+            return true;
+        });
     });
     bench::fields f;
     r.why = fire(o, "ftrace", count, period, "", f);
@@ -302,17 +325,9 @@ run_result run_ftrace_mmap(const options& o, const std::string& tfs, std::uint64
     run_result r;
     r.hits = count;
     const std::string ev = tfs + "/" + bench::event_dir + "/enable";
-    const std::string cpu = tfs + "/per_cpu/cpu" + std::to_string(producer_cpu);
-    if (!bench::write_file(tfs + "/buffer_size_kb", std::to_string((4096u << o.order) / 1024)) ||
-        !bench::write_file(tfs + "/trace", "") || !bench::write_file(tfs + "/tracing_on", "1")) {
-        r.why = "cannot set up ftrace in " + tfs;
+    int fd = ftrace_open(o, tfs, r.why);
+    if (fd < 0)
         return r;
-    }
-    int fd = ::open((cpu + "/trace_pipe_raw").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        r.why = "trace_pipe_raw: " + std::string(std::strerror(errno));
-        return r;
-    }
     const long page = ::sysconf(_SC_PAGESIZE);
     void* mp = ::mmap(nullptr, std::size_t(page), PROT_READ, MAP_SHARED, fd, 0);
     if (mp == MAP_FAILED) {
@@ -337,38 +352,26 @@ run_result run_ftrace_mmap(const options& o, const std::string& tfs, std::uint64
         std::atomic<bool> stop{false};
         std::uint64_t events = 0;
         std::thread t([&] {
-            kt::pin_to(consumer_cpu);
             std::uint32_t id = ~0u;
             std::size_t off = 0;
             constexpr std::size_t hdr = 16;  // struct buffer_data_page's header
-            for (;;) {
-                const bool last = stop.load(std::memory_order_acquire);
-                if (!last) {
-                    pollfd p{fd, POLLIN, 0};
-                    r.syscalls++;
-                    if (::poll(&p, 1, 100) > 0)
-                        r.wakeups++;
+            ftrace_consume(fd, r, stop, [&] {
+                if (::ioctl(fd, trace_mmap_ioctl_get_reader) < 0)
+                    return false;
+                const std::uint32_t nid = meta->reader.id;
+                const std::size_t end = hdr + meta->reader.read;
+                if (nid != id) {
+                    id = nid;
+                    off = hdr;
+                } else if (end <= off) {
+                    return false;  // nothing new
                 }
-                for (;;) {
-                    r.syscalls++;
-                    if (::ioctl(fd, trace_mmap_ioctl_get_reader) < 0)
-                        break;
-                    const std::uint32_t nid = meta->reader.id;
-                    const std::size_t end = hdr + meta->reader.read;
-                    if (nid != id) {
-                        id = nid;
-                        off = hdr;
-                    } else if (end <= off) {
-                        break;  // nothing new
-                    }
-                    if (id >= meta->nr_subbufs || end > subbuf)
-                        break;
-                    events += ftrace_events(data + std::size_t(id) * subbuf, off, end);
-                    off = end;
-                }
-                if (last)
-                    break;
-            }
+                if (id >= meta->nr_subbufs || end > subbuf)
+                    return false;
+                events += ftrace_events(data + std::size_t(id) * subbuf, off, end);
+                off = end;
+                return true;
+            });
         });
         bench::fields f;
         r.why = fire(o, "ftrace", count, period, "", f);
