@@ -250,6 +250,27 @@ void ftrace_consume(int fd, run_result& r, const std::atomic<bool>& stop, Drain 
     }
 }
 
+// One ftrace run: the event enabled, @count hits fired while a consumer
+// thread drains @fd with @drain (ftrace_consume()), the event disabled,
+// the consumer joined. False, with @r.why set, if the event could not be
+// enabled.
+template <typename Drain>
+bool ftrace_fire(const options& o, const std::string& ev, int fd, run_result& r,
+                 std::uint64_t count, std::uint64_t period, Drain drain) {
+    if (!bench::write_file(ev, "1")) {
+        r.why = "cannot enable the event";
+        return false;
+    }
+    std::atomic<bool> stop{false};
+    std::thread t([&] { ftrace_consume(fd, r, stop, drain); });
+    bench::fields f;
+    r.why = fire(o, "ftrace", count, period, "", f);
+    bench::write_file(ev, "0");
+    stop.store(true, std::memory_order_release);
+    t.join();
+    return true;
+}
+
 run_result run_ftrace(const options& o, const std::string& tfs, std::uint64_t count,
                       std::uint64_t period) {
     run_result r;
@@ -259,28 +280,19 @@ run_result run_ftrace(const options& o, const std::string& tfs, std::uint64_t co
     int fd = ftrace_open(o, tfs, r.why);
     if (fd < 0)
         return r;
-    if (!bench::write_file(ev, "1")) {
+    std::vector<char> page(4096);
+    std::uint64_t events = 0;
+    const bool ran = ftrace_fire(o, ev, fd, r, count, period, [&] {
+        const ssize_t n = ::read(fd, page.data(), page.size());
+        if (n <= 0)
+            return false;
+        events += ftrace_page_events(page, std::size_t(n));
+        return true;
+    });
+    if (!ran) {
         ::close(fd);
-        r.why = "cannot enable the event";
         return r;
     }
-    std::atomic<bool> stop{false};
-    std::uint64_t events = 0;
-    std::thread t([&] {
-        std::vector<char> page(4096);
-        ftrace_consume(fd, r, stop, [&] {
-            const ssize_t n = ::read(fd, page.data(), page.size());
-            if (n <= 0)
-                return false;
-            events += ftrace_page_events(page, std::size_t(n));
-            return true;
-        });
-    });
-    bench::fields f;
-    r.why = fire(o, "ftrace", count, period, "", f);
-    bench::write_file(ev, "0");
-    stop.store(true, std::memory_order_release);
-    t.join();
     ::close(fd);
     const std::string stats = bench::read_file(cpu + "/stats");
     r.lost = bench::stat_of(stats, "overrun");
@@ -346,38 +358,28 @@ run_result run_ftrace_mmap(const options& o, const std::string& tfs, std::uint64
         return r;
     }
     const char* data = static_cast<const char*>(dp);
-    if (!bench::write_file(ev, "1")) {
-        r.why = "cannot enable the event";
-    } else {
-        std::atomic<bool> stop{false};
-        std::uint64_t events = 0;
-        std::thread t([&] {
-            std::uint32_t id = ~0u;
-            std::size_t off = 0;
-            constexpr std::size_t hdr = 16;  // struct buffer_data_page's header
-            ftrace_consume(fd, r, stop, [&] {
-                if (::ioctl(fd, trace_mmap_ioctl_get_reader) < 0)
-                    return false;
-                const std::uint32_t nid = meta->reader.id;
-                const std::size_t end = hdr + meta->reader.read;
-                if (nid != id) {
-                    id = nid;
-                    off = hdr;
-                } else if (end <= off) {
-                    return false;  // nothing new
-                }
-                if (id >= meta->nr_subbufs || end > subbuf)
-                    return false;
-                events += ftrace_events(data + std::size_t(id) * subbuf, off, end);
-                off = end;
-                return true;
-            });
-        });
-        bench::fields f;
-        r.why = fire(o, "ftrace", count, period, "", f);
-        bench::write_file(ev, "0");
-        stop.store(true, std::memory_order_release);
-        t.join();
+    std::uint32_t id = ~0u;
+    std::size_t off = 0;
+    std::uint64_t events = 0;
+    constexpr std::size_t hdr = 16;  // struct buffer_data_page's header
+    const bool ran = ftrace_fire(o, ev, fd, r, count, period, [&] {
+        if (::ioctl(fd, trace_mmap_ioctl_get_reader) < 0)
+            return false;
+        const std::uint32_t nid = meta->reader.id;
+        const std::size_t end = hdr + meta->reader.read;
+        if (nid != id) {
+            id = nid;
+            off = hdr;
+        } else if (end <= off) {
+            return false;  // nothing new
+        }
+        if (id >= meta->nr_subbufs || end > subbuf)
+            return false;
+        events += ftrace_events(data + std::size_t(id) * subbuf, off, end);
+        off = end;
+        return true;
+    });
+    if (ran) {
         r.lost = meta->overrun;
         r.delivered = events;
         if (r.why.empty() && !ftrace_adds_up(events, r.lost, count))
