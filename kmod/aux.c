@@ -260,16 +260,19 @@ int kring_aux_mmap(struct file *file, struct vm_area_struct *vma)
 		if (aux->pgoff != vma->vm_pgoff || aux->size != len || aux->overwrite != overwrite)
 			goto out;
 	} else {
+		struct kring_charge charge = {};
+
+		/* Charged before it is allocated: see kring_channel_mmap(). */
+		ret = kring_charge_pages(&charge, vma->vm_mm, len >> PAGE_SHIFT);
+		if (ret)
+			goto out;
 		aux = kring_aux_alloc(len >> PAGE_SHIFT);
 		if (IS_ERR(aux)) {
+			kring_uncharge_pages(&charge);
 			ret = PTR_ERR(aux);
 			goto out;
 		}
-		ret = kring_charge_pages(&aux->charge, vma->vm_mm, aux->nr_pages);
-		if (ret) {
-			kring_aux_free(aux);
-			goto out;
-		}
+		aux->charge = charge;
 		aux->pgoff = vma->vm_pgoff;
 		aux->overwrite = overwrite;
 		aux->watermark = ch->attr.aux_watermark ?: aux->size / 2;

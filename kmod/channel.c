@@ -595,19 +595,25 @@ static int kring_channel_mmap(struct file *file, struct vm_area_struct *vma)
 		if (buf->nr_pages != data_pages)
 			goto out;
 	} else {
+		struct kring_charge charge = {};
+
 		overwrite = !(vma->vm_flags & VM_WRITE) ||
 			    (ch->attr.flags & KRING_ATTR_F_OVERWRITE);
+		/*
+		 * Charge before allocating, as perf_mmap() checks its limits
+		 * before rb_alloc(): a request beyond them allocates nothing.
+		 */
+		ret = kring_charge_pages(&charge, vma->vm_mm, data_pages + 1);
+		if (ret)
+			goto out;
 		buf = kring_buffer_alloc(ilog2(data_pages), overwrite, ch->id);
 		if (IS_ERR(buf)) {
+			kring_uncharge_pages(&charge);
 			ret = PTR_ERR(buf);
 			goto out;
 		}
 		buf->mirrored = ch->attr.flags & KRING_ATTR_F_MIRROR;
-		ret = kring_charge_pages(&buf->charge, vma->vm_mm, data_pages + 1);
-		if (ret) {
-			kring_buffer_put(buf);
-			goto out;
-		}
+		buf->charge = charge;
 		kring_channel_attach(ch, buf);
 	}
 
