@@ -77,6 +77,26 @@ bool kring_throttle_enter(u64 *t0)
 }
 
 /**
+ * kring_throttle_next_window() - when a throttled CPU may write again
+ *
+ * A periodic source that kring_throttle_enter() refused does not tick again
+ * before this time (hrtimer_forward() to it): every tick in between would
+ * be refused too, and a throttled CPU takes no more of them, as perf stops
+ * a throttled event's hrtimer until the next tick unthrottles it. So the
+ * interrupts a throttled timer costs are one per window, whatever its
+ * period.
+ *
+ * Return: the start of the next window, in ns of CLOCK_MONOTONIC (the
+ * clock of the sources' hrtimers).
+ */
+u64 kring_throttle_next_window(void)
+{
+	u64 now = ktime_get_mono_fast_ns();
+
+	return (div64_u64(now, KRING_THROTTLE_WINDOW_NS) + 1) * KRING_THROTTLE_WINDOW_NS;
+}
+
+/**
  * kring_throttle_exit() - the sample begun at @t0 is written
  * @t0: from kring_throttle_enter()
  *

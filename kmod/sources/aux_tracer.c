@@ -242,7 +242,10 @@ static enum hrtimer_restart kring_aux_tracer_timer(struct hrtimer *t)
 	/* A throttled tick writes nothing: the next extent starts with SYNC. */
 	if (!kring_throttle_enter(&t0)) {
 		atomic64_inc(&tr->ch->throttled);
-		goto out;
+		/* No tick until the CPU's next window (throttle.c). */
+		hrtimer_forward(t, ns_to_ktime(kring_throttle_next_window()),
+				ns_to_ktime(KRING_AUX_TICK_NS));
+		return HRTIMER_RESTART;
 	}
 	if (!tr->task_mode) {
 		if (!kring_aux_tracer_emit(tr, tr->per_tick, tc->cpu, NULL, 0, 0)) {
@@ -264,7 +267,6 @@ static enum hrtimer_restart kring_aux_tracer_timer(struct hrtimer *t)
 		raw_spin_unlock_irqrestore(&tr->lock, flags);
 	}
 	kring_throttle_exit(t0);
-out:
 	hrtimer_forward_now(t, ns_to_ktime(KRING_AUX_TICK_NS));
 	return HRTIMER_RESTART;
 }

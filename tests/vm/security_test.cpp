@@ -5,7 +5,7 @@
 // other task; the attr is bounded; hard-irq samples are throttled and
 // counted; the set-output graph has no chains, wakes its pollers and keeps
 // RESET away from running writers; a buffer written from two CPUs through
-// set-output stays intact.
+// set-output stays intact; a throttled timer stops interrupting.
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,6 +16,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -344,6 +345,49 @@ TEST(Security, SampleRateIsThrottled) {
     EXPECT_GT(t.throttled, 0u);
     // A sample admitted at the end of a window may carry a time just past it.
     EXPECT_LE(t.max_per_window, 5 + 1);
+}
+
+// Local timer interrupts CPU 0 has taken (/proc/interrupts, LOC), -1 when
+// the kernel does not say.
+long cpu0_timer_interrupts() {
+    std::FILE* f = std::fopen("/proc/interrupts", "r");
+    if (!f)
+        return -1;
+    char line[4096];
+    long n = -1;
+    while (std::fgets(line, sizeof(line), f))
+        if (std::sscanf(line, " LOC: %ld", &n) == 1)
+            break;
+    std::fclose(f);
+    return n;
+}
+
+// A throttled timer does not tick again before the CPU's next window: a
+// 20 kHz timer limited to 500 samples per second costs CPU 0 about the
+// interrupts of the samples it may write and one per 10 ms window, not
+// one per period (the periods skipped are counted as throttled).
+TEST(Security, ThrottledTimerStopsInterrupting) {
+    kt::module_param rate("max_sample_rate"), pct("cpu_time_max_percent");
+    if (!is_root() || !rate.usable() || !pct.usable())
+        GTEST_SKIP() << "needs root and kring's throttle parameters";
+    long before = cpu0_timer_interrupts();
+    if (before < 0)
+        GTEST_SKIP() << "no LOC line in /proc/interrupts";
+    ASSERT_TRUE(pct.set("0"));
+    ASSERT_TRUE(rate.set("500"));
+    timer_run t = run_timer(20000, 1000);
+    long taken = cpu0_timer_interrupts() - before;
+    std::printf(
+        "20 kHz timer at max_sample_rate=500: %llu written, %llu throttled, %ld timer "
+        "interrupts on CPU 0 in 1 s\n",
+        (unsigned long long)t.written, (unsigned long long)t.throttled, taken);
+    EXPECT_GT(t.written, 0u);
+    EXPECT_LE(t.max_per_window, 5 + 1);
+    // The periods skipped are throttled samples: most of the 20000.
+    EXPECT_GT(t.throttled, 10000u);
+    // 500 samples, 100 windows, the kernel's own tick (HZ <= 1000) and
+    // other timers: far below the 20000 periods.
+    EXPECT_LT(taken, 5000) << "a throttled timer still interrupts every period";
 }
 
 // kring.cpu_time_max_percent bounds the share of a CPU the samples take:
