@@ -26,6 +26,10 @@
 #include <linux/mm.h>
 #include <linux/file.h>
 #include <linux/log2.h>
+#include <linux/hashtable.h>
+#include <linux/spinlock.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 
 #include "compat.h"
 #include "channel.h"
@@ -915,6 +919,82 @@ static __poll_t kring_poll(struct file *file, poll_table *wait)
 
 /* ---- open/release ------------------------------------------------------ */
 
+/*
+ * kring.max_user_channels bounds the channels one user holds open, as
+ * fs.inotify.max_user_instances bounds inotify instances. Each channel may
+ * cost every CPU work the user does not pay for: every context switch
+ * walks the enabled followed channels (capture.c), and a channel bound to a
+ * CPU ticks there in hard irq context (its floor tick, its timer). The
+ * limit makes that work a constant per user. A user with CAP_PERFMON (or
+ * CAP_SYS_ADMIN) is not bound, as with perf's limits.
+ */
+static unsigned int kring_max_user_channels = 1024;
+module_param_named(max_user_channels, kring_max_user_channels, uint, 0644);
+MODULE_PARM_DESC(max_user_channels,
+		 "channels one user without CAP_PERFMON may hold open (0: no limit)");
+
+/* One per user with a channel open: the count, under its lock. */
+struct kring_user_channels {
+	struct hlist_node node;
+	kuid_t uid;
+	unsigned int count;
+};
+
+static DEFINE_HASHTABLE(kring_users, 6);
+static DEFINE_SPINLOCK(kring_users_lock);
+
+/*
+ * Count one more channel for the caller's user in @ch->user.
+ * Return: 0, -EMFILE beyond kring.max_user_channels, -ENOMEM.
+ */
+static int kring_user_channel_add(struct kring_channel *ch)
+{
+	unsigned int max = READ_ONCE(kring_max_user_channels);
+	struct kring_user_channels *uc, *fresh;
+	kuid_t uid = current_uid();
+	/* capable() may sleep (audit): ask outside the lock, and only if bound. */
+	bool bound = max && !perfmon_capable();
+	int ret = 0;
+
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	if (!fresh)
+		return -ENOMEM;
+	spin_lock(&kring_users_lock);
+	hash_for_each_possible(kring_users, uc, node, __kuid_val(uid))
+		if (uid_eq(uc->uid, uid))
+			break;
+	if (!uc) {
+		uc = fresh;
+		fresh = NULL;
+		uc->uid = uid;
+		hash_add(kring_users, &uc->node, __kuid_val(uid));
+	}
+	/* A fresh entry has count 0 < max: only a known user is refused. */
+	if (bound && uc->count >= max) {
+		ret = -EMFILE;
+	} else {
+		uc->count++;
+		ch->user = uc;
+	}
+	spin_unlock(&kring_users_lock);
+	kfree(fresh);
+	return ret;
+}
+
+/* The channel's file is released: one channel less for its opener. */
+static void kring_user_channel_del(struct kring_channel *ch)
+{
+	struct kring_user_channels *uc = ch->user, *dead = NULL;
+
+	spin_lock(&kring_users_lock);
+	if (!--uc->count) {
+		hash_del(&uc->node);
+		dead = uc;
+	}
+	spin_unlock(&kring_users_lock);
+	kfree(dead);
+}
+
 static int kring_open(struct inode *inode, struct file *file)
 {
 	struct kring_channel *ch;
@@ -929,9 +1009,15 @@ static int kring_open(struct inode *inode, struct file *file)
 	init_irq_work(&ch->free_work, kring_channel_free_work);
 	INIT_LIST_HEAD(&ch->redirected);
 	refcount_set(&ch->refs, 1);
+	ret = kring_user_channel_add(ch);
+	if (ret) {
+		kfree(ch);
+		return ret;
+	}
 	ch->id = atomic64_inc_return(&kring_next_id);
 	ret = xa_insert(&kring_channels, ch->id, ch, GFP_KERNEL_ACCOUNT);
 	if (ret) {
+		kring_user_channel_del(ch);
 		kfree(ch);
 		return ret;
 	}
@@ -962,6 +1048,7 @@ static int kring_release(struct inode *inode, struct file *file)
 	 */
 	synchronize_rcu();
 	irq_work_sync(&ch->wakeup_work);
+	kring_user_channel_del(ch);
 	kring_channel_put(ch);
 	return 0;
 }

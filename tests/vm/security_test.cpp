@@ -5,7 +5,8 @@
 // other task; the attr is bounded; hard-irq samples are throttled and
 // counted; the set-output graph has no chains, wakes its pollers and keeps
 // RESET away from running writers; a buffer written from two CPUs through
-// set-output stays intact; a throttled timer stops interrupting.
+// set-output stays intact; a throttled timer stops interrupting; a user's
+// channels are bounded.
 #include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -388,6 +389,55 @@ TEST(Security, ThrottledTimerStopsInterrupting) {
     // 500 samples, 100 windows, the kernel's own tick (HZ <= 1000) and
     // other timers: far below the 20000 periods.
     EXPECT_LT(taken, 5000) << "a throttled timer still interrupts every period";
+}
+
+// kring.max_user_channels bounds the channels one unprivileged user holds
+// open: EMFILE beyond it (as fs.inotify.max_user_instances); a close frees
+// a place, a fork or dup makes no channel; root is not bound.
+TEST(Security, ChannelsPerUserAreBounded) {
+    kt::module_param max("max_user_channels");
+    if (!is_root() || !max.usable())
+        GTEST_SKIP() << "needs root and kring's max_user_channels parameter";
+    ASSERT_TRUE(max.set("4"));
+    auto open_kring = [] { return ::open("/dev/kring", O_RDWR | O_CLOEXEC); };
+    int status = kt::in_child([&] {
+        if (!kt::become_nobody())
+            return 1;
+        std::vector<int> fds;
+        for (int i = 0; i < 4; i++) {
+            int fd = open_kring();
+            if (fd < 0)
+                return 2;
+            fds.push_back(fd);
+        }
+        if (::dup(fds[0]) < 0)
+            return 3;
+        errno = 0;
+        if (open_kring() >= 0 || errno != EMFILE)
+            return 4;
+        // A child shares the parent's channels and is refused a fifth too.
+        int child = kt::in_child([&] {
+            errno = 0;
+            return open_kring() < 0 && errno == EMFILE ? 0 : 1;
+        });
+        if (!exited_ok(child))
+            return 5;
+        ::close(fds.back());
+        fds.pop_back();
+        return open_kring() >= 0 ? 0 : 6;
+    });
+    EXPECT_TRUE(exited_ok(status))
+        << "status " << status << " (2: refused under the limit, 4: not refused beyond it, "
+        << "5: refused a child nothing, 6: a close freed no place)";
+    std::vector<int> fds;
+    for (int i = 0; i < 8; i++) {
+        int fd = open_kring();
+        EXPECT_GE(fd, 0) << "root was refused channel " << i << ": " << std::strerror(errno);
+        if (fd >= 0)
+            fds.push_back(fd);
+    }
+    for (int fd : fds)
+        ::close(fd);
 }
 
 // kring.cpu_time_max_percent bounds the share of a CPU the samples take:

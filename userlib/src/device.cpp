@@ -103,6 +103,8 @@ result<device> device::open(std::string_view path, std::uint64_t required) {
         std::string what = "cannot open " + p;
         if (e == ENOENT)
             what += " (is kring.ko loaded?)";
+        else if (e == EMFILE)
+            what += " (RLIMIT_NOFILE, or the user's kring.max_user_channels, is reached)";
         return error::from_errno(e, what);
     }
     unique_fd owner(fd);
