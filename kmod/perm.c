@@ -12,8 +12,10 @@
  * Following another task always needs the access ptrace's "read" mode
  * would grant (perf uses ptrace_may_access(PTRACE_MODE_READ_REALCREDS),
  * which is not exported to modules): the same thread group, or the
- * caller's real uid and gid match the target's uids and gids and the
- * target is dumpable, or CAP_SYS_PTRACE. Refusals are -EACCES.
+ * caller's real uid and gid match the target's uids and gids, the target
+ * holds no capability the caller lacks (in the same user namespace) and is
+ * dumpable, or CAP_SYS_PTRACE. LSMs are not consulted (their ptrace hook
+ * is not exported either). Refusals are -EACCES.
  *
  * The generators built for tests and benchmarks (synthetic, the emulated
  * AUX tracer) spend CPU time outside the caller's accounting: they need
@@ -60,7 +62,12 @@ int kring_perm_source(const struct kring_source_ops *src)
 	return 0;
 }
 
-/* Whether @cred's real ids match every uid and gid of @task's credentials. */
+/*
+ * Whether @cred's real ids match every uid and gid of @task's credentials,
+ * and @task holds no capability @cred lacks, in the same user namespace
+ * (ptrace's cap_ptrace_access_check(): a same-user service started with
+ * ambient capabilities is not readable by that user's other processes).
+ */
 static bool kring_same_ids(const struct cred *cred, const struct task_struct *task)
 {
 	const struct cred *tcred;
@@ -70,7 +77,9 @@ static bool kring_same_ids(const struct cred *cred, const struct task_struct *ta
 	tcred = __task_cred(task);
 	ok = uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
 	     uid_eq(cred->uid, tcred->uid) && gid_eq(cred->gid, tcred->egid) &&
-	     gid_eq(cred->gid, tcred->sgid) && gid_eq(cred->gid, tcred->gid);
+	     gid_eq(cred->gid, tcred->sgid) && gid_eq(cred->gid, tcred->gid) &&
+	     cred->user_ns == tcred->user_ns &&
+	     cap_issubset(tcred->cap_permitted, cred->cap_permitted);
 	rcu_read_unlock();
 	return ok;
 }
@@ -121,7 +130,8 @@ bool kring_perm_see_all(void)
  *	or credentials can change under us)
  *
  * The rule of configure time, with the owner's credentials kept from then:
- * its real ids match every id of @p and @p is dumpable, or the owner had
+ * its real ids match every id of @p, @p holds no capability the owner
+ * lacked and is dumpable, or the owner had
  * CAP_SYS_PTRACE. A task that execs a setuid or setgid image fails both
  * the moment the exec commits its new credentials (commit_creds() makes
  * the mm non-dumpable), as perf stops a task's events there

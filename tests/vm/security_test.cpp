@@ -1,13 +1,13 @@
 // In the guest: what an unprivileged user may do with /dev/kring and the
 // protections behind it (docs/SECURITY.md). The test generators need
 // privilege; no record carries a kernel address; a follower stops at the
-// exec of an image it may not observe; an unprivileged follower sees no
-// other task; the attr is bounded; hard-irq samples are throttled and
-// counted; the set-output graph has no chains, wakes its pollers and keeps
-// RESET away from running writers; a buffer written from two CPUs through
-// set-output stays intact; a throttled timer stops interrupting; a user's
-// channels are bounded.
+// exec of an image it may not observe, and does not follow a task holding
+// capabilities it lacks; an unprivileged follower sees no other task; the attr is bounded; hard-irq
+// samples are throttled and counted; the set-output graph has no chains, wakes its pollers and
+// keeps RESET away from running writers; a buffer written from two CPUs through set-output stays
+// intact; a throttled timer stops interrupting; a user's channels are bounded.
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -239,6 +239,53 @@ TEST(Security, UnprivilegedFollowerSeesNoOtherTask) {
     int root = run(false);
     EXPECT_TRUE(exited_ok(nobody)) << "status " << nobody << " (5: another task was named)";
     EXPECT_TRUE(exited_ok(root)) << "status " << root << " (6: root saw no other task)";
+}
+
+// A task of the follower's own user that holds capabilities the follower
+// lacks (kept across its change of ids, as a service started with ambient
+// capabilities holds them) is not followed, as ptrace's read mode refuses
+// it (cap_ptrace_access_check()); the same task without them is.
+TEST(Security, TaskWithCapabilitiesTheFollowerLacksIsNotFollowed) {
+    if (!is_root())
+        GTEST_SKIP() << "needs root to make a nobody task that holds capabilities";
+    auto run = [](bool keep_caps) {
+        int ready[2], hold[2];
+        if (::pipe(ready) || ::pipe(hold))
+            return -1;
+        pid_t target = kt::fork_child([&] {
+            ::close(ready[0]);
+            ::close(hold[1]);
+            if (keep_caps && ::prctl(PR_SET_KEEPCAPS, 1))
+                return 1;
+            if (!kt::become_nobody())
+                return 1;
+            char c = 0;
+            if (::write(ready[1], &c, 1) != 1)
+                return 1;
+            return ::read(hold[0], &c, 1) < 0 ? 1 : 0;  // until the parent closes
+        });
+        ::close(ready[1]);
+        ::close(hold[0]);
+        char c;
+        bool up = ::read(ready[0], &c, 1) == 1;
+        int status = up ? kt::in_child([&] {
+            if (!kt::become_nobody())
+                return 1;
+            kt::channel ch;
+            kring_attr a = kt::attr(KRING_SOURCE_SCHED, -1, target);
+            int e = ch.open(a, 4);
+            std::printf("following a nobody task %s its capabilities: %s\n",
+                        keep_caps ? "with" : "without", e ? std::strerror(e) : "allowed");
+            return e == 0 ? 10 : e == EACCES ? 11 : 12;
+        })
+                        : -1;
+        ::close(ready[0]);
+        ::close(hold[1]);
+        kt::wait_child(target);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    };
+    EXPECT_EQ(run(true), 11) << "10: followed, 12: another error";
+    EXPECT_EQ(run(false), 10) << "11: refused its own capability-less task";
 }
 
 // A followed task that execs a setuid-root image is not followed any more
