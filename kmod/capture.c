@@ -38,6 +38,8 @@
 #include <linux/cred.h>
 #include <linux/capability.h>
 #include <linux/binfmts.h>
+#include <linux/hrtimer.h>
+#include <linux/math64.h>
 
 #include "capture.h"
 #include "source.h"
@@ -197,6 +199,21 @@ static void kring_capture_flag_offline(struct kring_capture *cap, bool offline)
 }
 
 /*
+ * Start @cap's floor tick on the next multiple of its period on the
+ * monotonic clock; hrtimer_forward_now() keeps it there. So the floor ticks
+ * of every channel bound to a CPU expire together and cost that CPU one
+ * interrupt per period, however many channels there are (each still runs
+ * its callback).
+ */
+static void kring_floor_tick_start(struct kring_capture *cap)
+{
+	u64 period = (u64)kring_floor_tick_us * NSEC_PER_USEC;
+	u64 next = (div64_u64(ktime_to_ns(ktime_get()), period) + 1) * period;
+
+	hrtimer_start(&cap->floor_timer, ns_to_ktime(next), HRTIMER_MODE_ABS_PINNED_HARD);
+}
+
+/*
  * A bound channel's CPU goes offline or comes back: flag it in the
  * channel's own control page and let the source stop or restart what runs
  * on that CPU.
@@ -205,8 +222,7 @@ static void kring_capture_hotplug(struct kring_capture *cap, unsigned int cpu, b
 {
 	lockdep_assert_held(&cap->ch->lock);
 	if (cap->cpu == cpu && online && kring_floor_tick_us && !READ_ONCE(cap->floor_stop))
-		hrtimer_start(&cap->floor_timer, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC),
-			      HRTIMER_MODE_REL_PINNED_HARD);
+		kring_floor_tick_start(cap);
 	else if (cap->cpu == cpu && !online)
 		hrtimer_cancel(&cap->floor_timer);
 	if (cap->cpu == cpu)
@@ -401,10 +417,7 @@ static enum hrtimer_restart kring_floor_tick(struct hrtimer *t)
 
 static void kring_floor_tick_arm(void *arg)
 {
-	struct kring_capture *cap = arg;
-
-	hrtimer_start(&cap->floor_timer, ns_to_ktime(kring_floor_tick_us * NSEC_PER_USEC),
-		      HRTIMER_MODE_REL_PINNED_HARD);
+	kring_floor_tick_start(arg);
 }
 
 /**

@@ -2,10 +2,12 @@
 // protections behind it (docs/SECURITY.md). The test generators need
 // privilege; no record carries a kernel address; a follower stops at the
 // exec of an image it may not observe, and does not follow a task holding
-// capabilities it lacks; an unprivileged follower sees no other task; the attr is bounded; hard-irq
-// samples are throttled and counted; the set-output graph has no chains, wakes its pollers and
-// keeps RESET away from running writers; a buffer written from two CPUs through set-output stays
-// intact; a throttled timer stops interrupting; a user's channels are bounded.
+// capabilities it lacks; an unprivileged follower sees no other task; the
+// attr is bounded; hard-irq samples are throttled and counted, and a
+// throttled timer stops interrupting; the floor ticks of a CPU's channels
+// share interrupts; a user's channels are bounded; the set-output graph
+// has no chains, wakes its pollers and keeps RESET away from running
+// writers; a buffer written from two CPUs through set-output stays intact.
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -436,6 +439,37 @@ TEST(Security, ThrottledTimerStopsInterrupting) {
     // 500 samples, 100 windows, the kernel's own tick (HZ <= 1000) and
     // other timers: far below the 20000 periods.
     EXPECT_LT(taken, 5000) << "a throttled timer still interrupts every period";
+}
+
+// Every channel bound to a CPU has a floor tick there (kring.floor_tick_us,
+// 10 ms by default, hard irq). The ticks are aligned on their period, so
+// the ticks of 200 channels bound to CPU 0 expire together: about 100
+// interrupts a second, not 20000.
+TEST(Security, FloorTicksOfManyChannelsShareOneInterrupt) {
+    if (!is_root())
+        GTEST_SKIP() << "per-CPU capture needs privilege";
+    if (kt::read_sysfs("/sys/module/kring/parameters/floor_tick_us") != "10000")
+        GTEST_SKIP() << "kring.floor_tick_us is not the default 10000";
+    long before = cpu0_timer_interrupts();
+    if (before < 0)
+        GTEST_SKIP() << "no LOC line in /proc/interrupts";
+    std::vector<std::unique_ptr<kt::raw_channel>> chans;
+    for (int i = 0; i < 200; i++) {
+        auto c = std::make_unique<kt::raw_channel>();
+        ASSERT_EQ(c->open_dev(), 0);
+        ASSERT_EQ(c->configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
+        ASSERT_EQ(c->map_ring(0, true, false), 0);
+        ASSERT_EQ(c->ioctl0(KRING_IOC_ENABLE), 0);
+        chans.push_back(std::move(c));
+    }
+    long start = cpu0_timer_interrupts();
+    ::usleep(1000000);
+    long taken = cpu0_timer_interrupts() - start;
+    for (auto& c : chans)
+        EXPECT_EQ(c->ioctl0(KRING_IOC_DISABLE), 0);
+    std::printf("200 channels bound to CPU 0: %ld timer interrupts there in 1 s\n", taken);
+    // 100 floor ticks, the kernel's own tick (HZ <= 1000) and other timers.
+    EXPECT_LT(taken, 5000) << "the floor ticks of the channels do not share interrupts";
 }
 
 // kring.max_user_channels bounds the channels one unprivileged user holds
