@@ -469,6 +469,7 @@ int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
 	ch->follow_tid = cap->tid;
 	cap->inherit = attr->flags & KRING_ATTR_F_INHERIT;
 	cap->owner = get_current_cred();
+	cap->pid_ns = get_pid_ns(task_active_pid_ns(current));
 	cap->owner_ptrace = has_capability_noaudit(current, CAP_SYS_PTRACE);
 	cap->see_all = kring_perm_see_all();
 	INIT_LIST_HEAD(&cap->node);
@@ -572,6 +573,9 @@ void kring_capture_release(struct kring_capture *cap)
 	if (cap->owner)
 		put_cred(cap->owner);
 	cap->owner = NULL;
+	if (cap->pid_ns)
+		put_pid_ns(cap->pid_ns);
+	cap->pid_ns = NULL;
 }
 
 /**

@@ -15,6 +15,7 @@
 #include <linux/spinlock.h>
 #include <linux/sched.h>
 #include <linux/hrtimer.h>
+#include <linux/pid_namespace.h>
 
 #include "channel.h"
 
@@ -85,10 +86,29 @@ struct kring_capture {
 	struct hrtimer floor_timer;
 	bool floor_stop;
 	const struct cred *owner;
+	struct pid_namespace *pid_ns;	/* the owner's, for the pids it reads */
 	bool owner_ptrace;
 	bool see_all;
 	bool revoked;
 };
+
+/*
+ * @t's process and thread ids as the channel's owner sees them: in the pid
+ * namespace it configured the channel from, as perf reports pids in its
+ * event's namespace (perf_event_pid()); 0 for a task outside it.
+ * Context: any (the lookup is RCU).
+ */
+static inline void kring_capture_ids(const struct kring_capture *cap, struct task_struct *t,
+				     u32 *pid, u32 *tid)
+{
+	if (likely(cap->pid_ns == &init_pid_ns)) {
+		*pid = t->tgid;
+		*tid = t->pid;
+		return;
+	}
+	*pid = task_tgid_nr_ns(t, cap->pid_ns);
+	*tid = task_pid_nr_ns(t, cap->pid_ns);
+}
 
 /* capture.c */
 int kring_capture_module_init(void);

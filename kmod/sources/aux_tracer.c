@@ -111,8 +111,10 @@ static bool kring_aux_tracer_itrace(struct kring_aux_tracer *tr, struct task_str
 		return false;
 	}
 	kring_output_header(&h, KRING_RECORD_ITRACE_START, 0);
-	rec.pid = t ? (u32)task_tgid_nr(t) : (u32)-1;
-	rec.tid = t ? (u32)task_pid_nr(t) : (u32)-1;
+	rec.pid = (u32)-1;
+	rec.tid = (u32)-1;
+	if (t)
+		kring_capture_ids(&tr->cap, t, &rec.pid, &rec.tid);
 	rec.time = h.time;
 	rec.seq = h.seq;
 	kring_output_copy(&h, &rec.pid, sizeof(rec) - sizeof(rec.header));

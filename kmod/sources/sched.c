@@ -25,20 +25,18 @@
  * pid, tid, prio and comm, or (!@show) zeros and an empty comm for a task
  * the channel's owner may not see (the caller zeroed @raw).
  */
-static void kring_sched_name(struct kring_sched_raw *raw, bool next,
-			     const struct task_struct *t, bool show)
+static void kring_sched_name(const struct kring_capture *cap, struct kring_sched_raw *raw,
+			     bool next, struct task_struct *t, bool show)
 {
 	char *comm = next ? raw->next_comm : raw->prev_comm;
 
 	if (!show)
 		return;
 	if (next) {
-		raw->next_pid = t->tgid;
-		raw->next_tid = t->pid;
+		kring_capture_ids(cap, t, &raw->next_pid, &raw->next_tid);
 		raw->next_prio = t->prio;
 	} else {
-		raw->prev_pid = t->tgid;
-		raw->prev_tid = t->pid;
+		kring_capture_ids(cap, t, &raw->prev_pid, &raw->prev_tid);
 		raw->prev_prio = t->prio;
 	}
 	memcpy(comm, t->comm, sizeof(t->comm) < 16 ? sizeof(t->comm) : 16);
@@ -46,15 +44,14 @@ static void kring_sched_name(struct kring_sched_raw *raw, bool next,
 }
 
 /* Write one record about @who; @raw is complete but for its cpu. */
-static void kring_sched_emit(struct kring_capture *cap, const struct task_struct *who,
+static void kring_sched_emit(struct kring_capture *cap, struct task_struct *who,
 			     struct kring_sched_raw *raw)
 {
 	struct kring_sample_data d = {};
 
 	raw->cpu = smp_processor_id();
 	d.ip = 0;
-	d.pid = who->tgid;
-	d.tid = who->pid;
+	kring_capture_ids(cap, who, &d.pid, &d.tid);
 	d.cpu = raw->cpu;
 	d.period = 1;
 	d.raw = raw;
@@ -72,7 +69,7 @@ static void kring_sched_switch(struct kring_capture *cap, bool preempt,
 			       unsigned int prev_state)
 {
 	struct kring_sched_raw raw;
-	const struct task_struct *who;
+	struct task_struct *who;
 	bool show_prev, show_next;
 
 	if (!kring_sched_here(cap))
@@ -96,8 +93,8 @@ static void kring_sched_switch(struct kring_capture *cap, bool preempt,
 	raw.kind = KRING_SCHED_SWITCH;
 	raw.flags = preempt ? KRING_SCHED_F_PREEMPT : 0;
 	raw.prev_state = prev_state;
-	kring_sched_name(&raw, false, prev, show_prev);
-	kring_sched_name(&raw, true, next, show_next);
+	kring_sched_name(cap, &raw, false, prev, show_prev);
+	kring_sched_name(cap, &raw, true, next, show_next);
 	kring_sched_emit(cap, who, &raw);
 }
 
@@ -111,9 +108,9 @@ static void kring_sched_fork(struct kring_capture *cap, struct task_struct *pare
 		return;
 	memset(&raw, 0, sizeof(raw));
 	raw.kind = KRING_SCHED_FORK;
-	kring_sched_name(&raw, false, parent, true);	/* followed: checked above */
+	kring_sched_name(cap, &raw, false, parent, true);	/* followed: checked above */
 	/* A child of a followed task has its parent's credentials. */
-	kring_sched_name(&raw, true, child, true);
+	kring_sched_name(cap, &raw, true, child, true);
 	kring_sched_emit(cap, parent, &raw);
 }
 
@@ -126,7 +123,7 @@ static void kring_sched_exit(struct kring_capture *cap, struct task_struct *p)
 	memset(&raw, 0, sizeof(raw));
 	raw.kind = KRING_SCHED_EXIT;
 	raw.prev_state = p->exit_code;
-	kring_sched_name(&raw, false, p, true);	/* followed: checked above */
+	kring_sched_name(cap, &raw, false, p, true);	/* followed: checked above */
 	kring_sched_emit(cap, p, &raw);
 }
 
@@ -140,8 +137,8 @@ static void kring_sched_wakeup(struct kring_capture *cap, struct task_struct *p)
 	memset(&raw, 0, sizeof(raw));
 	raw.kind = KRING_SCHED_WAKEUP;
 	raw.prev_state = task_cpu(p);
-	kring_sched_name(&raw, false, current, kring_capture_may_see(cap, current));
-	kring_sched_name(&raw, true, p, true);	/* followed: checked above */
+	kring_sched_name(cap, &raw, false, current, kring_capture_may_see(cap, current));
+	kring_sched_name(cap, &raw, true, p, true);	/* followed: checked above */
 	kring_sched_emit(cap, p, &raw);
 }
 

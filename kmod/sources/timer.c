@@ -58,8 +58,7 @@ static void kring_timer_sample(struct kring_timer *tm, struct pt_regs *regs, u64
 	raw.cpu = smp_processor_id();
 	raw.overruns = overruns;
 	d.ip = instruction_pointer(regs);
-	d.pid = current->tgid;
-	d.tid = current->pid;
+	kring_capture_ids(&tm->cap, current, &d.pid, &d.tid);
 	d.cpu = raw.cpu;
 	d.period = tm->period * overruns;
 	d.raw = &raw;

@@ -2,13 +2,15 @@
 // protections behind it (docs/SECURITY.md). The test generators need
 // privilege; no record carries a kernel address; a follower stops at the
 // exec of an image it may not observe, and does not follow a task holding
-// capabilities it lacks; an unprivileged follower sees no other task; the
-// attr is bounded; hard-irq samples are throttled and counted, and a
-// throttled timer stops interrupting; the floor ticks of a CPU's channels
-// share interrupts; a user's channels are bounded; the set-output graph
-// has no chains, wakes its pollers and keeps RESET away from running
-// writers; a buffer written from two CPUs through set-output stays intact.
+// capabilities it lacks; records name tasks in the owner's pid namespace;
+// an unprivileged follower sees no other task; the attr is bounded;
+// hard-irq samples are throttled and counted, and a throttled timer stops
+// interrupting; the floor ticks of a CPU's channels share interrupts; a
+// user's channels are bounded; the set-output graph has no chains, wakes
+// its pollers and keeps RESET away from running writers; a buffer written
+// from two CPUs through set-output stays intact.
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -289,6 +291,50 @@ TEST(Security, TaskWithCapabilitiesTheFollowerLacksIsNotFollowed) {
     };
     EXPECT_EQ(run(true), 11) << "10: followed, 12: another error";
     EXPECT_EQ(run(false), 10) << "11: refused its own capability-less task";
+}
+
+// Records name tasks in the pid namespace the channel was configured from,
+// as perf names them in its event's namespace: a task that is pid 1 of a
+// new pid namespace and follows itself reads tid 1 in its samples and on
+// its side of each switch, not its pid in the initial namespace.
+TEST(Security, RecordsNameTasksInTheOwnersPidNamespace) {
+    if (!is_root())
+        GTEST_SKIP() << "needs root to make a pid namespace";
+    int status = kt::in_child([] {
+        if (::unshare(CLONE_NEWPID))
+            return 1;
+        int inner = kt::in_child([] {
+            if (::getpid() != 1)
+                return 2;
+            kt::channel c;
+            if (c.open(kt::attr(KRING_SOURCE_SCHED, -1, 0), 4) || c.enable())
+                return 3;
+            for (int i = 0; i < 20; i++)
+                ::usleep(1000);
+            c.disable();
+            c.drain();
+            long own = 0, wrong = 0;
+            for (const kt::rec& r : c.recs) {
+                if (r.sched.kind != KRING_SCHED_SWITCH)
+                    continue;
+                own++;
+                bool mine = r.s.pid == 1 && r.s.tid == 1 &&
+                            (r.sched.prev_tid == 1 || r.sched.next_tid == 1);
+                if (!mine) {
+                    if (!wrong)
+                        std::printf("a switch names pid %u tid %u, prev %u, next %u\n", r.s.pid,
+                                    r.s.tid, r.sched.prev_tid, r.sched.next_tid);
+                    wrong++;
+                }
+            }
+            std::printf("pid 1 of a new namespace: %ld switches, %ld not naming it 1\n", own,
+                        wrong);
+            return own < 10 ? 4 : wrong ? 5 : 0;
+        });
+        return WIFEXITED(inner) ? WEXITSTATUS(inner) : 6;
+    });
+    EXPECT_TRUE(exited_ok(status))
+        << "status " << status << " (4: too few switches, 5: a record named another pid)";
 }
 
 // A followed task that execs a setuid-root image is not followed any more

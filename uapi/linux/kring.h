@@ -330,7 +330,8 @@ static __inline__ __u64 kring_synth_checksum(__u64 seq, const __u8 *data, __u32 
  * @flags:	KRING_SCHED_F_*
  * @cpu:	CPU the event happened on
  * @prev_pid, @prev_tid, @next_pid, @next_tid: process and thread ids in
- *		the initial pid namespace (0 and 0 for none / the idle task)
+ *		the pid namespace the channel was configured from (0 and 0
+ *		for none, the idle task or a task outside that namespace)
  * @prev_prio, @next_prio: kernel priorities (task->prio: 0..99 real-time,
  *		100..139 normal, as the sched_switch tracepoint reports)
  * @prev_state:	switch: prev's state word as sched_switch reports it (0:
