@@ -113,14 +113,24 @@ static void kring_capture_revoke(struct kring_capture *cap)
  * A task execs (after the new credentials and mm are in place): a channel
  * whose owner may not observe the new image stops following, even if no
  * event of the task is recorded before it runs.
+ *
+ * A thread other than its process's leader that execs takes the leader's
+ * id (de_thread(), exchange_tid()) after the leader's exit dropped that id
+ * from @follow: an inherited thread is followed on under its new id, and
+ * its old one, now the dead leader's, is forgotten.
  */
 static void kring_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 			     struct linux_binprm *bprm)
 {
 	struct kring_capture *cap;
+	unsigned int i;
 
-	list_for_each_entry_rcu(cap, &kring_capture_list, node)
+	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
+		for (i = 1; i < KRING_FOLLOW_MAX && cap->tid && old_pid != p->pid; i++)
+			if (READ_ONCE(cap->follow[i]) == old_pid)
+				cmpxchg(&cap->follow[i], old_pid, p->pid);
 		kring_capture_follows(cap, p);	/* revokes if need be */
+	}
 }
 
 static void kring_probe_wakeup(void *data, struct task_struct *p)

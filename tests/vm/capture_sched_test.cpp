@@ -2,8 +2,11 @@
 // (inherit) modes, against what the kernel says about the same tasks.
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -308,6 +311,62 @@ TEST(CaptureSched, DefaultModeInherit) {
     EXPECT_EQ(subjects.size(), 4u);
     EXPECT_EQ(forks, 3);
     EXPECT_EQ(exits, 4);
+}
+
+// A thread other than its process's leader that execs takes the leader's
+// id: an inherit channel follows the new image under that id. Followed
+// task A forks B; a second thread of B execs busybox's sleep; the records
+// of the new image (its switches, its exit) name B.
+TEST(CaptureSched, InheritFollowsAThreadThatExecs) {
+    if (::access("/bin/busybox", X_OK) != 0)
+        GTEST_SKIP() << "needs /bin/busybox to exec";
+    int go[2], kid[2];
+    ASSERT_EQ(::pipe(go), 0);
+    ASSERT_EQ(::pipe(kid), 0);
+    pid_t a = ::fork();
+    ASSERT_GE(a, 0);
+    if (a == 0) {
+        char c;
+        if (::read(go[0], &c, 1) != 1)
+            ::_exit(1);
+        pid_t b = ::fork();
+        if (b == 0) {
+            std::thread t([] {
+                ::execl("/bin/busybox", "busybox", "sleep", "0.05", nullptr);
+                ::_exit(127);
+            });
+            t.join();
+            ::_exit(126);
+        }
+        if (b < 0 || ::write(kid[1], &b, sizeof(b)) != sizeof(b))
+            ::_exit(1);
+        int st = 0;
+        ::waitpid(b, &st, 0);
+        ::_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 2);
+    }
+    kt::channel c;
+    ASSERT_EQ(c.open(kt::attr(KRING_SOURCE_SCHED, -1, a, KRING_ATTR_F_INHERIT), 7), 0);
+    ASSERT_EQ(c.enable(), 0);
+    ASSERT_EQ(::write(go[1], "g", 1), 1);
+    pid_t b = 0;
+    ASSERT_EQ(::read(kid[0], &b, sizeof(b)), ssize_t(sizeof(b)));
+    int st = 0;
+    ::waitpid(a, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st;
+    ASSERT_EQ(c.disable(), 0);
+    c.drain();
+    EXPECT_EQ(c.bad, 0u);
+    long image = 0, exits = 0;
+    for (const auto& r : c.recs) {
+        if (r.s.tid != std::uint32_t(b) || std::strncmp(r.sched.prev_comm, "busybox", 16) != 0)
+            continue;
+        image++;
+        exits += r.sched.kind == KRING_SCHED_EXIT;
+    }
+    std::printf("thread exec: %zu records, %ld of B (%d) after the exec, %ld exit\n", c.recs.size(),
+                image, b, exits);
+    EXPECT_GT(image, 0) << "the new image of B was not followed";
+    EXPECT_EQ(exits, 1);
 }
 
 }  // namespace
