@@ -300,6 +300,8 @@ TEST(Security, TaskWithCapabilitiesTheFollowerLacksIsNotFollowed) {
 TEST(Security, RecordsNameTasksInTheOwnersPidNamespace) {
     if (!is_root())
         GTEST_SKIP() << "needs root to make a pid namespace";
+    if (::access("/proc/self/ns/pid", F_OK) != 0)
+        GTEST_SKIP() << "this kernel has no pid namespaces (CONFIG_PID_NS)";
     int status = kt::in_child([] {
         if (::unshare(CLONE_NEWPID))
             return 1;
