@@ -274,13 +274,20 @@ TEST(Hostile, GarbageTailWhileProducing) {
     EXPECT_EQ(ch.ctl->data_size, std::uint64_t(2 * page_size()));
 }
 
+// In a child: become nobody with RLIMIT_MEMLOCK 0, so that every page it
+// maps is charged to the user's kring allowance. 0, or 10 or 11 when that
+// fails.
+int become_nobody_without_memlock() {
+    if (!kt::become_nobody())
+        return 10;
+    rlimit rl{0, 0};
+    return ::setrlimit(RLIMIT_MEMLOCK, &rl) ? 11 : 0;
+}
+
 TEST(Hostile, LockedMemoryLimitForUnprivileged) {
     int st = kt::in_child([] {
-        if (!kt::become_nobody())
-            return 10;
-        rlimit rl{0, 0};
-        if (::setrlimit(RLIMIT_MEMLOCK, &rl))
-            return 11;
+        if (int e = become_nobody_without_memlock())
+            return e;
         kt::raw_channel ch;
         if (ch.open_dev())
             return 12;
@@ -301,18 +308,7 @@ TEST(Hostile, LockedMemoryLimitForUnprivileged) {
 }
 
 // MemAvailable in KiB (/proc/meminfo), -1 when it cannot be read.
-long mem_available_kb() {
-    std::FILE* f = std::fopen("/proc/meminfo", "r");
-    if (!f)
-        return -1;
-    char line[256];
-    long kb = -1;
-    while (std::fgets(line, sizeof(line), f))
-        if (std::sscanf(line, "MemAvailable: %ld kB", &kb) == 1)
-            break;
-    std::fclose(f);
-    return kb;
-}
+long mem_available_kb() { return kt::proc_value("/proc/meminfo", "MemAvailable: %ld kB"); }
 
 // A mapping beyond the locked-memory limits is refused before a page is
 // allocated, as perf_mmap() checks its limits before rb_alloc(): 256 MiB of
@@ -323,11 +319,8 @@ long mem_available_kb() {
 // once, so there the figure shows no difference either way).
 TEST(Hostile, RefusedMappingAllocatesNothing) {
     int st = kt::in_child([] {
-        if (!kt::become_nobody())
-            return 10;
-        rlimit rl{0, 0};
-        if (::setrlimit(RLIMIT_MEMLOCK, &rl))
-            return 11;
+        if (int e = become_nobody_without_memlock())
+            return e;
         long before = mem_available_kb(), lowest = before;
         if (before < 0)
             return 12;

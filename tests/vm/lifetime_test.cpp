@@ -25,16 +25,7 @@ long read_long(const char* path) {
     return f ? v : -1;
 }
 
-long mem_available_kb() {
-    std::ifstream f("/proc/meminfo");
-    std::string key;
-    long v;
-    std::string unit;
-    while (f >> key >> v >> unit)
-        if (key == "MemAvailable:")
-            return v;
-    return -1;
-}
+long mem_available_kb() { return kt::proc_value("/proc/meminfo", "MemAvailable: %ld kB"); }
 
 // MemAvailable once the page cache and reclaimable slab are dropped.
 long settled_mem_available_kb() {

@@ -374,6 +374,21 @@ inline std::string read_sysfs(const std::string& path) {
     return v;
 }
 
+// The number on the first line of a /proc file that matches @format (a
+// scanf format with one %ld, e.g. "MemAvailable: %ld kB"), -1 when none.
+inline long proc_value(const char* path, const char* format) {
+    std::FILE* f = std::fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[4096];
+    long v = -1;
+    while (std::fgets(line, sizeof(line), f))
+        if (std::sscanf(line, format, &v) == 1)
+            break;
+    std::fclose(f);
+    return v;
+}
+
 // A sysfs value (a kring module parameter, a kernel knob) changed for the
 // scope of a test and restored after.
 class sysfs_setting {

@@ -448,18 +448,7 @@ TEST(Security, SampleRateIsThrottled) {
 
 // Local timer interrupts CPU 0 has taken (/proc/interrupts, LOC), -1 when
 // the kernel does not say.
-long cpu0_timer_interrupts() {
-    std::FILE* f = std::fopen("/proc/interrupts", "r");
-    if (!f)
-        return -1;
-    char line[4096];
-    long n = -1;
-    while (std::fgets(line, sizeof(line), f))
-        if (std::sscanf(line, " LOC: %ld", &n) == 1)
-            break;
-    std::fclose(f);
-    return n;
-}
+long cpu0_timer_interrupts() { return kt::proc_value("/proc/interrupts", " LOC: %ld"); }
 
 // A throttled timer does not tick again before the CPU's next window: a
 // 20 kHz timer limited to 500 samples per second costs CPU 0 about the
