@@ -13,7 +13,7 @@
  * would grant (perf uses ptrace_may_access(PTRACE_MODE_READ_REALCREDS),
  * which is not exported to modules): the same thread group, or the
  * caller's real uid and gid match the target's uids and gids, the target
- * holds no capability the caller lacks (in the same user namespace) and is
+ * holds no capability the caller lacks (kring_caps_covered()) and is
  * dumpable, or CAP_SYS_PTRACE. LSMs are not consulted (their ptrace hook
  * is not exported either). Refusals are -EACCES.
  *
@@ -23,6 +23,7 @@
  */
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/user_namespace.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
@@ -63,10 +64,30 @@ int kring_perm_source(const struct kring_source_ops *src)
 }
 
 /*
+ * Whether @tcred holds no capability @cred lacks: in the same user
+ * namespace, its permitted set is a subset of @cred's; in another, @cred
+ * owns (by its euid) a namespace between them, and so holds every
+ * capability there. This is the kernel's cred_cap_issubset() (the rule
+ * under which commit_creds() keeps a task dumpable), and what ptrace's
+ * cap_ptrace_access_check() grants: a same-user service started with
+ * ambient capabilities is not readable by that user's other processes, a
+ * sandbox the user made with its own user namespace is.
+ */
+static bool kring_caps_covered(const struct cred *cred, const struct cred *tcred)
+{
+	const struct user_namespace *ns = tcred->user_ns;
+
+	if (cred->user_ns == ns)
+		return cap_issubset(tcred->cap_permitted, cred->cap_permitted);
+	for (; ns != &init_user_ns; ns = ns->parent)
+		if (ns->parent == cred->user_ns && uid_eq(ns->owner, cred->euid))
+			return true;
+	return false;
+}
+
+/*
  * Whether @cred's real ids match every uid and gid of @task's credentials,
- * and @task holds no capability @cred lacks, in the same user namespace
- * (ptrace's cap_ptrace_access_check(): a same-user service started with
- * ambient capabilities is not readable by that user's other processes).
+ * and @task holds no capability @cred lacks (kring_caps_covered()).
  */
 static bool kring_same_ids(const struct cred *cred, const struct task_struct *task)
 {
@@ -78,8 +99,7 @@ static bool kring_same_ids(const struct cred *cred, const struct task_struct *ta
 	ok = uid_eq(cred->uid, tcred->euid) && uid_eq(cred->uid, tcred->suid) &&
 	     uid_eq(cred->uid, tcred->uid) && gid_eq(cred->gid, tcred->egid) &&
 	     gid_eq(cred->gid, tcred->sgid) && gid_eq(cred->gid, tcred->gid) &&
-	     cred->user_ns == tcred->user_ns &&
-	     cap_issubset(tcred->cap_permitted, cred->cap_permitted);
+	     kring_caps_covered(cred, tcred);
 	rcu_read_unlock();
 	return ok;
 }

@@ -2,7 +2,8 @@
 // protections behind it (docs/SECURITY.md). The test generators need
 // privilege; no record carries a kernel address; a follower stops at the
 // exec of an image it may not observe, and does not follow a task holding
-// capabilities it lacks; records name tasks in the owner's pid namespace;
+// capabilities it lacks (but does follow one into its user's own user
+// namespace); records name tasks in the owner's pid namespace;
 // an unprivileged follower sees no other task; the attr is bounded;
 // hard-irq samples are throttled and counted, and a throttled timer stops
 // interrupting; the floor ticks of a CPU's channels share interrupts; a
@@ -291,6 +292,35 @@ TEST(Security, TaskWithCapabilitiesTheFollowerLacksIsNotFollowed) {
     };
     EXPECT_EQ(run(true), 11) << "10: followed, 12: another error";
     EXPECT_EQ(run(false), 10) << "11: refused its own capability-less task";
+}
+
+// A task that enters a user namespace its own user made (unshare -U, a
+// rootless sandbox) holds every capability there, and so does its user,
+// which owns the namespace: it is followed on, as ptrace may read it; the
+// channel is not revoked.
+TEST(Security, TaskInItsUsersOwnUserNamespaceIsFollowed) {
+    if (!is_root())
+        GTEST_SKIP() << "needs root to drop to another user";
+    int can = kt::in_child([] { return kt::become_nobody() && !::unshare(CLONE_NEWUSER) ? 0 : 1; });
+    if (!exited_ok(can))
+        GTEST_SKIP() << "nobody may not make a user namespace on this kernel";
+    auto task = [] {
+        if (::unshare(CLONE_NEWUSER))
+            return 1;
+        for (int i = 0; i < 40; i++)
+            ::usleep(1000);
+        return 0;
+    };
+    int st = follow_in_child(true, task, [](const followed_run& r, pid_t child) {
+        long switches = 0;
+        for (const kt::rec& r2 : r.recs)
+            switches += r2.sched.kind == KRING_SCHED_SWITCH && r2.s.tid == std::uint32_t(child);
+        bool revoked = r.flags & KRING_STATS_F_REVOKED;
+        std::printf("a task in its user's own user namespace: %ld switches, %s\n", switches,
+                    revoked ? "revoked" : "still followed");
+        return revoked ? 4 : switches < 20 ? 5 : 0;
+    });
+    EXPECT_TRUE(exited_ok(st)) << "status " << st << " (4: revoked, 5: too few switches)";
 }
 
 // Records name tasks in the pid namespace the channel was configured from,
