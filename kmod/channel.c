@@ -952,10 +952,9 @@ static int kring_user_channel_add(struct kring_channel *ch)
 	unsigned int max = READ_ONCE(kring_max_user_channels);
 	struct kring_user_channels *uc, *fresh;
 	kuid_t uid = current_uid();
-	/* capable() may sleep (audit): ask outside the lock, and only if bound. */
-	bool bound = max && !perfmon_capable();
-	int ret = 0;
+	bool unbound = false;
 
+again:
 	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 	if (!fresh)
 		return -ENOMEM;
@@ -969,16 +968,25 @@ static int kring_user_channel_add(struct kring_channel *ch)
 		uc->uid = uid;
 		hash_add(kring_users, &uc->node, __kuid_val(uid));
 	}
-	/* A fresh entry has count 0 < max: only a known user is refused. */
-	if (bound && uc->count >= max) {
-		ret = -EMFILE;
-	} else {
-		uc->count++;
-		ch->user = uc;
+	/*
+	 * At the limit (a fresh entry, count 0, never is): ask for the
+	 * capability only now, so that an ordinary open is not audited as a
+	 * denial, and outside the lock (capable() may sleep); then look the
+	 * entry up again, it may have gone meanwhile.
+	 */
+	if (max && uc->count >= max && !unbound) {
+		spin_unlock(&kring_users_lock);
+		kfree(fresh);
+		if (!perfmon_capable())
+			return -EMFILE;
+		unbound = true;
+		goto again;
 	}
+	uc->count++;
+	ch->user = uc;
 	spin_unlock(&kring_users_lock);
 	kfree(fresh);
-	return ret;
+	return 0;
 }
 
 /* The channel's file is released: one channel less for its opener. */
