@@ -74,6 +74,16 @@ static void kring_follow_add(struct kring_capture *cap, pid_t pid)
 	atomic_inc(&cap->follow_dropped);
 }
 
+/* Replace @from by @to in @cap's follow list (0: forget @from). */
+static void kring_follow_replace(struct kring_capture *cap, pid_t from, pid_t to)
+{
+	unsigned int i;
+
+	for (i = 1; i < KRING_FOLLOW_MAX && cap->tid; i++)
+		if (READ_ONCE(cap->follow[i]) == from)
+			cmpxchg(&cap->follow[i], from, to);
+}
+
 static void kring_probe_fork(void *data, struct task_struct *parent,
 			     struct task_struct *child)
 {
@@ -90,15 +100,12 @@ static void kring_probe_fork(void *data, struct task_struct *parent,
 static void kring_probe_exit(void *data, struct task_struct *p)
 {
 	struct kring_capture *cap;
-	unsigned int i;
 
 	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
 		if (cap->ops->exit)
 			cap->ops->exit(cap, p);
 		/* A task id may be reused: forget the children that exit. */
-		for (i = 1; i < KRING_FOLLOW_MAX && cap->tid; i++)
-			if (READ_ONCE(cap->follow[i]) == p->pid)
-				cmpxchg(&cap->follow[i], p->pid, 0);
+		kring_follow_replace(cap, p->pid, 0);
 	}
 }
 
@@ -123,12 +130,10 @@ static void kring_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 			     struct linux_binprm *bprm)
 {
 	struct kring_capture *cap;
-	unsigned int i;
 
 	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
-		for (i = 1; i < KRING_FOLLOW_MAX && cap->tid && old_pid != p->pid; i++)
-			if (READ_ONCE(cap->follow[i]) == old_pid)
-				cmpxchg(&cap->follow[i], old_pid, p->pid);
+		if (old_pid != p->pid)
+			kring_follow_replace(cap, old_pid, p->pid);
 		kring_capture_follows(cap, p);	/* revokes if need be */
 	}
 }

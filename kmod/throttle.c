@@ -21,6 +21,7 @@
  * it needs no lock.
  */
 #include <linux/ktime.h>
+#include <linux/hrtimer.h>
 #include <linux/timekeeping.h>
 #include <linux/percpu.h>
 #include <linux/moduleparam.h>
@@ -77,23 +78,30 @@ bool kring_throttle_enter(u64 *t0)
 }
 
 /**
- * kring_throttle_next_window() - when a throttled CPU may write again
+ * kring_throttle_defer() - a periodic source was refused: tick next window
+ * @t:		its hrtimer, in its callback (not enqueued)
+ * @period:	its period in ns
  *
- * A periodic source that kring_throttle_enter() refused does not tick again
- * before this time (hrtimer_forward() to it): every tick in between would
- * be refused too, and a throttled CPU takes no more of them, as perf stops
- * a throttled event's hrtimer until the next tick unthrottles it. So the
- * interrupts a throttled timer costs are one per window, whatever its
- * period.
+ * A source that kring_throttle_enter() refused does not tick again before
+ * the CPU's next window: every tick in between would be refused too, and a
+ * throttled CPU takes no more of them, as perf stops a throttled event's
+ * hrtimer until the next tick unthrottles it. So the interrupts a
+ * throttled timer costs are one per window, whatever its period. @t is
+ * forwarded past the tick refused (unless the caller did already), then to
+ * its first tick in the next window (of CLOCK_MONOTONIC, the clock of the
+ * sources' hrtimers).
  *
- * Return: the start of the next window, in ns of CLOCK_MONOTONIC (the
- * clock of the sources' hrtimers).
+ * Context: hard irq, the hrtimer's callback.
+ * Return: the ticks @t will not run, the refused one included: what the
+ * caller counts as throttled.
  */
-u64 kring_throttle_next_window(void)
+u64 kring_throttle_defer(struct hrtimer *t, u64 period)
 {
 	u64 now = ktime_get_mono_fast_ns();
+	u64 next = (div64_u64(now, KRING_THROTTLE_WINDOW_NS) + 1) * KRING_THROTTLE_WINDOW_NS;
 
-	return (div64_u64(now, KRING_THROTTLE_WINDOW_NS) + 1) * KRING_THROTTLE_WINDOW_NS;
+	hrtimer_forward_now(t, ns_to_ktime(period));
+	return 1 + hrtimer_forward(t, ns_to_ktime(next), ns_to_ktime(period));
 }
 
 /**

@@ -237,19 +237,14 @@ static enum hrtimer_restart kring_aux_tracer_timer(struct hrtimer *t)
 	struct kring_aux_tracer_cpu *tc = container_of(t, struct kring_aux_tracer_cpu, timer);
 	struct kring_aux_tracer *tr = tc->tr;
 	unsigned long flags;
-	u64 t0, skipped;
+	u64 t0;
 
 	if (smp_processor_id() != tc->cpu)
 		return HRTIMER_NORESTART;
 	/* A throttled tick writes nothing: the next extent starts with SYNC. */
 	if (!kring_throttle_enter(&t0)) {
-		/*
-		 * No tick until the CPU's next window (throttle.c): this one
-		 * and the ticks skipped count as throttled.
-		 */
-		skipped = hrtimer_forward(t, ns_to_ktime(kring_throttle_next_window()),
-					  ns_to_ktime(KRING_AUX_TICK_NS));
-		atomic64_add(max_t(u64, skipped, 1), &tr->ch->throttled);
+		/* This tick and the ones skipped count as throttled. */
+		atomic64_add(kring_throttle_defer(t, KRING_AUX_TICK_NS), &tr->ch->throttled);
 		return HRTIMER_RESTART;
 	}
 	if (!tr->task_mode) {

@@ -82,13 +82,8 @@ static enum hrtimer_restart kring_timer_fire(struct hrtimer *t)
 	overruns = hrtimer_forward_now(t, ns_to_ktime(tm->period));
 	if (regs) {
 		if (!kring_throttle_enter(&t0)) {
-			/*
-			 * Next tick in the CPU's next window; the periods
-			 * skipped count as throttled samples too.
-			 */
-			overruns = hrtimer_forward(t, ns_to_ktime(kring_throttle_next_window()),
-						   ns_to_ktime(tm->period));
-			atomic64_add(1 + overruns, &tm->cap.ch->throttled);
+			/* The periods skipped count as throttled samples too. */
+			atomic64_add(kring_throttle_defer(t, tm->period), &tm->cap.ch->throttled);
 			return HRTIMER_RESTART;
 		}
 		kring_timer_sample(tm, regs, overruns ? overruns : 1);
