@@ -41,6 +41,7 @@
 #include <linux/hrtimer.h>
 #include <linux/math64.h>
 
+#include "compat.h"
 #include "capture.h"
 #include "source.h"
 
@@ -488,8 +489,8 @@ int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
 	cap->owner_ptrace = has_capability_noaudit(current, CAP_SYS_PTRACE);
 	cap->see_all = kring_perm_see_all();
 	INIT_LIST_HEAD(&cap->node);
-	hrtimer_init(&cap->floor_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	cap->floor_timer.function = kring_floor_tick;
+	kring_hrtimer_setup(&cap->floor_timer, kring_floor_tick, CLOCK_MONOTONIC,
+			    HRTIMER_MODE_REL_PINNED_HARD);
 out:
 	if (task)
 		put_task_struct(task);

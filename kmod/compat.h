@@ -88,4 +88,77 @@ static inline int kring_rb_unlock_commit(struct trace_buffer *buffer,
 #endif
 #endif
 
+/*
+ * kring_hrtimer_setup(): initialise an hrtimer with its callback. 6.13
+ * added hrtimer_setup(); hrtimer_init() before it left the
+ * callback to be set after it (and 6.15 removed hrtimer_init()).
+ */
+#include <linux/hrtimer.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+static inline void kring_hrtimer_setup(struct hrtimer *timer,
+				       enum hrtimer_restart (*fn)(struct hrtimer *),
+				       clockid_t clock_id, enum hrtimer_mode mode)
+{
+	hrtimer_setup(timer, fn, clock_id, mode);
+}
+#else
+static inline void kring_hrtimer_setup(struct hrtimer *timer,
+				       enum hrtimer_restart (*fn)(struct hrtimer *),
+				       clockid_t clock_id, enum hrtimer_mode mode)
+{
+	hrtimer_init(timer, clock_id, mode);
+	timer->function = fn;
+}
+#endif
+
+/*
+ * kring_timer_container_of(): the structure a timer_list callback's timer
+ * is embedded in. 6.16 renamed from_timer() to timer_container_of(), and
+ * the old name is gone from 7.x.
+ */
+#include <linux/timer.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+#define kring_timer_container_of(var, timer, field)	timer_container_of(var, timer, field)
+#else
+#define kring_timer_container_of(var, timer, field)	from_timer(var, timer, field)
+#endif
+
+/*
+ * kring_task_dumpable(): whether @task, whose mm is @mm (NULL for a task
+ * without one; the caller keeps it alive), is dumpable by its owner, what
+ * ptrace's read check asks of a target with the caller's ids. A task
+ * without an mm counts as dumpable. Up to 6.x dumpability is the mm's
+ * (get_dumpable(), SUID_DUMP_USER); 7.x moved it into the task's exec
+ * state (task->exec_state, TASK_DUMPABLE_OWNER) and exports no accessor.
+ * The version is read off the kernel tree (KRING_HAVE_TASK_EXEC_STATE,
+ * the top-level Kbuild).
+ *
+ * Context: any; the exec state is read under RCU.
+ */
+#include <linux/sched.h>
+#include <linux/sched/coredump.h>
+#ifdef KRING_HAVE_TASK_EXEC_STATE
+#include <linux/sched/exec_state.h>
+static inline bool kring_task_dumpable(const struct task_struct *task,
+				       struct mm_struct *mm)
+{
+	const struct task_exec_state *es;
+	bool ok;
+
+	if (!mm)
+		return true;
+	rcu_read_lock();
+	es = rcu_dereference(task->exec_state);
+	ok = es && READ_ONCE(es->dumpable) == TASK_DUMPABLE_OWNER;
+	rcu_read_unlock();
+	return ok;
+}
+#else
+static inline bool kring_task_dumpable(const struct task_struct *task,
+				       struct mm_struct *mm)
+{
+	return !mm || get_dumpable(mm) == SUID_DUMP_USER;
+}
+#endif
+
 #endif /* _KRING_COMPAT_H */

@@ -29,8 +29,8 @@
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
-#include <linux/sched/coredump.h>
 
+#include "compat.h"
 #include "channel.h"
 #include "source.h"
 
@@ -107,8 +107,7 @@ static bool kring_same_ids(const struct cred *cred, const struct task_struct *ta
 /* Whether the caller may observe @task (see the comment at the top). */
 static bool kring_may_follow(struct task_struct *task)
 {
-	bool ok;
-	int dumpable = 0;
+	bool ok, dumpable = true;
 	struct mm_struct *mm;
 
 	if (same_thread_group(task, current))
@@ -116,10 +115,10 @@ static bool kring_may_follow(struct task_struct *task)
 	ok = kring_same_ids(current_cred(), task);
 	mm = get_task_mm(task);
 	if (mm) {
-		dumpable = get_dumpable(mm);
+		dumpable = kring_task_dumpable(task, mm);
 		mmput(mm);
 	}
-	if (ok && (!mm || dumpable == SUID_DUMP_USER))
+	if (ok && dumpable)
 		return true;
 	return capable(CAP_SYS_PTRACE);
 }
@@ -168,7 +167,7 @@ bool kring_perm_task(const struct cred *owner, bool owner_ptrace,
 
 	if (owner_ptrace)
 		return true;
-	if (mm && get_dumpable(mm) != SUID_DUMP_USER)
+	if (!kring_task_dumpable(p, mm))
 		return false;
 	return kring_same_ids(owner, p);
 }

@@ -433,8 +433,8 @@ static int kring_aux_tracer_configure(struct kring_channel *ch)
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		tr->cpus[cpu].tr = tr;
 		tr->cpus[cpu].cpu = cpu;
-		hrtimer_init(&tr->cpus[cpu].timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-		tr->cpus[cpu].timer.function = kring_aux_tracer_timer;
+		kring_hrtimer_setup(&tr->cpus[cpu].timer, kring_aux_tracer_timer, CLOCK_MONOTONIC,
+				    HRTIMER_MODE_REL_PINNED_HARD);
 	}
 	ch->source_priv = tr;
 	return 0;

@@ -148,19 +148,19 @@ static enum hrtimer_restart kring_synth_timer(struct hrtimer *t)
 }
 
 /*
- * Stop the softirq writer: after del_timer_sync() its callback is not
+ * Stop the softirq writer: after timer_delete_sync() its callback is not
  * running and, having seen ->soft_stop, did not re-arm it.
  */
 static void kring_synth_soft_cancel(struct kring_synth *sy)
 {
 	WRITE_ONCE(sy->soft_stop, true);
-	del_timer_sync(&sy->soft_timer);
+	timer_delete_sync(&sy->soft_timer);
 }
 
 /* The softirq writer: one record per jiffy on the channel's CPU. */
 static void kring_synth_soft(struct timer_list *t)
 {
-	struct kring_synth *sy = from_timer(sy, t, soft_timer);
+	struct kring_synth *sy = kring_timer_container_of(sy, t, soft_timer);
 
 	/* Migrated by hotplug: stop; the thread re-arms it on its CPU. */
 	if (kring_synth_emit(sy, sy->soft_buf, false) == -EXDEV)
@@ -285,8 +285,8 @@ static int kring_synth_configure(struct kring_channel *ch)
 	sy->flags = attr->config[2];
 	sy->limit = attr->config[3];
 	/* A hard timer on PREEMPT_RT too: it must interrupt the thread's writes. */
-	hrtimer_init(&sy->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	sy->timer.function = kring_synth_timer;
+	kring_hrtimer_setup(&sy->timer, kring_synth_timer, CLOCK_MONOTONIC,
+			    HRTIMER_MODE_REL_PINNED_HARD);
 	timer_setup(&sy->soft_timer, kring_synth_soft, TIMER_PINNED);
 	ch->source_priv = sy;
 	return 0;

@@ -185,8 +185,8 @@ static int kring_timer_configure(struct kring_channel *ch)
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
 		tm->cpus[cpu].tm = tm;
 		tm->cpus[cpu].cpu = cpu;
-		hrtimer_init(&tm->cpus[cpu].hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-		tm->cpus[cpu].hrtimer.function = kring_timer_fire;
+		kring_hrtimer_setup(&tm->cpus[cpu].hrtimer, kring_timer_fire, CLOCK_MONOTONIC,
+				    HRTIMER_MODE_REL_PINNED_HARD);
 	}
 	ch->source_priv = tm;
 	return 0;

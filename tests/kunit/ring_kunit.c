@@ -438,8 +438,8 @@ static void ring_nesting_hardirq(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
 	ctx->tr = tr;
-	hrtimer_init(&ctx->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
-	ctx->timer.function = ring_irq_writer;
+	kring_hrtimer_setup(&ctx->timer, ring_irq_writer, CLOCK_MONOTONIC,
+			    HRTIMER_MODE_REL_PINNED);
 
 	for (burst = 0; burst < 10; burst++) {
 		preempt_disable();
