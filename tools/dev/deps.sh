@@ -7,9 +7,11 @@ set -euo pipefail
 pkgs=(
 	# module builds: the stock kernels' headers and the tools Kbuild runs
 	build-essential bc flex bison libelf-dev libssl-dev kmod pahole
-	linux-headers-amd64 linux-headers-6.12-amd64
-	# the KUnit and debug kernels are built from this source
-	linux-source-6.12 xz-utils zstd cpio rsync python3
+	linux-headers-amd64 linux-headers-6.12-amd64 linux-headers-6.12-rt-amd64
+	# the kunit and kcsan kernels are built from this source (the debug
+	# kernel from the newest Debian source, which kernel.sh downloads
+	# with the archive keyring)
+	linux-source-6.12 debian-archive-keyring xz-utils zstd cpio rsync python3
 	# guests
 	qemu-system-x86 busybox-static file
 	# static analysis of the module

@@ -5,14 +5,30 @@
 #   tools/dev/vm/kernel.sh image NAME   # bzImage/vmlinuz to boot
 #   tools/dev/vm/kernel.sh release NAME # `uname -r` of that kernel
 #   tools/dev/vm/kernel.sh list         # the names below
-#   tools/dev/vm/kernel.sh source       # the extracted linux-source-6.12 tree
+#   tools/dev/vm/kernel.sh source [SERIES] # an extracted source tree:
+#                                       # 6.12 (default) or newest
+#   tools/dev/vm/kernel.sh prepared NAME # a built kernel's tree configured
+#                                       # and prepared for module builds
+#                                       # only (make modules_prepare), or
+#                                       # the built tree when there is one
 #
 # NAME is one of:
 #   stock-6.1   Debian's linux-headers-amd64 / linux-image-amd64 (6.1)
 #   stock-6.12  Debian's linux-headers-6.12-amd64 / linux-image-6.12-amd64
+#   stock-6.12-rt  Debian's linux-headers-6.12-rt-amd64 / linux-image-6.12-rt-amd64
+#               (PREEMPT_RT)
 #   kunit       tinyconfig + tools/dev/vm/config/kunit.config, from linux-source-6.12
-#   debug       kunit + tools/dev/vm/config/debug.config (KASAN, lockdep, UBSAN, ...)
-#   kcsan       kunit + tools/dev/vm/config/kcsan.config (KCSAN, strict)
+#   kcsan       kunit + tools/dev/vm/config/kcsan.config (KCSAN, strict), from 6.12
+#   debug       kunit + tools/dev/vm/config/debug.config (KASAN, lockdep, UBSAN,
+#               raw lock nesting, ...), from the newest Debian kernel source
+#   kunit-newest  kunit, from the newest Debian kernel source
+#
+# "The newest Debian kernel source" is the highest linux-source-X.Y that
+# Debian unstable carries, found and downloaded through an apt state of
+# kring's own under the cache (the system's apt configuration is never
+# touched), resolved again on every run: a new kernel that breaks kring is
+# a defect to fix, not a version to pin. Without the network, the newest
+# tree already extracted is used, and said so.
 #
 # Package versions are resolved through the meta-packages each time, so a
 # security update is picked up. Everything fetched or built lives under
@@ -45,6 +61,7 @@ stock_meta() {
 	case $1 in
 	stock-6.1) echo linux-headers-amd64 ;;
 	stock-6.12) echo linux-headers-6.12-amd64 ;;
+	stock-6.12-rt) echo linux-headers-6.12-rt-amd64 ;;
 	*) die "unknown stock kernel $1" ;;
 	esac
 }
@@ -79,11 +96,84 @@ stock_image() {
 		dpkg-deb -x "$tmp"/linux-image-*.deb "$dir.new"
 		rm -rf "$tmp" "$dir"
 		mv "$dir.new" "$dir"
-		# Images of superseded package versions are dead weight now.
-		find "$cache/stock" -mindepth 1 -maxdepth 1 -name "linux-image-$(echo "$rel" | cut -d. -f1,2).*" \
+		# Images of superseded package versions of this series and
+		# flavour (amd64, rt-amd64) are dead weight now.
+		find "$cache/stock" -mindepth 1 -maxdepth 1 \
+			-name "linux-image-$(echo "$rel" | cut -d. -f1,2).*[0-9]-${rel##*[0-9]-}-*" \
 			! -path "$dir" -exec rm -rf {} + 2>/dev/null || true
 	fi
 	echo "$dir/boot/vmlinuz-$rel"
+}
+
+# The series a built kernel is made from: 6.12 or newest.
+series_of() {
+	case $1 in
+	kunit | kcsan) echo 6.12 ;;
+	debug | kunit-newest) echo newest ;;
+	*) die "unknown built kernel $1" ;;
+	esac
+}
+
+# apt-get/apt-cache on Debian unstable's package lists, kept under the
+# cache: its own sources.list, lists and archive cache.
+unstable_apt() {
+	local tool=$1 dir=$cache/apt-unstable
+	shift
+	mkdir -p "$dir/lists/partial" "$dir/archives/partial"
+	[ -f "$dir/sources.list" ] ||
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian unstable main" \
+			>"$dir/sources.list"
+	"$tool" -q -o Dir::Etc::sourcelist="$dir/sources.list" -o Dir::Etc::sourceparts=/nonexistent \
+		-o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir" -o Dir::Cache::archives="$dir/archives" \
+		-o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@"
+}
+
+# "linux-source-X.Y VERSION" of the newest kernel source unstable carries.
+newest_package() {
+	local pkg ver stamp=$cache/apt-unstable/updated
+	# One refresh of the lists serves the calls of one check run.
+	if [ -z "$(find "$stamp" -mmin -30 2>/dev/null)" ]; then
+		unstable_apt apt-get update >/dev/null 2>&1 || return 1
+		touch "$stamp"
+	fi
+	pkg=$(unstable_apt apt-cache search --names-only '^linux-source-[0-9]+\.[0-9]+$' 2>/dev/null |
+		awk '{ print $1 }' | sort -V | tail -1)
+	[ -n "$pkg" ] || return 1
+	ver=$(unstable_apt apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+	[ -n "$ver" ] && [ "$ver" != "(none)" ] || return 1
+	echo "$pkg $ver"
+}
+
+newest_source_tree() {
+	local pkg ver dir tmp
+	if read -r pkg ver < <(newest_package); then
+		dir="$cache/src/$pkg-$ver"
+		if [ ! -f "$dir/.extracted" ]; then
+			log "downloading and extracting $pkg ($ver) from Debian unstable"
+			tmp=$(mktemp -d "$cache/dl.XXXXXX")
+			(cd "$tmp" && unstable_apt apt-get download "$pkg=$ver" >&2) ||
+				{ rm -rf "$tmp"; die "cannot download $pkg=$ver"; }
+			rm -rf "$dir" && mkdir -p "$dir"
+			dpkg-deb --fsys-tarfile "$tmp"/"$pkg"_*.deb |
+				tar -xO "./usr/src/$pkg.tar.xz" |
+				tar -C "$dir" --strip-components=1 -xJf - ||
+				{ rm -rf "$tmp" "$dir"; die "cannot extract $pkg=$ver"; }
+			rm -rf "$tmp"
+			touch "$dir/.extracted"
+			# Older versions of the newest series, and older series, are
+			# dead weight now (6.12's tree is linux-source-6.12's, kept).
+			find "$cache/src" -mindepth 1 -maxdepth 1 -name 'linux-source-*' \
+				! -path "$dir" ! -name "linux-source-6.12-$(src_version)" \
+				-exec rm -rf {} + 2>/dev/null || true
+		fi
+	else
+		dir=$(find "$cache/src" -mindepth 1 -maxdepth 1 -name 'linux-source-*' \
+			! -name 'linux-source-6.12-*' -exec test -f {}/.extracted \; -print 2>/dev/null |
+			sort -V | tail -1)
+		[ -n "$dir" ] || die "cannot reach Debian unstable for the newest kernel source, and none is cached"
+		log "cannot reach Debian unstable: using the cached ${dir##*/}"
+	fi
+	echo "$dir"
 }
 
 src_version() {
@@ -91,9 +181,15 @@ src_version() {
 		die "linux-source-6.12 is not installed (run tools/dev/deps.sh)"
 }
 
-# Extracted linux-source-6.12, shared by the kunit and debug builds.
+# An extracted kernel source tree of a series: 6.12 (the installed
+# linux-source-6.12, shared by the kunit and kcsan builds) or newest.
 source_tree() {
 	local ver dir
+	case ${1:-6.12} in
+	newest) newest_source_tree; return ;;
+	6.12) ;;
+	*) die "unknown source series $1" ;;
+	esac
 	ver=$(src_version)
 	dir="$cache/src/linux-source-6.12-$ver"
 	if [ ! -f "$dir/.extracted" ]; then
@@ -107,7 +203,7 @@ source_tree() {
 
 fragments() {
 	case $1 in
-	kunit) echo "$here/config/kunit.config" ;;
+	kunit | kunit-newest) echo "$here/config/kunit.config" ;;
 	debug) echo "$here/config/kunit.config $here/config/debug.config" ;;
 	kcsan) echo "$here/config/kunit.config $here/config/kcsan.config" ;;
 	*) die "unknown built kernel $1" ;;
@@ -122,19 +218,26 @@ options() {
 }
 
 built_dir() {
-	local key
-	key=$( { src_version; gcc --version | head -1; options "$1"; } |
+	local key src
+	src=$(source_tree "$(series_of "$1")")
+	key=$( { source_key "$src"; gcc --version | head -1; options "$1"; } |
 		sha256sum | cut -c1-12)
 	echo "$cache/build/$1-$key"
 }
 
-build_kernel() {
-	local name=$1 out src frag
-	out=$(built_dir "$name")
-	[ -f "$out/.built" ] && { echo "$out"; return; }
-	src=$(source_tree)
-	log "building the $name kernel in $out (a few minutes)"
-	rm -rf "$out" && mkdir -p "$out"
+# What names a source tree's version in a build's key: 6.12's is the
+# installed package's version (as it always was), another's its directory.
+source_key() {
+	case ${1##*/} in
+	linux-source-6.12-*) src_version ;;
+	*) echo "${1##*/}" ;;
+	esac
+}
+
+# Configure a built kernel's tree in $2 from the source $3: tinyconfig,
+# the fragments, olddefconfig, and every requested option checked.
+configure_kernel() {
+	local name=$1 out=$2 src=$3
 	make -s -C "$src" O="$out" tinyconfig >&2
 	# shellcheck disable=SC2046
 	(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config \
@@ -152,11 +255,42 @@ build_kernel() {
 		esac
 	done < <(cat $(fragments "$name"))
 	[ "$missing" = 0 ] || die "config fragment for $name did not apply"
+}
+
+build_kernel() {
+	local name=$1 out src
+	out=$(built_dir "$name")
+	[ -f "$out/.built" ] && { echo "$out"; return; }
+	src=$(source_tree "$(series_of "$name")")
+	log "building the $name kernel (${src##*/}) in $out (a few minutes)"
+	rm -rf "$out" && mkdir -p "$out"
+	configure_kernel "$name" "$out" "$src"
 	make -C "$src" O="$out" -j"$jobs" bzImage modules >"$out/build.log" 2>&1 ||
 		{ tail -30 "$out/build.log" >&2; die "$name kernel build failed"; }
 	touch "$out/.built"
 	# Builds for older keys of this kernel are dead weight now.
-	find "$cache/build" -mindepth 1 -maxdepth 1 -name "$name-*" ! -path "$out" \
+	find "$cache/build" -mindepth 1 -maxdepth 1 \( -name "$name-*" -o -name "prepared-$name-*" \) \
+		! -path "$out" -exec rm -rf {} + 2>/dev/null || true
+	echo "$out"
+}
+
+# A tree to build modules against without building the kernel: the built
+# one when it exists, else one configured like it and prepared
+# (modules_prepare: no vmlinux, so no Module.symvers of the kernel's).
+prepared_kernel() {
+	local name=$1 built out src
+	built=$(built_dir "$name")
+	[ -f "$built/.built" ] && { echo "$built"; return; }
+	out=$(dirname "$built")/prepared-$(basename "$built")
+	[ -f "$out/.prepared" ] && { echo "$out"; return; }
+	src=$(source_tree "$(series_of "$name")")
+	log "preparing the $name kernel tree (${src##*/}) in $out"
+	rm -rf "$out" && mkdir -p "$out"
+	configure_kernel "$name" "$out" "$src"
+	make -C "$src" O="$out" -j"$jobs" modules_prepare >"$out/build.log" 2>&1 ||
+		{ tail -30 "$out/build.log" >&2; die "$name kernel tree preparation failed"; }
+	touch "$out/.prepared"
+	find "$cache/build" -mindepth 1 -maxdepth 1 -name "prepared-$name-*" ! -path "$out" \
 		-exec rm -rf {} + 2>/dev/null || true
 	echo "$out"
 }
@@ -164,25 +298,31 @@ build_kernel() {
 cmd=${1:-}
 name=${2:-}
 case $cmd in
-list) echo "stock-6.1 stock-6.12 kunit debug kcsan" ;;
-source) source_tree ;;
+list) echo "stock-6.1 stock-6.12 stock-6.12-rt kunit kcsan debug kunit-newest" ;;
+source) source_tree "${2:-6.12}" ;;
+prepared)
+	case $name in
+	stock-*) stock_kdir "$name" ;;
+	kunit | debug | kcsan | kunit-newest) prepared_kernel "$name" ;;
+	*) die "unknown kernel '$name' (try: $0 list)" ;;
+	esac ;;
 kdir)
 	case $name in
 	stock-*) stock_kdir "$name" ;;
-	kunit | debug | kcsan) build_kernel "$name" ;;
+	kunit | debug | kcsan | kunit-newest) build_kernel "$name" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 image)
 	case $name in
 	stock-*) stock_image "$name" ;;
-	kunit | debug | kcsan) echo "$(build_kernel "$name")/arch/x86/boot/bzImage" ;;
+	kunit | debug | kcsan | kunit-newest) echo "$(build_kernel "$name")/arch/x86/boot/bzImage" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 release)
 	case $name in
 	stock-*) stock_release "$name" ;;
-	kunit | debug | kcsan) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
+	kunit | debug | kcsan | kunit-newest) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
-*) die "usage: $0 {kdir|image|release} NAME | list" ;;
+*) die "usage: $0 {kdir|prepared|image|release} NAME | source [SERIES] | list" ;;
 esac
