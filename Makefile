@@ -11,13 +11,17 @@
 #   make check           install deps, build everything, run every test
 #   make check-full      the same with the long modes (fuzzing, stress),
 #                        every kernel booted REPEAT times (default 3)
+#   make check-build     build kring (module, KUnit, benchmark module, SDK
+#                        example) against every kernel source it can get,
+#                        without booting any: a compile break in minutes
 #   make bench           the benchmarks, docs/PERFORMANCE.md: the ring core's
 #                        instructions per record against a bare SPSC ring
 #                        (host, callgrind), then kring's producer against
 #                        ftrace's ring buffer in a QEMU guest (KERNEL=,
 #                        default stock-6.12; BENCH_ARGS=producer_bench's options)
 #   make demo            boot the stock 6.12 kernel in QEMU and show kring at work
-#   make vm-shell        interactive guest shell (KERNEL=stock-6.1|stock-6.12|kunit|debug|kcsan)
+#   make vm-shell        interactive guest shell (KERNEL=, one of
+#                        tools/dev/vm/kernel.sh list)
 #   make user            build libkring, the kring tool and the tests (build/user)
 #   make clean
 #
@@ -42,7 +46,7 @@ SDK_SYMVERS_DIR = $(DESTDIR)$(PREFIX)/lib/kring/$(KRELEASE)
 INSTALL_MOD_DIR ?= updates
 
 .PHONY: all modules module modules_install install install-sdk clean deps user \
-	check check-full check-host check-vm bench demo vm-shell sparse
+	check check-full check-build check-host check-vm bench demo vm-shell sparse
 
 all: modules
 
@@ -81,6 +85,9 @@ user: deps
 
 check: deps
 	@tools/dev/check.sh
+
+check-build: deps
+	@tools/dev/check-build.sh
 
 check-host: deps
 	@KERNELS= tools/dev/check.sh
