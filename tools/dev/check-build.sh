@@ -9,7 +9,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KRING_BUILD:-$top/build}
-kernels=${KERNELS:-stock-6.1 stock-6.12 stock-6.12-rt kcsan debug}
+kernels=${KERNELS:-stock-6.1 stock-6.12 stock-6.12-rt debug debug-newest}
 out=$build/check-build
 rm -rf "$out" && mkdir -p "$out"
 unset MAKEFLAGS MAKEOVERRIDES MFLAGS

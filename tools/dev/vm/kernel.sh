@@ -20,8 +20,9 @@
 #   kunit       tinyconfig + tools/dev/vm/config/kunit.config, from linux-source-6.12
 #   kcsan       kunit + tools/dev/vm/config/kcsan.config (KCSAN, strict), from 6.12
 #   debug       kunit + tools/dev/vm/config/debug.config (KASAN, lockdep, UBSAN,
-#               raw lock nesting, ...), from the newest Debian kernel source
-#   kunit-newest  kunit, from the newest Debian kernel source
+#               raw lock nesting, ...), from 6.12
+#   kunit-newest, debug-newest
+#               kunit and debug from the newest Debian kernel source
 #
 # "The newest Debian kernel source" is the highest linux-source-X.Y that
 # Debian unstable carries, found and downloaded through an apt state of
@@ -108,8 +109,8 @@ stock_image() {
 # The series a built kernel is made from: 6.12 or newest.
 series_of() {
 	case $1 in
-	kunit | kcsan) echo 6.12 ;;
-	debug | kunit-newest) echo newest ;;
+	kunit | kcsan | debug) echo 6.12 ;;
+	kunit-newest | debug-newest) echo newest ;;
 	*) die "unknown built kernel $1" ;;
 	esac
 }
@@ -204,7 +205,7 @@ source_tree() {
 fragments() {
 	case $1 in
 	kunit | kunit-newest) echo "$here/config/kunit.config" ;;
-	debug) echo "$here/config/kunit.config $here/config/debug.config" ;;
+	debug | debug-newest) echo "$here/config/kunit.config $here/config/debug.config" ;;
 	kcsan) echo "$here/config/kunit.config $here/config/kcsan.config" ;;
 	*) die "unknown built kernel $1" ;;
 	esac
@@ -216,6 +217,8 @@ options() {
 	# shellcheck disable=SC2046
 	grep -h -E '^(CONFIG_[A-Za-z0-9_]+=|# CONFIG_[A-Za-z0-9_]+ is not set)' $(fragments "$1")
 }
+
+keyglob='[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]'
 
 built_dir() {
 	local key src
@@ -269,7 +272,8 @@ build_kernel() {
 		{ tail -30 "$out/build.log" >&2; die "$name kernel build failed"; }
 	touch "$out/.built"
 	# Builds for older keys of this kernel are dead weight now.
-	find "$cache/build" -mindepth 1 -maxdepth 1 \( -name "$name-*" -o -name "prepared-$name-*" \) \
+	# (The key is 12 hex digits: debug-* must not match debug-newest-*.)
+	find "$cache/build" -mindepth 1 -maxdepth 1 \( -name "$name-$keyglob" -o -name "prepared-$name-$keyglob" \) \
 		! -path "$out" -exec rm -rf {} + 2>/dev/null || true
 	echo "$out"
 }
@@ -290,7 +294,7 @@ prepared_kernel() {
 	make -C "$src" O="$out" -j"$jobs" modules_prepare >"$out/build.log" 2>&1 ||
 		{ tail -30 "$out/build.log" >&2; die "$name kernel tree preparation failed"; }
 	touch "$out/.prepared"
-	find "$cache/build" -mindepth 1 -maxdepth 1 -name "prepared-$name-*" ! -path "$out" \
+	find "$cache/build" -mindepth 1 -maxdepth 1 -name "prepared-$name-$keyglob" ! -path "$out" \
 		-exec rm -rf {} + 2>/dev/null || true
 	echo "$out"
 }
@@ -298,30 +302,30 @@ prepared_kernel() {
 cmd=${1:-}
 name=${2:-}
 case $cmd in
-list) echo "stock-6.1 stock-6.12 stock-6.12-rt kunit kcsan debug kunit-newest" ;;
+list) echo "stock-6.1 stock-6.12 stock-6.12-rt kunit kcsan debug kunit-newest debug-newest" ;;
 source) source_tree "${2:-6.12}" ;;
 prepared)
 	case $name in
 	stock-*) stock_kdir "$name" ;;
-	kunit | debug | kcsan | kunit-newest) prepared_kernel "$name" ;;
+	kunit | debug | kcsan | kunit-newest | debug-newest) prepared_kernel "$name" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 kdir)
 	case $name in
 	stock-*) stock_kdir "$name" ;;
-	kunit | debug | kcsan | kunit-newest) build_kernel "$name" ;;
+	kunit | debug | kcsan | kunit-newest | debug-newest) build_kernel "$name" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 image)
 	case $name in
 	stock-*) stock_image "$name" ;;
-	kunit | debug | kcsan | kunit-newest) echo "$(build_kernel "$name")/arch/x86/boot/bzImage" ;;
+	kunit | debug | kcsan | kunit-newest | debug-newest) echo "$(build_kernel "$name")/arch/x86/boot/bzImage" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 release)
 	case $name in
 	stock-*) stock_release "$name" ;;
-	kunit | debug | kcsan | kunit-newest) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
+	kunit | debug | kcsan | kunit-newest | debug-newest) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 *) die "usage: $0 {kdir|prepared|image|release} NAME | source [SERIES] | list" ;;
