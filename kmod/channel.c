@@ -314,12 +314,15 @@ void kring_channels_exit(void)
  * kring_channel_output_begin() - reserve @size bytes in a channel's ring
  * @h:		handle, passed to kring_output_copy() and kring_channel_output_end()
  * @ch:		channel
- * @size:	record size including its header (rounded up to 8)
+ * @size:	record size including its header (rounded up to 8): at least
+ *		a header, at most KRING_RECORD_MAX_SIZE and what the ring
+ *		holds; kring_output_begin() bounds it before any arithmetic
  *
  * Context: preemption disabled, any context up to NMI.
  * Return: 0 with the space reserved; -ENODEV while the channel is not
  * mapped, -EAGAIN while it is disabled (neither is counted); otherwise the
- * error of kring_output_begin(), counted as lost.
+ * error of kring_output_begin(), counted as lost: -E2BIG for a size out of
+ * those bounds, -ENOSPC, -EAGAIN while paused.
  */
 int kring_channel_output_begin(struct kring_output_handle *h,
 			       struct kring_channel *ch, unsigned int size)
@@ -356,10 +359,14 @@ EXPORT_SYMBOL_GPL(kring_channel_output_end);
  * kring_channel_write_sample() - write one SAMPLE record into a channel
  * @ch:		channel
  * @data:	the fields the channel's attr.sample_type asks for; @data->id
- *		and @data->time are filled in here
+ *		and @data->time are filled in here. RAW data, when the channel
+ *		asks for it, is at most KRING_SAMPLE_RAW_MAX bytes.
  *
  * Context: preemption disabled, any context up to NMI.
- * Return: as kring_channel_output_begin().
+ * Return: as kring_channel_output_begin(), which refuses RAW data above
+ * KRING_SAMPLE_RAW_MAX as a size out of bounds (-E2BIG, counted in
+ * lost_too_big); -EINVAL, counted nowhere, for RAW data of a size above 0
+ * without an address.
  */
 int kring_channel_write_sample(struct kring_channel *ch,
 			       struct kring_sample_data *data)
@@ -368,6 +375,13 @@ int kring_channel_write_sample(struct kring_channel *ch,
 	struct kring_output_handle h;
 	int ret;
 
+	/*
+	 * RAW's size is bounded by kring_sample_size(), before its
+	 * arithmetic: beyond KRING_SAMPLE_RAW_MAX it answers 0, which the
+	 * begin refuses. kring_output_sample() then cannot refuse.
+	 */
+	if (unlikely((type & KRING_SAMPLE_RAW) && data->raw_size && !data->raw))
+		return -EINVAL;
 	data->id = ch->id;
 	ret = kring_channel_output_begin(&h, ch, kring_sample_size(type, data->raw_size));
 	if (ret)

@@ -39,6 +39,27 @@
  * A record that does not fit is dropped and counted, and the consumer sees
  * a LOST record before the next one that fits: producers never block.
  *
+ * Limits. Every size a call takes is checked against its bound before
+ * anything is computed from it, and a refused call writes none of the
+ * bytes it was given:
+ *
+ *  - a record is at least a header and at most KRING_RECORD_MAX_SIZE bytes
+ *    (the header's u16 size, 8-byte aligned) and what the channel's ring
+ *    can hold: a begin refuses any other size with -E2BIG and counts it
+ *    in lost_too_big, so the consumer sees it in a LOST record;
+ *  - a SAMPLE's RAW data is at most KRING_SAMPLE_RAW_MAX bytes, whatever
+ *    the sample_type: kring_sample_size() answers 0 beyond it, so
+ *    kring_channel_write_sample() refuses it as a begin refuses a size,
+ *    -E2BIG counted in lost_too_big; RAW data of a size above 0 needs an
+ *    address (-EINVAL, nothing counted);
+ *  - within a reservation, a copy or header beyond what is left of it and
+ *    a SAMPLE that does not match the reservation are refused (-E2BIG,
+ *    -EINVAL) and counted nowhere: the record stays reserved, and the end
+ *    call commits it (unwritten bytes zeroed, an untouched reservation
+ *    whose SAMPLE was refused as a KRING_RECORD_PAD record);
+ *  - in the AUX area, a copy or skip beyond the room of the extent is
+ *    refused (-ENOSPC), and the size an end takes is clamped to it.
+ *
  * ABI. Every call is an exported function of kring.ko but
  * kring_output_ptr(), which touches nothing but the handle, so a producer
  * never depends on kring's private structures (channel, buffer, ring, AUX
@@ -69,8 +90,20 @@
  *
  * 2: kring_output_ptr(), inline, and the promise it relies on: a channel's
  *    reservation is always one piece (the handle's @size covers @rem).
+ *
+ * An int returned where void was changes no layout and no inline: it
+ * needs no new version.
  */
 #define KRING_PRODUCER_API_VERSION	2
+
+/*
+ * The largest RAW data (struct kring_sample_data.raw_size) a SAMPLE record
+ * carries, whatever its sample_type: with the header, the seven fixed
+ * fields, SEQ and RAW's size word the record is then KRING_RECORD_MAX_SIZE
+ * bytes. Larger RAW data is refused (see "Limits" above), as perf caps a
+ * sample's raw data where it is produced.
+ */
+#define KRING_SAMPLE_RAW_MAX	(KRING_RECORD_MAX_SIZE - 9U * 8U - 4U)
 
 struct kring_channel;
 
@@ -101,8 +134,8 @@ struct kring_sample_data {
 };
 
 unsigned int kring_sample_size(u64 sample_type, u32 raw_size);
-void kring_output_sample(struct kring_output_handle *h, u64 sample_type,
-			 const struct kring_sample_data *d);
+int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
+			const struct kring_sample_data *d);
 
 struct kring_channel *__kring_channel_get(u64 id, unsigned int api_version);
 
