@@ -248,6 +248,45 @@ struct kring_channel *__kring_channel_get(u64 id, unsigned int api_version)
 }
 EXPORT_SYMBOL_GPL(__kring_channel_get);
 
+/**
+ * __kring_channel_get_fd() - find the channel a file descriptor holds open
+ * @fd:		a file descriptor of the current process
+ * @api_version: the KRING_PRODUCER_API_VERSION the caller was built with
+ *
+ * Called through kring_channel_get_fd() (<kring/producer.h>): a driver
+ * takes a channel from a user by a descriptor the user holds, not by an id
+ * anyone can name. The file's reference keeps the channel open while we
+ * take ours.
+ *
+ * Context: process context, the task that passed @fd.
+ * Return: the channel with a reference, or NULL if @fd is not an open
+ * /dev/kring file of the current process or @api_version is not ours.
+ */
+struct kring_channel *__kring_channel_get_fd(int fd, unsigned int api_version)
+{
+	struct kring_channel *ch = NULL;
+	struct file *file;
+
+	if (api_version != KRING_PRODUCER_API_VERSION) {
+		pr_err_ratelimited("kring: %pS: built for producer API %u, kring.ko has %u\n",
+				   __builtin_return_address(0), api_version,
+				   KRING_PRODUCER_API_VERSION);
+		return NULL;
+	}
+	if (fd < 0)
+		return NULL;
+	file = fget(fd);
+	if (!file)
+		return NULL;
+	if (file->f_op == &kring_fops) {
+		ch = file->private_data;
+		refcount_inc(&ch->refs);
+	}
+	fput(file);
+	return ch;
+}
+EXPORT_SYMBOL_GPL(__kring_channel_get_fd);
+
 /*
  * Channels not yet freed: kring_exit() waits for them, since the last
  * reference may be dropped in NMI context and freed later through an

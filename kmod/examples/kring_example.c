@@ -28,6 +28,12 @@ struct kring_example_record {
 	u64 total;
 };
 
+/*
+ * The channel by its id, as a parameter: only root loads a module, so only
+ * root names the channel. An interface an unprivileged user reaches would
+ * take the channel's file descriptor instead (kring_channel_get_fd();
+ * docs/PRODUCER.md, "Whose channel").
+ */
 static u64 channel;
 module_param(channel, ullong, 0444);
 MODULE_PARM_DESC(channel, "id of the kring channel to write into (KRING_IOC_ID)");
