@@ -41,6 +41,7 @@
 #include <linux/hrtimer.h>
 #include <linux/math64.h>
 
+#include "compat.h"
 #include "capture.h"
 #include "source.h"
 
@@ -638,3 +639,4 @@ void kring_capture_emit(struct kring_capture *cap, struct kring_sample_data *d)
 		kring_floor_advance(&buf->ring);
 	kring_out_unlock(buf, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(kring_capture_emit);
