@@ -402,10 +402,12 @@ EXPORT_SYMBOL_GPL(kring_aux_output_begin);
 int kring_aux_output_copy(struct kring_aux_handle *h, u64 offset, const void *src, u64 len)
 {
 	struct kring_aux *aux = h->aux;
-	u64 pos = h->head + offset, n;
+	u64 pos, n;
 
+	/* Both bounded before any arithmetic: no sum of the two can wrap. */
 	if (offset > h->size || len > h->size - offset)
 		return -ENOSPC;
+	pos = h->head + offset;
 	while (len) {
 		n = kring_aux_contig(pos, len, PAGE_SIZE);
 		memcpy(aux->addrs[(pos >> PAGE_SHIFT) & (aux->nr_pages - 1)] +

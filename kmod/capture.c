@@ -605,7 +605,11 @@ void kring_capture_release(struct kring_capture *cap)
  * adds what the source always writes). The buffer the channel writes
  * into (its own or its set-output target's) is locked with its write_lock,
  * so this CPU is its only writer; a record that does not fit is counted
- * lost by the ring core. Then the buffer's timestamp floor is raised
+ * lost by the ring core. RAW's size is bounded before any arithmetic, as
+ * for a producer module: above KRING_SAMPLE_RAW_MAX kring_sample_size()
+ * answers 0, which the begin refuses (-E2BIG, counted in lost_too_big),
+ * and kring_output_sample() writes only what its reservation was checked
+ * to hold. Then the buffer's timestamp floor is raised
  * (kring_floor_advance(); docs/CAPTURE.md): always on a call without a
  * record, after a record on a bound channel or with a clock synchronised
  * across CPUs (not KRING_CLOCK_LOCAL).
@@ -635,3 +639,4 @@ void kring_capture_emit(struct kring_capture *cap, struct kring_sample_data *d)
 		kring_floor_advance(&buf->ring);
 	kring_out_unlock(buf, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(kring_capture_emit);

@@ -248,6 +248,45 @@ struct kring_channel *__kring_channel_get(u64 id, unsigned int api_version)
 }
 EXPORT_SYMBOL_GPL(__kring_channel_get);
 
+/**
+ * __kring_channel_get_fd() - find the channel a file descriptor holds open
+ * @fd:		a file descriptor of the current process
+ * @api_version: the KRING_PRODUCER_API_VERSION the caller was built with
+ *
+ * Called through kring_channel_get_fd() (<kring/producer.h>): a driver
+ * takes a channel from a user by a descriptor the user holds, not by an id
+ * anyone can name. The file's reference keeps the channel open while we
+ * take ours.
+ *
+ * Context: process context, the task that passed @fd.
+ * Return: the channel with a reference, or NULL if @fd is not an open
+ * /dev/kring file of the current process or @api_version is not ours.
+ */
+struct kring_channel *__kring_channel_get_fd(int fd, unsigned int api_version)
+{
+	struct kring_channel *ch = NULL;
+	struct file *file;
+
+	if (api_version != KRING_PRODUCER_API_VERSION) {
+		pr_err_ratelimited("kring: %pS: built for producer API %u, kring.ko has %u\n",
+				   __builtin_return_address(0), api_version,
+				   KRING_PRODUCER_API_VERSION);
+		return NULL;
+	}
+	if (fd < 0)
+		return NULL;
+	file = fget(fd);
+	if (!file)
+		return NULL;
+	if (file->f_op == &kring_fops) {
+		ch = file->private_data;
+		refcount_inc(&ch->refs);
+	}
+	fput(file);
+	return ch;
+}
+EXPORT_SYMBOL_GPL(__kring_channel_get_fd);
+
 /*
  * Channels not yet freed: kring_exit() waits for them, since the last
  * reference may be dropped in NMI context and freed later through an
@@ -314,12 +353,15 @@ void kring_channels_exit(void)
  * kring_channel_output_begin() - reserve @size bytes in a channel's ring
  * @h:		handle, passed to kring_output_copy() and kring_channel_output_end()
  * @ch:		channel
- * @size:	record size including its header (rounded up to 8)
+ * @size:	record size including its header (rounded up to 8): at least
+ *		a header, at most KRING_RECORD_MAX_SIZE and what the ring
+ *		holds; kring_output_begin() bounds it before any arithmetic
  *
  * Context: preemption disabled, any context up to NMI.
  * Return: 0 with the space reserved; -ENODEV while the channel is not
  * mapped, -EAGAIN while it is disabled (neither is counted); otherwise the
- * error of kring_output_begin(), counted as lost.
+ * error of kring_output_begin(), counted as lost: -E2BIG for a size out of
+ * those bounds, -ENOSPC, -EAGAIN while paused.
  */
 int kring_channel_output_begin(struct kring_output_handle *h,
 			       struct kring_channel *ch, unsigned int size)
@@ -356,10 +398,14 @@ EXPORT_SYMBOL_GPL(kring_channel_output_end);
  * kring_channel_write_sample() - write one SAMPLE record into a channel
  * @ch:		channel
  * @data:	the fields the channel's attr.sample_type asks for; @data->id
- *		and @data->time are filled in here
+ *		and @data->time are filled in here. RAW data, when the channel
+ *		asks for it, is at most KRING_SAMPLE_RAW_MAX bytes.
  *
  * Context: preemption disabled, any context up to NMI.
- * Return: as kring_channel_output_begin().
+ * Return: as kring_channel_output_begin(), which refuses RAW data above
+ * KRING_SAMPLE_RAW_MAX as a size out of bounds (-E2BIG, counted in
+ * lost_too_big); -EINVAL, counted nowhere, for RAW data of a size above 0
+ * without an address.
  */
 int kring_channel_write_sample(struct kring_channel *ch,
 			       struct kring_sample_data *data)
@@ -368,6 +414,13 @@ int kring_channel_write_sample(struct kring_channel *ch,
 	struct kring_output_handle h;
 	int ret;
 
+	/*
+	 * RAW's size is bounded by kring_sample_size(), before its
+	 * arithmetic: beyond KRING_SAMPLE_RAW_MAX it answers 0, which the
+	 * begin refuses. kring_output_sample() then cannot refuse.
+	 */
+	if (unlikely((type & KRING_SAMPLE_RAW) && data->raw_size && !data->raw))
+		return -EINVAL;
 	data->id = ch->id;
 	ret = kring_channel_output_begin(&h, ch, kring_sample_size(type, data->raw_size));
 	if (ret)

@@ -1006,7 +1006,14 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 		WARN_ON_ONCE(level > KRING_RING_MAX_NEST);
 	}
 
-	/* The pause and both size limits in one compare, see ->size_limit. */
+	/*
+	 * The pause and both size limits in one compare, see ->size_limit:
+	 * the bound of a producer's @size, before anything is computed from
+	 * it. The subtraction is in size_t, which holds every unsigned int:
+	 * a size below a header wraps far above any limit and is refused,
+	 * and only sizes of 8 to ->max_record (at most KRING_RECORD_MAX_SIZE)
+	 * pass to the rounding below.
+	 */
 	if (unlikely(size - sizeof(struct kring_record_header) >=
 		     READ_ONCE(rb->size_limit)))
 		return ring_begin_refused(h, level, size, time);
@@ -1059,17 +1066,26 @@ EXPORT_SYMBOL_GPL(kring_output_begin);
  * kring_output_copy() - write the next @len bytes of the record
  * @h:		handle from a successful kring_output_begin()
  * @buf:	the bytes
- * @len:	how many; more than the reservation has left is a bug (the
- *		excess is dropped with a warning)
+ * @len:	how many, at most what the reservation has left (@h->rem)
  *
  * Splits the copy only where the reservation is not one piece (a ring over
  * separate pages, or a contiguous one at its wrap without the second
  * mapping of KRING_RING_MIRRORED).
+ *
+ * Return: 0; -E2BIG when @len is more than the reservation has left:
+ * nothing is written, and the end call zeroes what stays unwritten.
  */
-void kring_output_copy(struct kring_output_handle *h, const void *buf,
-		       unsigned int len)
+int kring_output_copy(struct kring_output_handle *h, const void *buf,
+		      unsigned int len)
 {
+	/*
+	 * A producer's count: bounded here, at the entry, before anything is
+	 * computed from it (ring_write() then never cuts a copy).
+	 */
+	if (unlikely(len > h->rem))
+		return -E2BIG;
 	ring_write(h, buf, len);
+	return 0;
 }
 EXPORT_SYMBOL_GPL(kring_output_copy);
 
@@ -1081,8 +1097,11 @@ EXPORT_SYMBOL_GPL(kring_output_copy);
  * @misc:	header misc bits
  *
  * The header's size is @h->rec_size.
+ *
+ * Return: 0; -E2BIG when less than a header is left of the reservation
+ * (nothing is written).
  */
-void kring_output_header(struct kring_output_handle *h, u32 type, u16 misc)
+int kring_output_header(struct kring_output_handle *h, u32 type, u16 misc)
 {
 	struct kring_record_header hdr = {
 		.type = type,
@@ -1090,7 +1109,10 @@ void kring_output_header(struct kring_output_handle *h, u32 type, u16 misc)
 		.size = h->rec_size,
 	};
 
+	if (unlikely(h->rem < sizeof(hdr)))
+		return -E2BIG;
 	ring_write(h, &hdr, sizeof(hdr));
+	return 0;
 }
 EXPORT_SYMBOL_GPL(kring_output_header);
 

@@ -6,6 +6,8 @@
  * its sequence number: KRING_SAMPLE_SEQ is added to whatever sample_type
  * the caller passes, as the kernel adds it to every channel's sample_type.
  */
+#include <linux/build_bug.h>
+#include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
 
@@ -13,39 +15,87 @@
 
 #include "compat.h"
 
+/* Bytes of a SAMPLE record but RAW's data, its padding and its size word. */
+static unsigned int sample_fixed_size(u64 sample_type)
+{
+	return sizeof(struct kring_record_header) +
+	       8 * hweight64((sample_type | KRING_SAMPLE_SEQ) &
+			     (KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_IP |
+			      KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
+			      KRING_SAMPLE_ID | KRING_SAMPLE_CPU |
+			      KRING_SAMPLE_PERIOD | KRING_SAMPLE_SEQ));
+}
+
 /**
  * kring_sample_size() - bytes of a SAMPLE record, header included
- * @sample_type: KRING_SAMPLE_* bits (KRING_SAMPLE_SEQ is implied)
- * @raw_size: bytes of RAW data (ignored without KRING_SAMPLE_RAW)
+ * @sample_type: KRING_SAMPLE_* bits (KRING_SAMPLE_SEQ is implied; bits
+ *		kring does not know are ignored)
+ * @raw_size: bytes of RAW data (ignored without KRING_SAMPLE_RAW), at most
+ *		KRING_SAMPLE_RAW_MAX
  *
- * Return: the size to pass to kring_output_begin().
+ * Return: the size to pass to a begin call (8-byte aligned, at most
+ * KRING_RECORD_MAX_SIZE), or 0 when @raw_size is above KRING_SAMPLE_RAW_MAX:
+ * no record carries it, and a begin refuses size 0 (-E2BIG, counted in
+ * lost_too_big).
  */
 unsigned int kring_sample_size(u64 sample_type, u32 raw_size)
 {
-	unsigned int size = sizeof(struct kring_record_header);
+	unsigned int size = sample_fixed_size(sample_type);
 
-	sample_type |= KRING_SAMPLE_SEQ;
-	size += 8 * hweight64(sample_type & (KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_IP |
-					    KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
-					    KRING_SAMPLE_ID | KRING_SAMPLE_CPU |
-					    KRING_SAMPLE_PERIOD | KRING_SAMPLE_SEQ));
-	if (sample_type & KRING_SAMPLE_RAW)
-		size += sizeof(u32) + KRING_RAW_PADDED(raw_size);
-	return size;
+	/* RAW's bound leaves room for every other field. */
+	BUILD_BUG_ON(9 * 8 + sizeof(u32) + KRING_RAW_PADDED(KRING_SAMPLE_RAW_MAX) !=
+		     KRING_RECORD_MAX_SIZE);
+	if (!(sample_type & KRING_SAMPLE_RAW))
+		return size;
+	/* The producer's size, bounded before the padding's arithmetic. */
+	if (raw_size > KRING_SAMPLE_RAW_MAX)
+		return 0;
+	return size + sizeof(u32) + KRING_RAW_PADDED(raw_size);
 }
 EXPORT_SYMBOL_GPL(kring_sample_size);
 
+/*
+ * Whether @d fits a whole, untouched reservation @h of exactly its
+ * kring_sample_size(): the guard of kring_output_sample(), before any
+ * byte of the sample is written. Return: 0, or the refusal's errno.
+ */
+static int sample_check(const struct kring_output_handle *h, u64 sample_type,
+			const struct kring_sample_data *d)
+{
+	unsigned int size;
+
+	if (sample_type & KRING_SAMPLE_RAW) {
+		if (d->raw_size > KRING_SAMPLE_RAW_MAX)
+			return -E2BIG;
+		if (d->raw_size && !d->raw)
+			return -EINVAL;
+	}
+	size = kring_sample_size(sample_type, d->raw_size);
+	if (h->rem != h->rec_size || h->rec_size != size)
+		return -EINVAL;
+	return 0;
+}
+
 /**
  * kring_output_sample() - write a whole SAMPLE record into a reservation
- * @h:		handle from kring_output_begin() with
- *		kring_sample_size(@sample_type, @d->raw_size) bytes
+ * @h:		handle from a begin call of
+ *		kring_sample_size(@sample_type, @d->raw_size) bytes, nothing
+ *		written yet
  * @sample_type: KRING_SAMPLE_* bits (KRING_SAMPLE_SEQ is implied)
  * @d:		the fields; the sequence number comes from @h
  *
- * The caller still ends the record with kring_output_end().
+ * The caller still ends the record with the end call, whatever this
+ * returns.
+ *
+ * Return: 0; -E2BIG when RAW's @d->raw_size is above KRING_SAMPLE_RAW_MAX;
+ * -EINVAL when @h is not a whole, untouched reservation of exactly
+ * kring_sample_size() bytes, or RAW data of a size above 0 has no
+ * address. A refused sample is written nowhere: the untouched reservation
+ * becomes a KRING_RECORD_PAD record, which consumers skip (a touched one
+ * is left as it is).
  */
-void kring_output_sample(struct kring_output_handle *h, u64 sample_type,
-			 const struct kring_sample_data *d)
+int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
+			const struct kring_sample_data *d)
 {
 	/*
 	 * The record in place where the reservation is one piece (a
@@ -61,18 +111,24 @@ void kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 		.size = h->rec_size,
 	};
 	unsigned int n = 0, t = 0;
-	u8 *rec = NULL, *head;
+	u8 *rec, *head;
 	u32 pair[2];
+	int ret;
 
 	sample_type |= KRING_SAMPLE_SEQ;
 	/*
-	 * In place only into a whole, untouched reservation of exactly the
-	 * record's size; anything else takes the copies, which never write
-	 * past the reservation and zero what is left of it.
+	 * Every size checked first, none derived from another: RAW's size
+	 * against its bound, then the record's against the reservation. Past
+	 * this point the bytes written (fields, RAW's data, its padding, the
+	 * sequence number) add up to @h->rem exactly, in place or in copies.
 	 */
-	if (h->rem == h->rec_size &&
-	    h->rem == kring_sample_size(sample_type, d->raw_size))
-		rec = kring_output_ptr(h);
+	ret = sample_check(h, sample_type, d);
+	if (unlikely(ret)) {
+		if (h->rem == h->rec_size)
+			kring_output_header(h, KRING_RECORD_PAD, 0);
+		return ret;
+	}
+	rec = kring_output_ptr(h);
 	head = rec ?: stage;
 	memcpy(head, &hdr, sizeof(hdr));
 	n = sizeof(hdr);
@@ -123,12 +179,13 @@ void kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 		}
 		memcpy(rec + n, tail, t);
 		memcpy(rec + n + t, &h->seq, 8);
-		return;
+		return 0;
 	}
 	kring_output_copy(h, head, n);
 	if ((sample_type & KRING_SAMPLE_RAW) && d->raw_size)
 		kring_output_copy(h, d->raw, d->raw_size);
 	memcpy(tail + t, &h->seq, 8);
 	kring_output_copy(h, tail, t + 8);
+	return 0;
 }
 EXPORT_SYMBOL_GPL(kring_output_sample);

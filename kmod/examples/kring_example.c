@@ -12,6 +12,11 @@
  * (begin, the record written in place, end), and stays loaded until
  * removed. Loading fails with
  * -ENOENT when no open channel has that id.
+ *
+ * raw_trim=<n> takes n bytes off each text's RAW size, as a driver strips a
+ * header it expected in front of its data: the tests' way to hand kring the
+ * classic underflow (raw_size = len - hdr with len < hdr), which kring
+ * refuses and counts as too big. A real driver checks len >= hdr first.
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -28,6 +33,12 @@ struct kring_example_record {
 	u64 total;
 };
 
+/*
+ * The channel by its id, as a parameter: only root loads a module, so only
+ * root names the channel. An interface an unprivileged user reaches would
+ * take the channel's file descriptor instead (kring_channel_get_fd();
+ * docs/PRODUCER.md, "Whose channel").
+ */
 static u64 channel;
 module_param(channel, ullong, 0444);
 MODULE_PARM_DESC(channel, "id of the kring channel to write into (KRING_IOC_ID)");
@@ -35,6 +46,10 @@ MODULE_PARM_DESC(channel, "id of the kring channel to write into (KRING_IOC_ID)"
 static uint count = 100;
 module_param(count, uint, 0444);
 MODULE_PARM_DESC(count, "SAMPLE records to write at load");
+
+static uint raw_trim;
+module_param(raw_trim, uint, 0444);
+MODULE_PARM_DESC(raw_trim, "bytes taken off each RAW size (more than the text underflows it)");
 
 static uint written;
 module_param(written, uint, 0444);
@@ -59,7 +74,8 @@ static int __init kring_example_init(void)
 		memset(&s, 0, sizeof(s));
 		s.pid = task_tgid_nr(current);
 		s.tid = task_pid_nr(current);
-		s.raw_size = scnprintf(text, sizeof(text), "kring example record %u", i) + 1;
+		s.raw_size = scnprintf(text, sizeof(text), "kring example record %u", i) + 1 -
+			     raw_trim;
 		preempt_disable();
 		s.cpu = smp_processor_id();
 		s.raw = text;

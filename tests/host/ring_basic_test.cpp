@@ -167,8 +167,13 @@ TEST(RingCopy, SizeRoundedUp) {
     EXPECT_EQ(reinterpret_cast<kring_record_header*>(r.byte_at(0))->size, 16);
 }
 
-/* Writing more than the reservation is a bug: warned and cut, never spilled. */
-TEST(RingCopy, OverlongCopyIsCut) {
+/*
+ * Writing more than the reservation has left is refused at the entry,
+ * before anything is computed from the count: nothing written, nothing
+ * warned, the handle unchanged; what fits still goes in, and the end call
+ * zeroes the rest.
+ */
+TEST(RingCopy, OverlongCopyIsRefused) {
     test_ring r(1);
     kring_output_handle h;
     std::vector<uint8_t> big(100, 0x77);
@@ -177,10 +182,19 @@ TEST(RingCopy, OverlongCopyIsCut) {
     for (uint64_t i = 0; i < r.size(); i++)
         *r.byte_at(i) = 0xa5;
     ASSERT_EQ(kring_output_begin(&h, &r.rb, 32, 0), 0);
-    kring_output_copy(&h, big.data(), big.size());
+    EXPECT_EQ(kring_output_copy(&h, big.data(), 33), -E2BIG);
+    EXPECT_EQ(kring_output_copy(&h, big.data(), ~0u), -E2BIG);
+    EXPECT_EQ(kring_output_copy(&h, big.data(), ~0u - 7), -E2BIG);
+    EXPECT_EQ(h.rem, 32u);
+    EXPECT_EQ(*r.byte_at(0), 0xa5);
+    EXPECT_EQ(kring_output_header(&h, kTestType, 0), 0);
+    EXPECT_EQ(kring_output_copy(&h, big.data(), 24), 0);
+    EXPECT_EQ(kring_output_copy(&h, big.data(), 1), -E2BIG);
+    EXPECT_EQ(kring_output_header(&h, kTestType, 0), -E2BIG);
+    EXPECT_EQ(kring_output_copy(&h, big.data(), 0), 0);
     kring_output_end(&h);
-    EXPECT_EQ(kring_host_warnings, w + 1);
-    kring_host_warnings = w;
+    EXPECT_EQ(kring_host_warnings, w);
+    EXPECT_EQ(reinterpret_cast<kring_record_header*>(r.byte_at(0))->size, 32);
     EXPECT_EQ(*r.byte_at(31), 0x77);
     EXPECT_EQ(*r.byte_at(32), 0xa5);
 }

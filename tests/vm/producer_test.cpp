@@ -64,6 +64,64 @@ TEST(ProducerApi, ExampleModuleWritesIntoChannel) {
     EXPECT_EQ(::syscall(SYS_delete_module, "kring_example", O_NONBLOCK), 0) << std::strerror(errno);
 }
 
+// A producer's RAW size that underflowed (raw_size = len - hdr with
+// len < hdr: 2^32 - 8 here) is refused before any arithmetic: no record, no
+// byte written, each one lost as too big and reported in a LOST record
+// before the next record that fits. Before the bound, 2^32 - 8 wrapped to a
+// 32-byte record and kring_output_sample() copied 4 GiB into it (an oops in
+// memcpy).
+TEST(ProducerApi, RawSizeUnderflowIsRefused) {
+    int mod = ::open("/kring/kring_example.ko", O_RDONLY | O_CLOEXEC);
+    if (mod < 0)
+        GTEST_SKIP() << "kring_example.ko is not in this guest";
+    kt::raw_channel ch;
+    ASSERT_EQ(ch.open_dev(), 0);
+    const std::uint64_t type = KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_RAW;
+    ASSERT_EQ(ch.configure(kt::make_attr(KRING_SOURCE_NONE, -1, type)), 0);
+    ASSERT_EQ(ch.map_ring(4, true, false), 0);
+    ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
+    std::uint64_t id = 0;
+    ASSERT_EQ(ch.ioctl_arg(KRING_IOC_ID, &id), 0);
+
+    // "kring example record 0".."9" are 23 bytes with their NUL: 23 - 31 = -8.
+    const unsigned count = 10;
+    std::string params =
+        "channel=" + std::to_string(id) + " count=" + std::to_string(count) + " raw_trim=31";
+    ASSERT_EQ(::syscall(SYS_finit_module, mod, params.c_str(), 0), 0) << std::strerror(errno);
+    ::close(mod);
+
+    unsigned samples = 0, own = 0, losts = 0, bad = 0;
+    std::uint64_t lost = 0, total = ~0ull;
+    ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
+        if (h.type == KRING_RECORD_LOST && h.size == sizeof(kring_lost_record)) {
+            kring_lost_record l;
+            std::memcpy(&l, rec, sizeof(l));
+            lost += l.lost;
+            losts++;
+        } else if (h.type == example_record && h.size == 16) {
+            std::memcpy(&total, rec + 8, 8);
+            own++;
+        } else if (h.type == KRING_RECORD_SAMPLE) {
+            samples++;
+        } else {
+            bad++;
+        }
+    });
+    EXPECT_EQ(bad, 0u);
+    EXPECT_EQ(samples, 0u);
+    EXPECT_EQ(losts, 1u);
+    EXPECT_EQ(lost, count);
+    EXPECT_EQ(own, 1u);
+    EXPECT_EQ(total, 0u) << "records the example module saw accepted";
+    kring_stats st = ch.stats();
+    std::printf("produced %llu written %llu lost_too_big %llu\n", (unsigned long long)st.produced,
+                (unsigned long long)st.written, (unsigned long long)st.lost_too_big);
+    EXPECT_EQ(st.produced, count + 1);
+    EXPECT_EQ(st.written, 1u);
+    EXPECT_EQ(st.lost_too_big, count);
+    EXPECT_EQ(::syscall(SYS_delete_module, "kring_example", O_NONBLOCK), 0) << std::strerror(errno);
+}
+
 TEST(ProducerApi, DisabledChannelTakesNothing) {
     int mod = ::open("/kring/kring_example.ko", O_RDONLY | O_CLOEXEC);
     if (mod < 0)

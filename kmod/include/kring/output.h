@@ -56,11 +56,13 @@ struct kring_output_handle {
 /*
  * Writing the reserved bytes, in order, exactly the record's size: the
  * header first (kring_output_header() writes one of @h->rec_size bytes, or
- * copy a struct kring_record_header of your own), then the body.
+ * copy a struct kring_record_header of your own), then the body. Each
+ * returns 0, or -E2BIG and writes nothing when its bytes are more than the
+ * reservation has left (@h->rem).
  */
-void kring_output_copy(struct kring_output_handle *h, const void *buf,
-		       unsigned int len);
-void kring_output_header(struct kring_output_handle *h, u32 type, u16 misc);
+int kring_output_copy(struct kring_output_handle *h, const void *buf,
+		      unsigned int len);
+int kring_output_header(struct kring_output_handle *h, u32 type, u16 misc);
 
 /**
  * kring_output_ptr() - write the rest of the record in place

@@ -5,9 +5,12 @@
  * mapped. docs/PRODUCER.md shows the build (the installed headers and
  * Module.symvers) and kmod/examples/kring_example.c a complete module.
  *
- * User space reads the channel's id with KRING_IOC_ID and hands it to the
- * producing module (a module parameter, a sysfs file, an ioctl of its own).
- * The module takes a reference with kring_channel_get() and writes:
+ * User space names the channel to the producing module: by the file
+ * descriptor of the channel, which the module resolves with
+ * kring_channel_get_fd() in the context of the process that passed it (an
+ * ioctl or write of the module's own), or by the id KRING_IOC_ID reports,
+ * which kring_channel_get() resolves. The module takes a reference with
+ * one of them and writes:
  *
  *	struct kring_output_handle h;
  *
@@ -39,6 +42,38 @@
  * A record that does not fit is dropped and counted, and the consumer sees
  * a LOST record before the next one that fits: producers never block.
  *
+ * Whose channel. A channel belongs to the user who opened it, and kring
+ * checks nothing when a module writes into it: kring_channel_get() finds
+ * any open channel by its id, and ids are sequential and global, so any
+ * user can name anyone's channel. A driver that takes a channel from a
+ * user must make sure that user may write there: take a file descriptor
+ * and resolve it with kring_channel_get_fd() (the caller holds the
+ * channel open, as perf's set-output and BPF's map fds rule), or accept
+ * ids only through an interface that only a privileged user reaches (a
+ * module parameter, a root-only file, a capable() check of the driver's
+ * own). Never accept an id from an unprivileged interface.
+ *
+ * Limits. Every size a call takes is checked against its bound before
+ * anything is computed from it, and a refused call writes none of the
+ * bytes it was given:
+ *
+ *  - a record is at least a header and at most KRING_RECORD_MAX_SIZE bytes
+ *    (the header's u16 size, 8-byte aligned) and what the channel's ring
+ *    can hold: a begin refuses any other size with -E2BIG and counts it
+ *    in lost_too_big, so the consumer sees it in a LOST record;
+ *  - a SAMPLE's RAW data is at most KRING_SAMPLE_RAW_MAX bytes, whatever
+ *    the sample_type: kring_sample_size() answers 0 beyond it, so
+ *    kring_channel_write_sample() refuses it as a begin refuses a size,
+ *    -E2BIG counted in lost_too_big; RAW data of a size above 0 needs an
+ *    address (-EINVAL, nothing counted);
+ *  - within a reservation, a copy or header beyond what is left of it and
+ *    a SAMPLE that does not match the reservation are refused (-E2BIG,
+ *    -EINVAL) and counted nowhere: the record stays reserved, and the end
+ *    call commits it (unwritten bytes zeroed, an untouched reservation
+ *    whose SAMPLE was refused as a KRING_RECORD_PAD record);
+ *  - in the AUX area, a copy or skip beyond the room of the extent is
+ *    refused (-ENOSPC), and the size an end takes is clamped to it.
+ *
  * ABI. Every call is an exported function of kring.ko but
  * kring_output_ptr(), which touches nothing but the handle, so a producer
  * never depends on kring's private structures (channel, buffer, ring, AUX
@@ -69,8 +104,22 @@
  *
  * 2: kring_output_ptr(), inline, and the promise it relies on: a channel's
  *    reservation is always one piece (the handle's @size covers @rem).
+ *
+ * A call added to kring.ko (kring_channel_get_fd() and its inline, which
+ * only passes this version on), or an int returned where void was, changes
+ * no layout and no existing inline: it needs no new version (a producer
+ * that calls a function its kring.ko lacks does not load).
  */
 #define KRING_PRODUCER_API_VERSION	2
+
+/*
+ * The largest RAW data (struct kring_sample_data.raw_size) a SAMPLE record
+ * carries, whatever its sample_type: with the header, the seven fixed
+ * fields, SEQ and RAW's size word the record is then KRING_RECORD_MAX_SIZE
+ * bytes. Larger RAW data is refused (see "Limits" above), as perf caps a
+ * sample's raw data where it is produced.
+ */
+#define KRING_SAMPLE_RAW_MAX	(KRING_RECORD_MAX_SIZE - 9U * 8U - 4U)
 
 struct kring_channel;
 
@@ -101,14 +150,18 @@ struct kring_sample_data {
 };
 
 unsigned int kring_sample_size(u64 sample_type, u32 raw_size);
-void kring_output_sample(struct kring_output_handle *h, u64 sample_type,
-			 const struct kring_sample_data *d);
+int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
+			const struct kring_sample_data *d);
 
 struct kring_channel *__kring_channel_get(u64 id, unsigned int api_version);
+struct kring_channel *__kring_channel_get_fd(int fd, unsigned int api_version);
 
 /**
  * kring_channel_get() - find an open channel by the id KRING_IOC_ID reports
  * @id: channel id
+ *
+ * Any open channel, whoever opened it: the caller decides whether the
+ * user who named @id may write there (see "Whose channel" above).
  *
  * Context: any context that may take rcu_read_lock().
  * Return: the channel with a reference (drop it with kring_channel_put()),
@@ -118,6 +171,26 @@ struct kring_channel *__kring_channel_get(u64 id, unsigned int api_version);
 static inline struct kring_channel *kring_channel_get(u64 id)
 {
 	return __kring_channel_get(id, KRING_PRODUCER_API_VERSION);
+}
+
+/**
+ * kring_channel_get_fd() - find the channel a file descriptor of the
+ *	calling process holds open
+ * @fd: a file descriptor of the current process, of /dev/kring
+ *
+ * The way to take a channel from an unprivileged user: the caller proves
+ * it holds the channel open, whoever opened it (descriptors pass between
+ * processes only when their holder passes them).
+ *
+ * Context: process context, in the task that passed @fd (the driver's
+ * ioctl or write handler; not a kernel thread or a work item).
+ * Return: the channel with a reference (drop it with kring_channel_put()),
+ * or NULL if @fd is not an open /dev/kring file of the current process or
+ * kring.ko speaks another KRING_PRODUCER_API_VERSION.
+ */
+static inline struct kring_channel *kring_channel_get_fd(int fd)
+{
+	return __kring_channel_get_fd(fd, KRING_PRODUCER_API_VERSION);
 }
 
 void kring_channel_put(struct kring_channel *ch);
