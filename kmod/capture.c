@@ -17,12 +17,16 @@
  * runqueue lock held and interrupts off), so nothing here sleeps or takes
  * a lock that the scheduler could take inside it.
  *
- * The followed task is matched by its struct pid, which the channel holds,
- * so a recycled task id never matches another task. With inherit, the
- * children forked while the channel is enabled are kept as task ids in a
- * small per-channel array (claimed with cmpxchg by the fork probe, on any
- * CPU, and freed by the exit probe before the id can be reused). A child
- * that finds no free slot is counted and not followed.
+ * Followed tasks are matched by their task_struct, never by an id, as
+ * perf's events stay with theirs. The channel holds a reference on the
+ * task it was configured for, so no other task ever matches it; and a
+ * thread other than its process's leader that execs, which takes the
+ * leader's id in de_thread() (exchange_tids()), is still the task it was.
+ * With inherit, the children forked while the channel is enabled are kept
+ * in a small per-channel array of task pointers, claimed with cmpxchg by
+ * the fork probe (on any CPU) and cleared by the exit probe, before the
+ * task can be freed, so they need no reference. A child that finds no free
+ * slot is counted and not followed.
  */
 #include <linux/tracepoint.h>
 #include <linux/rculist.h>
@@ -65,24 +69,29 @@ static void kring_probe_switch(void *data, bool preempt, struct task_struct *pre
 			cap->ops->sched_switch(cap, preempt, prev, next, prev_state);
 }
 
-static void kring_follow_add(struct kring_capture *cap, pid_t pid)
+static void kring_follow_add(struct kring_capture *cap, struct task_struct *child)
 {
 	unsigned int i;
 
 	for (i = 1; i < KRING_FOLLOW_MAX; i++)
-		if (cmpxchg(&cap->follow[i], 0, pid) == 0)
+		if (!cmpxchg(&cap->follow[i], NULL, child))
 			return;
 	atomic_inc(&cap->follow_dropped);
 }
 
-/* Replace @from by @to in @cap's follow list (0: forget @from). */
-static void kring_follow_replace(struct kring_capture *cap, pid_t from, pid_t to)
+/*
+ * Forget @p, which exits, in @cap's follow list. Its slot holds no
+ * reference: cleared here, in @p's own exit, before @p can be freed
+ * (release_task(), then a grace period), it never names freed memory that
+ * a new task could reuse.
+ */
+static void kring_follow_forget(struct kring_capture *cap, struct task_struct *p)
 {
 	unsigned int i;
 
-	for (i = 1; i < KRING_FOLLOW_MAX && cap->tid; i++)
-		if (READ_ONCE(cap->follow[i]) == from)
-			cmpxchg(&cap->follow[i], from, to);
+	for (i = 1; i < KRING_FOLLOW_MAX && cap->task; i++)
+		if (READ_ONCE(cap->follow[i]) == p)
+			cmpxchg(&cap->follow[i], p, NULL);
 }
 
 static void kring_probe_fork(void *data, struct task_struct *parent,
@@ -92,7 +101,7 @@ static void kring_probe_fork(void *data, struct task_struct *parent,
 
 	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
 		if (cap->inherit && kring_capture_follows(cap, parent))
-			kring_follow_add(cap, child->pid);
+			kring_follow_add(cap, child);
 		if (cap->ops->fork)
 			cap->ops->fork(cap, parent, child);
 	}
@@ -105,8 +114,8 @@ static void kring_probe_exit(void *data, struct task_struct *p)
 	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
 		if (cap->ops->exit)
 			cap->ops->exit(cap, p);
-		/* A task id may be reused: forget the children that exit. */
-		kring_follow_replace(cap, p->pid, 0);
+		/* Forget the children that exit, before they are freed. */
+		kring_follow_forget(cap, p);
 	}
 }
 
@@ -122,21 +131,18 @@ static void kring_capture_revoke(struct kring_capture *cap)
  * whose owner may not observe the new image stops following, even if no
  * event of the task is recorded before it runs.
  *
- * A thread other than its process's leader that execs takes the leader's
- * id (de_thread(), exchange_tid()) after the leader's exit dropped that id
- * from @follow: an inherited thread is followed on under its new id, and
- * its old one, now the dead leader's, is forgotten.
+ * A followed thread other than its process's leader that execs has taken
+ * the leader's id (de_thread(), exchange_tids(); @old_pid was its own) and
+ * is followed on under it: the follow list holds tasks, not ids, and the
+ * leader, killed by the exec, left it at its exit.
  */
 static void kring_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 			     struct linux_binprm *bprm)
 {
 	struct kring_capture *cap;
 
-	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
-		if (old_pid != p->pid)
-			kring_follow_replace(cap, old_pid, p->pid);
+	list_for_each_entry_rcu(cap, &kring_capture_list, node)
 		kring_capture_follows(cap, p);	/* revokes if need be */
-	}
 }
 
 static void kring_probe_wakeup(void *data, struct task_struct *p)
@@ -480,9 +486,10 @@ int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
 	cap->ops = ops;
 	cap->cpu = attr->cpu;
 	cap->tid = task ? task->pid : 0;
-	cap->root = task ? get_pid(task_pid(task)) : NULL;
-	cap->follow[0] = cap->tid;
-	ch->follow_tid = cap->tid;
+	cap->task = task;	/* keeps the reference */
+	cap->follow[0] = task;
+	ch->follow_task = task;
+	task = NULL;
 	cap->inherit = attr->flags & KRING_ATTR_F_INHERIT;
 	cap->owner = get_current_cred();
 	cap->pid_ns = get_pid_ns(task_active_pid_ns(current));
@@ -540,7 +547,7 @@ void kring_capture_disable(struct kring_capture *cap)
 	hrtimer_cancel(&cap->floor_timer);
 	/* Children are followed only while enabled. */
 	for (i = 1; i < KRING_FOLLOW_MAX; i++)
-		WRITE_ONCE(cap->follow[i], 0);
+		WRITE_ONCE(cap->follow[i], NULL);
 }
 
 /**
@@ -550,26 +557,25 @@ void kring_capture_disable(struct kring_capture *cap)
  *
  * Context: any.
  * Return: true for every task when @cap follows none, else whether @t is
- * the followed task or (inherit) one of its descendants and the owner may
- * still observe it (kring_perm_task(); the first task that fails revokes
- * the channel).
+ * the followed task or (inherit) one of its descendants, whatever ids an
+ * exec gave them, and the owner may still observe it (kring_perm_task();
+ * the first task that fails revokes the channel).
  */
 bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *t)
 {
-	pid_t pid = t->pid;
 	unsigned int i;
 
-	if (!cap->tid)
+	if (!cap->task)
 		return true;
 	if (READ_ONCE(cap->revoked))
 		return false;
-	if (!pid)
+	if (!t->pid)
 		return false;	/* idle */
-	if (READ_ONCE(t->thread_pid) != cap->root) {
+	if (t != cap->task) {
 		if (!cap->inherit)
 			return false;
 		for (i = 1; i < KRING_FOLLOW_MAX; i++)
-			if (READ_ONCE(cap->follow[i]) == pid)
+			if (READ_ONCE(cap->follow[i]) == t)
 				break;
 		if (i == KRING_FOLLOW_MAX)
 			return false;
@@ -584,8 +590,9 @@ bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *
 /* Drop what the capture state holds (the channel is being released). */
 void kring_capture_release(struct kring_capture *cap)
 {
-	put_pid(cap->root);
-	cap->root = NULL;
+	if (cap->task)
+		put_task_struct(cap->task);
+	cap->task = NULL;
 	if (cap->owner)
 		put_cred(cap->owner);
 	cap->owner = NULL;

@@ -50,12 +50,17 @@ struct kring_capture_ops {
  * @ch:		the channel (its source reaches @cap through ops->capture())
  * @ops:	the source's event handlers
  * @cpu:	the CPU the channel is bound to, -1 for any
- * @tid:	the followed task's id (init pid namespace), 0: every task
- * @root:	the followed task's struct pid (a reference): compared instead
- *		of @tid, so a recycled task id never matches another task
- * @inherit:	follow the tasks @tid forks, and theirs
+ * @tid:	the followed task's id (init pid namespace) at configure time,
+ *		0: every task
+ * @task:	the followed task (a reference), NULL for none: tasks are
+ *		compared, never ids, so a recycled id never matches another
+ *		task, and a thread that execs (and takes its leader's id in
+ *		de_thread()) is the same task, as perf's events stay with it
+ * @inherit:	follow the tasks @task forks, and theirs
  * @node:	in the list of enabled channels (kring_capture_list), RCU
- * @follow:	followed task ids, 0 = free slot; @follow[0] is @tid
+ * @follow:	followed tasks, NULL = free slot; @follow[0] is @task. The
+ *		others hold no reference: the exit probe clears a task's slot
+ *		before the task can be freed (kring_probe_exit())
  * @follow_dropped: children that did not fit in @follow
  * @hp_gen:	CPU hotplug pass that last visited @cap (hotplug callbacks
  *		are serialised by the hotplug core)
@@ -77,10 +82,10 @@ struct kring_capture {
 	const struct kring_capture_ops *ops;
 	int cpu;
 	pid_t tid;
-	struct pid *root;
+	struct task_struct *task;
 	bool inherit;
 	struct list_head node;
-	pid_t follow[KRING_FOLLOW_MAX];
+	struct task_struct *follow[KRING_FOLLOW_MAX];
 	atomic_t follow_dropped;
 	u64 hp_gen;
 	struct hrtimer floor_timer;

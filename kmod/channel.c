@@ -457,7 +457,7 @@ static bool kring_channel_redirected(struct kring_channel *ch)
 struct kring_output_target {
 	bool configured;
 	bool capture;
-	pid_t tid;
+	const struct task_struct *task;
 	bool inherit;
 	s32 cpu;
 	u32 clockid;
@@ -469,7 +469,7 @@ static void kring_output_target_read(struct kring_channel *t,
 	mutex_lock(&t->lock);
 	o->configured = t->configured;
 	o->capture = kring_channel_redirectable(t);
-	o->tid = o->capture ? t->follow_tid : 0;
+	o->task = o->capture ? t->follow_task : NULL;
 	o->inherit = o->capture && (t->attr.flags & KRING_ATTR_F_INHERIT);
 	o->cpu = t->attr.cpu;
 	o->clockid = t->attr.clockid;
@@ -489,7 +489,7 @@ static int kring_output_compatible(struct kring_channel *ch,
 		return -EINVAL;
 	if (ch->attr.cpu >= 0)
 		return t->cpu == ch->attr.cpu ? 0 : -EINVAL;
-	if (t->cpu != -1 || !t->capture || t->tid != ch->follow_tid ||
+	if (t->cpu != -1 || !t->capture || t->task != ch->follow_task ||
 	    (ch->attr.flags & KRING_ATTR_F_INHERIT) || t->inherit)
 		return -EINVAL;
 	return 0;

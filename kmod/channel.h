@@ -39,9 +39,10 @@ struct kring_source_ops;
  * @source:	the source's operations (source.h), NULL for KRING_SOURCE_NONE
  * @source_priv: the source's state; the capture layer reaches its part
  *		through @source->capture()
- * @follow_tid:	the task a capture source follows, by its id in the init
- *		pid namespace, 0 for none: set at configure by the capture
- *		layer, compared by set-output
+ * @follow_task: the task a capture source follows, NULL for none: set at
+ *		configure by the capture layer, which holds a reference on it
+ *		until the channel is released, and compared by set-output. A
+ *		task, not its id, which an exec can change (de_thread())
  * @out:	KRING_IOC_SET_OUTPUT target (a reference), NULL: own buffer.
  *		Changed only under kring_output_rwsem (write) while the
  *		channel is disabled and unmapped; writers read it under RCU.
@@ -70,7 +71,7 @@ struct kring_channel {
 	unsigned int wakeup_events;
 	const struct kring_source_ops *source;
 	void *source_priv;
-	pid_t follow_tid;
+	const struct task_struct *follow_task;
 	struct kring_channel __rcu *out;
 	struct list_head out_node;
 	struct list_head redirected;
