@@ -740,7 +740,9 @@ out:
  * Start or stop @ch's source and publish the new state (ch->lock held).
  * A channel redirected into another counts as a writer of the target's
  * buffer from before its source starts until its stop has waited for its
- * writers.
+ * writers. Writers through the producer API check @ch->enabled alone and
+ * are not waited for here: the grace period that ends them is noted for
+ * KRING_IOC_RESET, which waits for it outside the lock.
  */
 static int kring_channel_switch(struct kring_channel *ch, bool enable)
 {
@@ -763,6 +765,7 @@ static int kring_channel_switch(struct kring_channel *ch, bool enable)
 	if (ch->source)
 		ch->source->stop(ch);
 	WRITE_ONCE(ch->enabled, false);
+	ch->quiet_gp = get_state_synchronize_rcu();
 	kring_output_writers(ch, -1);
 	return 0;
 }
@@ -805,15 +808,26 @@ static long kring_ioctl_pause(struct kring_channel *ch, bool pause)
 /*
  * Zero the counters: only while no writer of the buffer is enabled, the
  * channel's own source and every channel redirected into it
- * (@ch->out_writers). Only @ch's own lock is taken: the channels
- * redirected into it are counted, not locked.
+ * (@ch->out_writers), and once the producer-API writers that found the
+ * channel enabled before its last DISABLE are done (@ch->quiet_gp). That
+ * wait is a grace period, taken with no lock held; only @ch's own lock is
+ * taken, and the channels redirected into it are counted, not locked.
  */
 static long kring_ioctl_reset(struct kring_channel *ch)
 {
 	struct kring_buffer *buf;
+	unsigned long gp;
 	long ret = 0;
 
 	mutex_lock(&ch->lock);
+	/* A DISABLE since the last look starts a new grace period: wait again. */
+	while (!ch->enabled && kring_channel_buf(ch) &&
+	       !poll_state_synchronize_rcu(ch->quiet_gp)) {
+		gp = ch->quiet_gp;
+		mutex_unlock(&ch->lock);
+		cond_synchronize_rcu(gp);
+		mutex_lock(&ch->lock);
+	}
 	if (ch->enabled) {
 		ret = -EBUSY;	/* counters of a running source would race */
 		goto out;
@@ -1067,6 +1081,7 @@ static int kring_open(struct inode *inode, struct file *file)
 	init_irq_work(&ch->free_work, kring_channel_free_work);
 	INIT_LIST_HEAD(&ch->redirected);
 	spin_lock_init(&ch->out_lock);
+	ch->quiet_gp = get_completed_synchronize_rcu();
 	refcount_set(&ch->refs, 1);
 	ret = kring_user_channel_add(ch);
 	if (ret) {

@@ -56,6 +56,10 @@ struct kring_output_link;
  *		count rises before such a channel's source starts and falls
  *		after its stop has waited for its writers (KRING_IOC_RESET
  *		refuses while it is not 0)
+ * @quiet_gp:	RCU grace-period cookie (get_state_synchronize_rcu()) taken
+ *		when @enabled last went false: producer-API writers that
+ *		passed their check of @enabled before are done once it
+ *		completes (KRING_IOC_RESET waits for it, outside any lock)
  */
 struct kring_channel {
 	refcount_t refs;		/* the file, kring_channel_get() users */
@@ -84,6 +88,7 @@ struct kring_channel {
 	spinlock_t out_lock;		/* @redirected, @out_writers */
 	struct list_head redirected;
 	unsigned int out_writers;
+	unsigned long quiet_gp;
 	struct kring_user_channels *user;	/* its opener's count, see kring_open() */
 };
 
