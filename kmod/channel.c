@@ -251,7 +251,8 @@ EXPORT_SYMBOL_GPL(__kring_channel_get);
 /*
  * Channels not yet freed: kring_exit() waits for them, since the last
  * reference may be dropped in NMI context and freed later through an
- * irq_work and an RCU callback, both in this module's text.
+ * irq_work and an RCU callback, both in this module's text, and the file's
+ * reference is dropped by kring_release_work() after a grace period.
  */
 static atomic_t kring_nr_channels = ATOMIC_INIT(0);
 
@@ -292,9 +293,9 @@ EXPORT_SYMBOL_GPL(kring_channel_put);
  * kring_channels_exit() - wait until every channel is freed (module exit)
  *
  * Every file is closed and every module that could hold a reference
- * (through kring_channel_get()) is gone by now; what remains are frees in
- * flight. A channel that never goes is a leak: warn and keep waiting
- * rather than free the module text under its callbacks.
+ * (through kring_channel_get()) is gone by now; what remains are releases
+ * and frees in flight. A channel that never goes is a leak: warn and keep
+ * waiting rather than free the module text under its callbacks.
  */
 void kring_channels_exit(void)
 {
@@ -1067,6 +1068,22 @@ static void kring_user_channel_del(struct kring_channel *ch)
 	kfree(dead);
 }
 
+/*
+ * The end of a release, after a grace period, on kring's workqueue (module
+ * exit drains it), so that close() does not wait: a producer that found
+ * the buffer before the last munmap detached it may have been writing and
+ * about to queue a wakeup; those RCU readers are done, then the wakeups
+ * they queued, and the file's reference can go.
+ */
+static void kring_release_work(struct work_struct *work)
+{
+	struct kring_channel *ch = container_of(to_rcu_work(work), struct kring_channel,
+						release_work);
+
+	irq_work_sync(&ch->wakeup_work);
+	kring_channel_put(ch);
+}
+
 static int kring_open(struct inode *inode, struct file *file)
 {
 	struct kring_channel *ch;
@@ -1082,6 +1099,7 @@ static int kring_open(struct inode *inode, struct file *file)
 	INIT_LIST_HEAD(&ch->redirected);
 	spin_lock_init(&ch->out_lock);
 	ch->quiet_gp = get_completed_synchronize_rcu();
+	INIT_RCU_WORK(&ch->release_work, kring_release_work);
 	refcount_set(&ch->refs, 1);
 	ret = kring_user_channel_add(ch);
 	if (ret) {
@@ -1113,15 +1131,9 @@ static int kring_release(struct inode *inode, struct file *file)
 		ch->source->release(ch);
 	mutex_unlock(&ch->lock);
 	kring_output_release(ch);
-	/*
-	 * A producer that found the buffer before the last munmap detached it
-	 * may still be writing and about to queue a wakeup: wait for those
-	 * RCU readers, then for the wakeups they queued.
-	 */
-	synchronize_rcu();
-	irq_work_sync(&ch->wakeup_work);
 	kring_user_channel_del(ch);
-	kring_channel_put(ch);
+	/* The file's reference goes after a grace period: kring_release_work(). */
+	kring_queue_rcu_work(&ch->release_work);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <linux/irq_work.h>
 #include <linux/refcount.h>
 #include <linux/rcupdate.h>
+#include <linux/workqueue.h>
 #include <linux/spinlock.h>
 #include <linux/list.h>
 #include <linux/kring.h>
@@ -60,6 +61,7 @@ struct kring_output_link;
  *		when @enabled last went false: producer-API writers that
  *		passed their check of @enabled before are done once it
  *		completes (KRING_IOC_RESET waits for it, outside any lock)
+ * @release_work: the last steps of kring_release(), after a grace period
  */
 struct kring_channel {
 	refcount_t refs;		/* the file, kring_channel_get() users */
@@ -89,6 +91,7 @@ struct kring_channel {
 	struct list_head redirected;
 	unsigned int out_writers;
 	unsigned long quiet_gp;
+	struct rcu_work release_work;
 	struct kring_user_channels *user;	/* its opener's count, see kring_open() */
 };
 
