@@ -98,6 +98,7 @@ static inline u64 kring_clock_ns(void)
 /* mmap.c */
 int kring_buffer_module_init(void);
 void kring_buffer_module_exit(void);
+void kring_queue_rcu_work(struct rcu_work *rwork);
 struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 id);
 void kring_buffer_put(struct kring_buffer *buf);
 int kring_buffer_geometry(unsigned long pages, bool mirror, unsigned long *data_pages);

@@ -6,7 +6,10 @@
  * pause and buffer attach/detach. mmap and munmap take it with mmap_lock
  * held, so nothing under ch->lock may fault on user memory: ioctls copy
  * their arguments in and out outside it. Producers never take it: they
- * find the buffer with rcu_dereference(ch->buf).
+ * find the buffer with rcu_dereference(ch->buf). No ioctl takes a lock of
+ * another user's channel (set-output takes its target's too, lower id
+ * first) or holds one across a wait another user's path shares
+ * (docs/ARCHITECTURE.md, "No user waits for another").
  */
 #include <linux/fs.h>
 #include <linux/module.h>
@@ -22,7 +25,6 @@
 #include <linux/compat.h>
 #include <linux/hardirq.h>
 #include <linux/rculist.h>
-#include <linux/rwsem.h>
 #include <linux/mm.h>
 #include <linux/file.h>
 #include <linux/log2.h>
@@ -37,8 +39,6 @@
 #include "aux.h"
 
 static atomic64_t kring_next_id = ATOMIC64_INIT(0);
-
-DECLARE_RWSEM(kring_output_rwsem);
 
 /* Open channels by id, for kring_channel_get(); entries are RCU-freed. */
 static DEFINE_XARRAY(kring_channels);
@@ -148,7 +148,7 @@ static void kring_ring_wakeup(struct kring_ring *rb)
 static void kring_wakeup_work(struct irq_work *work)
 {
 	struct kring_channel *ch = container_of(work, struct kring_channel, wakeup_work);
-	struct kring_channel *r;
+	struct kring_output_link *l;
 	struct kring_buffer *buf;
 	unsigned long flags;
 
@@ -163,9 +163,9 @@ static void kring_wakeup_work(struct irq_work *work)
 	}
 	atomic_set(&ch->poll_pending, 1);
 	wake_up_all(&ch->wait);
-	list_for_each_entry_rcu(r, &ch->redirected, out_node) {
-		atomic_set(&r->poll_pending, 1);
-		wake_up_all(&r->wait);
+	list_for_each_entry_rcu(l, &ch->redirected, node) {
+		atomic_set(&l->ch->poll_pending, 1);
+		wake_up_all(&l->ch->wait);
 	}
 	rcu_read_unlock();
 }
@@ -290,7 +290,8 @@ EXPORT_SYMBOL_GPL(__kring_channel_get_fd);
 /*
  * Channels not yet freed: kring_exit() waits for them, since the last
  * reference may be dropped in NMI context and freed later through an
- * irq_work and an RCU callback, both in this module's text.
+ * irq_work and an RCU callback, both in this module's text, and the file's
+ * reference is dropped by kring_release_work() after a grace period.
  */
 static atomic_t kring_nr_channels = ATOMIC_INIT(0);
 
@@ -331,9 +332,9 @@ EXPORT_SYMBOL_GPL(kring_channel_put);
  * kring_channels_exit() - wait until every channel is freed (module exit)
  *
  * Every file is closed and every module that could hold a reference
- * (through kring_channel_get()) is gone by now; what remains are frees in
- * flight. A channel that never goes is a leak: warn and keep waiting
- * rather than free the module text under its callbacks.
+ * (through kring_channel_get()) is gone by now; what remains are releases
+ * and frees in flight. A channel that never goes is a leak: warn and keep
+ * waiting rather than free the module text under its callbacks.
  */
 void kring_channels_exit(void)
 {
@@ -442,7 +443,7 @@ static bool kring_channel_redirectable(struct kring_channel *ch)
 
 /**
  * kring_channel_redirected() - whether set-output sends @ch's records away
- * @ch:	a channel, its lock or kring_output_rwsem held
+ * @ch:	a channel, its lock held
  *
  * A redirected channel has no buffer of its own: kring_channel_mmap() refuses it.
  *
@@ -453,81 +454,99 @@ static bool kring_channel_redirected(struct kring_channel *ch)
 	return rcu_access_pointer(ch->out);
 }
 
-/* What set-output needs to know of its target, read under its lock. */
-struct kring_output_target {
-	bool configured;
-	bool capture;
-	const struct task_struct *task;
-	bool inherit;
-	s32 cpu;
-	u32 clockid;
-};
-
-static void kring_output_target_read(struct kring_channel *t,
-				     struct kring_output_target *o)
+/*
+ * The locks of @a and of @b (NULL: @a's alone), the lower id first: the
+ * one rule under which kring holds two channel locks (set-output).
+ */
+static void kring_channel_lock_two(struct kring_channel *a, struct kring_channel *b)
 {
-	mutex_lock(&t->lock);
-	o->configured = t->configured;
-	o->capture = kring_channel_redirectable(t);
-	o->task = o->capture ? t->follow_task : NULL;
-	o->inherit = o->capture && (t->attr.flags & KRING_ATTR_F_INHERIT);
-	o->cpu = t->attr.cpu;
-	o->clockid = t->attr.clockid;
-	mutex_unlock(&t->lock);
+	if (b && b->id < a->id)
+		swap(a, b);
+	mutex_lock(&a->lock);
+	if (b)
+		mutex_lock_nested(&b->lock, SINGLE_DEPTH_NESTING);
+}
+
+static void kring_channel_unlock_two(struct kring_channel *a, struct kring_channel *b)
+{
+	if (b)
+		mutex_unlock(&b->lock);
+	mutex_unlock(&a->lock);
 }
 
 /*
  * perf's constraints: the channels sharing a buffer are bound to the same
  * CPU, or follow the same single task without inherit (the buffer's
  * write_lock serialises what still runs on two CPUs: wakeups written on
- * the waker's CPU, AUX records from an ioctl).
+ * the waker's CPU, AUX records from an ioctl). Both locks held.
  */
-static int kring_output_compatible(struct kring_channel *ch,
-				   const struct kring_output_target *t)
+static int kring_output_compatible(struct kring_channel *ch, struct kring_channel *t)
 {
-	if (!t->configured || t->clockid != ch->attr.clockid)
+	lockdep_assert_held(&ch->lock);
+	lockdep_assert_held(&t->lock);
+	if (!t->configured || t->attr.clockid != ch->attr.clockid)
 		return -EINVAL;
 	if (ch->attr.cpu >= 0)
-		return t->cpu == ch->attr.cpu ? 0 : -EINVAL;
-	if (t->cpu != -1 || !t->capture || t->task != ch->follow_task ||
-	    (ch->attr.flags & KRING_ATTR_F_INHERIT) || t->inherit)
+		return t->attr.cpu == ch->attr.cpu ? 0 : -EINVAL;
+	if (t->attr.cpu != -1 || !kring_channel_redirectable(t) ||
+	    t->follow_task != ch->follow_task ||
+	    (ch->attr.flags & KRING_ATTR_F_INHERIT) || (t->attr.flags & KRING_ATTR_F_INHERIT))
 		return -EINVAL;
 	return 0;
 }
 
 /*
- * Take @ch out of its target's list and drop the target (kring_output_rwsem
- * held for writing, @ch disabled). Returns the old target for the caller to
- * put once the lock is dropped; a pointer that readers of the old list may
- * still follow stays valid for a grace period (channels are RCU-freed).
+ * @ch's writers start (+1) or stop (-1) counting as writers of its
+ * set-output target's buffer, for KRING_IOC_RESET of the target (ch->lock
+ * held: @ch->out cannot change).
+ */
+static void kring_output_writers(struct kring_channel *ch, int delta)
+{
+	struct kring_channel *t = rcu_dereference_protected(ch->out, lockdep_is_held(&ch->lock));
+
+	if (!t)
+		return;
+	spin_lock(&t->out_lock);
+	t->out_writers += delta;
+	spin_unlock(&t->out_lock);
+}
+
+/*
+ * Take @ch out of its target's list (ch->lock held, @ch disabled). Returns
+ * the old target for the caller to put once the locks are dropped; readers
+ * of the old list may still be on the link (freed after a grace period)
+ * and follow it to @ch (channels are RCU-freed).
  */
 static struct kring_channel *kring_output_unlink(struct kring_channel *ch)
 {
+	struct kring_output_link *link = ch->out_link;
 	struct kring_channel *old;
 
-	lockdep_assert_held_write(&kring_output_rwsem);
-	old = rcu_dereference_protected(ch->out, lockdep_is_held(&kring_output_rwsem));
-	if (old) {
-		list_del_rcu(&ch->out_node);
-		RCU_INIT_POINTER(ch->out, NULL);
-	}
+	old = rcu_dereference_protected(ch->out, lockdep_is_held(&ch->lock));
+	if (!old)
+		return NULL;
+	spin_lock(&old->out_lock);
+	list_del_rcu(&link->node);
+	spin_unlock(&old->out_lock);
+	RCU_INIT_POINTER(ch->out, NULL);
+	ch->out_link = NULL;
+	kfree_rcu(link, rcu);
 	return old;
 }
 
 /**
  * kring_output_release() - a channel goes: undo its set-output
  * @ch:	the channel, disabled
+ *
+ * Its file is going: no set-output names @ch, as source or as target.
  */
 static void kring_output_release(struct kring_channel *ch)
 {
 	struct kring_channel *old;
 
-	/* Its file is going: no set-output on @ch can race with this read. */
-	if (!rcu_access_pointer(ch->out))
-		return;
-	down_write(&kring_output_rwsem);
+	mutex_lock(&ch->lock);
 	old = kring_output_unlink(ch);
-	up_write(&kring_output_rwsem);
+	mutex_unlock(&ch->lock);
 	kring_channel_put(old);
 }
 
@@ -536,21 +555,26 @@ static void kring_output_release(struct kring_channel *ch)
  * @ch:	the channel whose records are redirected
  * @fd:	a kring file descriptor (the target), or -1 to undo
  *
- * The whole graph changes under kring_output_rwsem, so two calls cannot
- * both pass their checks and build a cycle or a chain (A to B while B to
- * A, or A to B while B to C): a target is never redirected itself, and a
- * channel that is a target is never redirected.
+ * Runs under @ch's lock and the target's (kring_channel_lock_two(), as
+ * perf_event_set_output() takes both events' mutexes), and no other lock
+ * of anyone's: a channel's @out is set only under both locks, and a
+ * channel's @redirected list grows only under its lock, so two calls that
+ * could build a cycle or a chain (A to B while B to A, or A to B while B
+ * to C) share a channel and are serialised by its lock: a target is never
+ * redirected itself, and a channel that is a target is never redirected.
+ * The link is allocated before any lock is taken, and nothing here waits
+ * for a grace period (struct kring_output_link).
  *
  * Return: 0; -EBADF for a bad descriptor; -EINVAL for a target that is not
  * a configured kring channel, is @ch, is itself redirected or breaks the
  * constraints above, for a channel that is the target of another, or for
  * a channel whose source cannot be redirected; -EBUSY while @ch is enabled
- * or mapped.
+ * or mapped; -ENOMEM.
  */
 static long kring_ioctl_set_output(struct kring_channel *ch, int fd)
 {
-	struct kring_output_target t = {};
 	struct kring_channel *target = NULL, *old = NULL;
+	struct kring_output_link *link = NULL;
 	struct file *file = NULL;
 	long ret;
 
@@ -563,16 +587,24 @@ static long kring_ioctl_set_output(struct kring_channel *ch, int fd)
 			goto out_fput;
 		}
 		target = file->private_data;
+		link = kzalloc(sizeof(*link), GFP_KERNEL_ACCOUNT);
+		if (!link) {
+			ret = -ENOMEM;
+			goto out_fput;
+		}
+		link->ch = ch;
 	}
-	down_write(&kring_output_rwsem);
+	kring_channel_lock_two(ch, target);
 	if (target) {
-		/* Not under ch->lock: no two channel locks are ever nested. */
-		kring_output_target_read(target, &t);
+		bool is_target;
+
+		spin_lock(&ch->out_lock);
+		is_target = !list_empty(&ch->redirected);
+		spin_unlock(&ch->out_lock);
 		ret = -EINVAL;
-		if (rcu_access_pointer(target->out) || !list_empty(&ch->redirected))
-			goto out_unlock_graph;
+		if (is_target || rcu_access_pointer(target->out))
+			goto out_unlock;
 	}
-	mutex_lock(&ch->lock);
 	if (!kring_channel_redirectable(ch)) {
 		ret = -EINVAL;
 		goto out_unlock;
@@ -582,29 +614,26 @@ static long kring_ioctl_set_output(struct kring_channel *ch, int fd)
 		goto out_unlock;
 	}
 	if (target) {
-		ret = kring_output_compatible(ch, &t);
+		ret = kring_output_compatible(ch, target);
 		if (ret)
 			goto out_unlock;
 	}
 	old = kring_output_unlink(ch);
 	if (target) {
-		/*
-		 * A wakeup walking @old's list may still be on @ch's node:
-		 * wait before the node joins another list.
-		 */
-		if (old)
-			synchronize_rcu();
 		refcount_inc(&target->refs);	/* the file holds one */
-		list_add_tail_rcu(&ch->out_node, &target->redirected);
+		spin_lock(&target->out_lock);
+		list_add_tail_rcu(&link->node, &target->redirected);
+		spin_unlock(&target->out_lock);
+		ch->out_link = link;
+		link = NULL;
 		/* Disabled: no writer reads it until the channel is enabled again. */
 		rcu_assign_pointer(ch->out, target);
 	}
 	ret = 0;
 out_unlock:
-	mutex_unlock(&ch->lock);
-out_unlock_graph:
-	up_write(&kring_output_rwsem);
+	kring_channel_unlock_two(ch, target);
 	kring_channel_put(old);
+	kfree(link);
 out_fput:
 	if (file)
 		fput(file);
@@ -761,9 +790,48 @@ out:
 	return ret;
 }
 
-static long kring_ioctl_enable(struct kring_channel *ch, bool enable)
+/*
+ * Start or stop @ch's source and publish the new state (ch->lock held).
+ * A channel redirected into another counts as a writer of the target's
+ * buffer from before its source starts until its stop has waited for its
+ * writers. Writers through the producer API check @ch->enabled alone and
+ * are not waited for here: the grace period that ends them is noted for
+ * KRING_IOC_RESET, which waits for it outside the lock.
+ */
+static int kring_channel_switch(struct kring_channel *ch, bool enable)
 {
 	int ret = 0;
+
+	lockdep_assert_held(&ch->lock);
+	if (ch->enabled == enable)
+		return 0;
+	if (enable) {
+		kring_output_writers(ch, 1);
+		if (ch->source)
+			ret = ch->source->start(ch);
+		if (ret) {
+			kring_output_writers(ch, -1);
+			return ret;
+		}
+		WRITE_ONCE(ch->enabled, true);	/* producers READ_ONCE() it */
+		return 0;
+	}
+	if (ch->source)
+		ch->source->stop(ch);
+	WRITE_ONCE(ch->enabled, false);
+	ch->quiet_gp = get_state_synchronize_rcu();
+	kring_output_writers(ch, -1);
+	return 0;
+}
+
+/*
+ * ENABLE and DISABLE take @ch's lock and no lock of another channel or
+ * user: what another user holds while it waits on its own work (a large
+ * mmap, a grace period) never holds up this one.
+ */
+static long kring_ioctl_enable(struct kring_channel *ch, bool enable)
+{
+	int ret;
 
 	/*
 	 * CPU hotplug is held off while a source starts or stops, taken
@@ -771,25 +839,9 @@ static long kring_ioctl_enable(struct kring_channel *ch, bool enable)
 	 * it: a CPU-bound source sees its CPU's state settled.
 	 */
 	cpus_read_lock();
-	down_read(&kring_output_rwsem);		/* against RESET of a target */
 	mutex_lock(&ch->lock);
-	if (!ch->configured) {
-		ret = -EINVAL;
-		goto out;
-	}
-	if (ch->enabled == enable)
-		goto out;
-	if (ch->source) {
-		if (enable)
-			ret = ch->source->start(ch);
-		else
-			ch->source->stop(ch);
-	}
-	if (!ret)
-		WRITE_ONCE(ch->enabled, enable);	/* producers READ_ONCE() it */
-out:
+	ret = ch->configured ? kring_channel_switch(ch, enable) : -EINVAL;
 	mutex_unlock(&ch->lock);
-	up_read(&kring_output_rwsem);
 	cpus_read_unlock();
 	return ret;
 }
@@ -809,27 +861,40 @@ static long kring_ioctl_pause(struct kring_channel *ch, bool pause)
 
 /*
  * Zero the counters: only while no writer of the buffer is enabled, the
- * channel's own source and every channel redirected into it (their enable
- * state cannot change while we hold kring_output_rwsem for writing).
+ * channel's own source and every channel redirected into it
+ * (@ch->out_writers), and once the producer-API writers that found the
+ * channel enabled before its last DISABLE are done (@ch->quiet_gp). That
+ * wait is a grace period, taken with no lock held; only @ch's own lock is
+ * taken, and the channels redirected into it are counted, not locked.
  */
 static long kring_ioctl_reset(struct kring_channel *ch)
 {
-	struct kring_channel *r;
 	struct kring_buffer *buf;
-	int ret = 0;
+	unsigned long gp;
+	long ret = 0;
 
-	down_write(&kring_output_rwsem);
-	list_for_each_entry(r, &ch->redirected, out_node)
-		if (READ_ONCE(r->enabled))
-			ret = -EBUSY;
 	mutex_lock(&ch->lock);
-	buf = kring_channel_buf(ch);
-	if (ch->enabled)
+	/* A DISABLE since the last look starts a new grace period: wait again. */
+	while (!ch->enabled && kring_channel_buf(ch) &&
+	       !poll_state_synchronize_rcu(ch->quiet_gp)) {
+		gp = ch->quiet_gp;
+		mutex_unlock(&ch->lock);
+		cond_synchronize_rcu(gp);
+		mutex_lock(&ch->lock);
+	}
+	if (ch->enabled) {
 		ret = -EBUSY;	/* counters of a running source would race */
-	else if (buf && !ret)
+		goto out;
+	}
+	buf = kring_channel_buf(ch);
+	spin_lock(&ch->out_lock);
+	if (ch->out_writers)
+		ret = -EBUSY;
+	else if (buf)
 		kring_ring_reset_counters(&buf->ring);
+	spin_unlock(&ch->out_lock);
+out:
 	mutex_unlock(&ch->lock);
-	up_write(&kring_output_rwsem);
 	return ret;
 }
 
@@ -1056,6 +1121,22 @@ static void kring_user_channel_del(struct kring_channel *ch)
 	kfree(dead);
 }
 
+/*
+ * The end of a release, after a grace period, on kring's workqueue (module
+ * exit drains it), so that close() does not wait: a producer that found
+ * the buffer before the last munmap detached it may have been writing and
+ * about to queue a wakeup; those RCU readers are done, then the wakeups
+ * they queued, and the file's reference can go.
+ */
+static void kring_release_work(struct work_struct *work)
+{
+	struct kring_channel *ch = container_of(to_rcu_work(work), struct kring_channel,
+						release_work);
+
+	irq_work_sync(&ch->wakeup_work);
+	kring_channel_put(ch);
+}
+
 static int kring_open(struct inode *inode, struct file *file)
 {
 	struct kring_channel *ch;
@@ -1069,6 +1150,9 @@ static int kring_open(struct inode *inode, struct file *file)
 	init_irq_work(&ch->wakeup_work, kring_wakeup_work);
 	init_irq_work(&ch->free_work, kring_channel_free_work);
 	INIT_LIST_HEAD(&ch->redirected);
+	spin_lock_init(&ch->out_lock);
+	ch->quiet_gp = get_completed_synchronize_rcu();
+	INIT_RCU_WORK(&ch->release_work, kring_release_work);
 	refcount_set(&ch->refs, 1);
 	ret = kring_user_channel_add(ch);
 	if (ret) {
@@ -1095,22 +1179,14 @@ static int kring_release(struct inode *inode, struct file *file)
 	xa_erase(&kring_channels, ch->id);
 	/* Every mapping holds the file, so none is left: the buffer is gone. */
 	mutex_lock(&ch->lock);
-	if (ch->enabled && ch->source)
-		ch->source->stop(ch);
-	WRITE_ONCE(ch->enabled, false);
+	kring_channel_switch(ch, false);
 	if (ch->source && ch->source->release)
 		ch->source->release(ch);
 	mutex_unlock(&ch->lock);
 	kring_output_release(ch);
-	/*
-	 * A producer that found the buffer before the last munmap detached it
-	 * may still be writing and about to queue a wakeup: wait for those
-	 * RCU readers, then for the wakeups they queued.
-	 */
-	synchronize_rcu();
-	irq_work_sync(&ch->wakeup_work);
 	kring_user_channel_del(ch);
-	kring_channel_put(ch);
+	/* The file's reference goes after a grace period: kring_release_work(). */
+	kring_queue_rcu_work(&ch->release_work);
 	return 0;
 }
 

@@ -15,7 +15,7 @@
 #include <linux/irq_work.h>
 #include <linux/refcount.h>
 #include <linux/rcupdate.h>
-#include <linux/rwsem.h>
+#include <linux/workqueue.h>
 #include <linux/spinlock.h>
 #include <linux/list.h>
 #include <linux/kring.h>
@@ -27,6 +27,7 @@ struct file;
 struct task_struct;
 struct cred;
 struct kring_source_ops;
+struct kring_output_link;
 
 /*
  * struct kring_channel - one open /dev/kring file
@@ -44,11 +45,24 @@ struct kring_source_ops;
  *		until the channel is released, and compared by set-output. A
  *		task, not its id, which an exec can change (de_thread())
  * @out:	KRING_IOC_SET_OUTPUT target (a reference), NULL: own buffer.
- *		Changed only under kring_output_rwsem (write) while the
- *		channel is disabled and unmapped; writers read it under RCU.
- * @out_node:	in @out's @redirected list
- * @redirected:	channels whose @out is this one (RCU list, changed under
- *		kring_output_rwsem): their pollers are woken with ours
+ *		Set under @lock and the target's lock, cleared under @lock
+ *		(and the old target's @out_lock for its list), always while
+ *		the channel is disabled and unmapped; writers read it under RCU.
+ * @out_link:	our entry in @out's @redirected list, NULL with @out
+ * @out_lock:	a leaf spinlock: @redirected and @out_writers
+ * @redirected:	links of the channels whose @out is this one (RCU list):
+ *		their pollers are woken with ours. Changed under @out_lock;
+ *		an entry is added only under @lock too, so it stays empty
+ *		while @lock is held if it is empty once
+ * @out_writers: channels redirected into this one that are enabled: the
+ *		count rises before such a channel's source starts and falls
+ *		after its stop has waited for its writers (KRING_IOC_RESET
+ *		refuses while it is not 0)
+ * @quiet_gp:	RCU grace-period cookie (get_state_synchronize_rcu()) taken
+ *		when @enabled last went false: producer-API writers that
+ *		passed their check of @enabled before are done once it
+ *		completes (KRING_IOC_RESET waits for it, outside any lock)
+ * @release_work: the last steps of kring_release(), after a grace period
  */
 struct kring_channel {
 	refcount_t refs;		/* the file, kring_channel_get() users */
@@ -73,18 +87,30 @@ struct kring_channel {
 	void *source_priv;
 	const struct task_struct *follow_task;
 	struct kring_channel __rcu *out;
-	struct list_head out_node;
+	struct kring_output_link *out_link;
+	spinlock_t out_lock;		/* @redirected, @out_writers */
 	struct list_head redirected;
+	unsigned int out_writers;
+	unsigned long quiet_gp;
+	struct rcu_work release_work;
 	struct kring_user_channels *user;	/* its opener's count, see kring_open() */
 };
 
 /*
- * kring_output_rwsem: set-output graph changes and RESET take it for
- * writing, enable and disable for reading, always before any channel's
- * lock. So the graph (every @out and @redirected) is stable under either
- * side, and a RESET never runs while a writer of the buffer is enabled.
+ * struct kring_output_link - a channel in its set-output target's list
+ * @node:	in the target's @redirected list (RCU)
+ * @ch:		the redirected channel
+ * @rcu:	freed after a grace period (a wakeup may be walking the list)
+ *
+ * One per KRING_IOC_SET_OUTPUT that redirects: a channel that moves to
+ * another target gets a new link, so a node is never moved between two
+ * lists that readers may be walking, and no one waits for them.
  */
-extern struct rw_semaphore kring_output_rwsem;
+struct kring_output_link {
+	struct list_head node;
+	struct kring_channel *ch;
+	struct rcu_head rcu;
+};
 
 /*
  * The buffer @ch's records go to: its own or its set-output target's.

@@ -186,6 +186,19 @@ int kring_buffer_module_init(void)
 	return kring_free_wq ? 0 : -ENOMEM;
 }
 
+/**
+ * kring_queue_rcu_work() - run @rwork on kring's workqueue after a grace period
+ * @rwork: initialised with INIT_RCU_WORK(); the work may sleep
+ *
+ * For what a channel must not do before the RCU readers that may still see
+ * it are done, without waiting for them: module exit drains the queue
+ * (kring_buffer_module_exit()) before the text goes.
+ */
+void kring_queue_rcu_work(struct rcu_work *rwork)
+{
+	queue_rcu_work(kring_free_wq, rwork);
+}
+
 /*
  * Module exit, every buffer's last reference dropped: wait for the grace
  * periods the frees wait for (their RCU callbacks queue the work), then

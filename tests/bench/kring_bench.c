@@ -9,6 +9,7 @@
  *
  *	ring=kring|ftrace mode=overwrite|forward size=N count=N
  *	[warmup=N] [channel=ID] [pages=N] [consumer_cpu=N] [write=ptr|copy]
+ *	[hold=NS]
  *	ring=clock count=N
  *	ring=tp sink=none|ftrace|perf|kring count=N [channel=ID] [period=NS]
  *
@@ -27,6 +28,14 @@
  *    kring_output_copy() instead), kring_channel_output_end(). The
  *    channel's mapping decides the mode (read-only: backward, overwrite);
  *    @mode only names it, and a forward channel's consumer is user space.
+ *    With @hold (not a benchmark: a writer in flight, for the guest tests
+ *    of what must wait for writers), each record is copied, then its
+ *    reservation stays open @hold ns (at most 10 s) before its commit,
+ *    busy waiting with preemption off and interrupts on: an RCU read-side
+ *    critical section of a known length. An iteration that gets no
+ *    reservation (the channel disabled) waits as long, outside. Writing
+ *    to /sys/kernel/debug/kring_bench/release ends the holds of the run in
+ *    progress (each one at once, from then on).
  *  - ftrace: into a ring buffer of @pages pages per CPU allocated for the
  *    run (RB_FL_OVERWRITE in overwrite mode): ring_buffer_lock_reserve(),
  *    memcpy() of the payload into ring_buffer_event_data() (its first word
@@ -79,6 +88,7 @@
 #define BENCH_MAX_SIZE		4096
 #define BENCH_MAX_PAGES		4096
 #define BENCH_OUT_SIZE		320
+#define BENCH_MAX_HOLD_NS	(10 * NSEC_PER_SEC)
 
 enum { BENCH_KRING, BENCH_FTRACE, BENCH_CLOCK, BENCH_TP };
 enum { SINK_NONE, SINK_FTRACE, SINK_PERF, SINK_KRING };
@@ -95,6 +105,7 @@ struct bench_cmd {
 	unsigned int consumer_cpu;
 	u64 period;		/* BENCH_TP: ns between hits, 0: unpaced */
 	bool copy;		/* BENCH_KRING: kring_output_copy(), not in place */
+	u64 hold;		/* BENCH_KRING: ns each reservation stays open */
 };
 
 struct bench_result {
@@ -185,6 +196,8 @@ static int bench_parse(char *s, struct bench_cmd *c)
 			err = kstrtouint(val, 0, &c->consumer_cpu);
 		} else if (!strcmp(tok, "period")) {
 			err = kstrtou64(val, 0, &c->period);
+		} else if (!strcmp(tok, "hold")) {
+			err = kstrtou64(val, 0, &c->hold);
 		} else if (!strcmp(tok, "write")) {
 			if (!strcmp(val, "copy"))
 				c->copy = true;
@@ -197,6 +210,8 @@ static int bench_parse(char *s, struct bench_cmd *c)
 	if (err)
 		return err;
 	if (c->ring < BENCH_KRING || c->ring > BENCH_TP)
+		return -EINVAL;
+	if (c->hold > BENCH_MAX_HOLD_NS || (c->hold && c->ring != BENCH_KRING))
 		return -EINVAL;
 	if (c->ring == BENCH_CLOCK || c->ring == BENCH_TP)
 		return 0;
@@ -258,6 +273,47 @@ static noinline u64 bench_kring_copy_loop(struct kring_channel *ch, struct bench
 	return bench_kring_loop_as(ch, rec, n, r, true);
 }
 
+/* Set by a write to "release": the holds of the run in progress end. */
+static bool bench_released;
+
+static void bench_hold(u64 ns)
+{
+	u64 end = local_clock() + ns;
+
+	while (!READ_ONCE(bench_released) && local_clock() < end)
+		cpu_relax();
+}
+
+/* hold=NS: see the comment at the top. */
+static u64 bench_kring_hold_loop(struct kring_channel *ch, struct bench_record *rec,
+				 u64 n, u64 hold, struct bench_result *r)
+{
+	unsigned int size = rec->hdr.size;
+	u64 i, t0 = local_clock();
+
+	for (i = 0; i < n; i++) {
+		struct kring_output_handle h;
+		bool ok;
+
+		preempt_disable();
+		ok = !kring_channel_output_begin(&h, ch, size);
+		if (ok) {
+			rec->time = h.time;
+			kring_output_copy(&h, rec, size);
+			bench_hold(hold);
+			kring_channel_output_end(&h);
+			r->ok++;
+		} else {
+			r->fail++;
+		}
+		preempt_enable();
+		if (!ok)
+			bench_hold(hold);
+		cond_resched();
+	}
+	return local_clock() - t0;
+}
+
 static int bench_kring(const struct bench_cmd *c, struct bench_record *rec,
 		       struct bench_result *r)
 {
@@ -268,7 +324,10 @@ static int bench_kring(const struct bench_cmd *c, struct bench_record *rec,
 	rec->hdr.type = BENCH_RECORD_TYPE;
 	rec->hdr.misc = 0;
 	rec->hdr.size = sizeof(rec->hdr) + c->size;
-	if (c->copy) {
+	if (c->hold) {
+		WRITE_ONCE(bench_released, false);
+		r->ns = bench_kring_hold_loop(ch, rec, c->warmup + c->count, c->hold, r);
+	} else if (c->copy) {
 		bench_kring_copy_loop(ch, rec, c->warmup, r);
 		r->ns = bench_kring_copy_loop(ch, rec, c->count, r);
 	} else {
@@ -648,10 +707,25 @@ static const struct file_operations bench_fops = {
 	.llseek = default_llseek,
 };
 
+/* Any write: the holds of the run in progress end (hold=NS). */
+static ssize_t bench_release_write(struct file *file, const char __user *ubuf,
+				   size_t len, loff_t *ppos)
+{
+	WRITE_ONCE(bench_released, true);
+	return len;
+}
+
+static const struct file_operations bench_release_fops = {
+	.owner = THIS_MODULE,
+	.write = bench_release_write,
+	.llseek = noop_llseek,
+};
+
 static int __init kring_bench_init(void)
 {
 	bench_dir = debugfs_create_dir("kring_bench", NULL);
 	debugfs_create_file("run", 0600, bench_dir, NULL, &bench_fops);
+	debugfs_create_file("release", 0200, bench_dir, NULL, &bench_release_fops);
 	return 0;
 }
 
