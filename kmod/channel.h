@@ -74,7 +74,7 @@ struct kring_channel {
 	struct kring_channel __rcu *out;
 	struct list_head out_node;
 	struct list_head redirected;
-	struct kring_user_channels *user;	/* its opener's count, see kring_open() */
+	struct kring_user *user;	/* its opener, charged for it (user.h) */
 };
 
 /*
