@@ -655,7 +655,10 @@ int in_subid_namespace(int ids, const std::function<int()>& before,
 int nest_user_namespace() {
     uid_t uid = ::getuid();
     gid_t gid = ::getgid();
-    if (::unshare(CLONE_NEWUSER))
+    // A change of ids made the process non-dumpable, which gives its /proc
+    // files to root, whom the namespace does not map: its maps could not
+    // be written.
+    if (::prctl(PR_SET_DUMPABLE, 1) || ::unshare(CLONE_NEWUSER))
         return errno;
     if (!write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1\n") ||
         !write_file("/proc/self/setgroups", "deny") ||
@@ -704,8 +707,10 @@ TEST(Security, ChannelsPerUserAreBoundedAcrossUserNamespaces) {
             total += n;
             per_id += " " + std::to_string(n);
         }
-        if (nest_user_namespace())
+        if (int e = nest_user_namespace()) {
+            std::printf("no nested user namespace: %s\n", std::strerror(e));
             return 5;
+        }
         int nested = open_until_refused(limit + 1, fds);
         if (nested < 0)
             return 4;
@@ -782,8 +787,10 @@ TEST(Security, LockedMemoryPerUserIsBoundedAcrossUserNamespaces) {
             pages += 2 * n;
             per_id += " " + std::to_string(2 * n);
         }
-        if (nest_user_namespace())
+        if (int e = nest_user_namespace()) {
+            std::printf("no nested user namespace: %s\n", std::strerror(e));
             return 5;
+        }
         long nested = map_until_refused(allowance);
         if (nested < 0)
             return 4;
