@@ -22,16 +22,17 @@
 struct mm_struct;
 struct vm_area_struct;
 struct kring_channel;
-struct kring_user_lock;
+struct kring_user;
 struct kring_aux;
 
 /*
  * struct kring_charge - locked memory charged for a buffer's pages, the way
- * perf charges it: first the user's allowance, the rest as the mm's
- * pinned_vm against RLIMIT_MEMLOCK.
+ * perf charges it: first the user's allowance (user.h: to the user and to
+ * every user namespace owner above it), the rest as the mm's pinned_vm
+ * against RLIMIT_MEMLOCK.
  */
 struct kring_charge {
-	struct kring_user_lock *user_lock;
+	struct kring_user *user;
 	struct mm_struct *mm;
 	unsigned long charged_user;
 	unsigned long charged_pinned;

@@ -28,15 +28,13 @@
 #include <linux/mm.h>
 #include <linux/file.h>
 #include <linux/log2.h>
-#include <linux/hashtable.h>
-#include <linux/spinlock.h>
 #include <linux/capability.h>
-#include <linux/cred.h>
 
 #include "compat.h"
 #include "channel.h"
 #include "source.h"
 #include "aux.h"
+#include "user.h"
 
 static atomic64_t kring_next_id = ATOMIC64_INIT(0);
 
@@ -1051,74 +1049,42 @@ module_param_named(max_user_channels, kring_max_user_channels, uint, 0644);
 MODULE_PARM_DESC(max_user_channels,
 		 "channels one user without CAP_PERFMON may hold open (0: no limit)");
 
-/* One per user with a channel open: the count, under its lock. */
-struct kring_user_channels {
-	struct hlist_node node;
-	kuid_t uid;
-	unsigned int count;
-};
-
-static DEFINE_HASHTABLE(kring_users, 6);
-static DEFINE_SPINLOCK(kring_users_lock);
-
 /*
- * Count one more channel for the caller's user in @ch->user.
+ * Count one more channel for the caller's user in @ch->user, and for the
+ * owner of every user namespace above it (user.c): ids mapped into a
+ * namespace share their owner's limit.
  * Return: 0, -EMFILE beyond kring.max_user_channels, -ENOMEM.
  */
 static int kring_user_channel_add(struct kring_channel *ch)
 {
 	unsigned int max = READ_ONCE(kring_max_user_channels);
-	struct kring_user_channels *uc, *fresh;
-	kuid_t uid = current_uid();
-	bool unbound = false;
+	struct kring_user *u;
 
-again:
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
-	if (!fresh)
+	u = kring_user_get();
+	if (!u)
 		return -ENOMEM;
-	spin_lock(&kring_users_lock);
-	hash_for_each_possible(kring_users, uc, node, __kuid_val(uid))
-		if (uid_eq(uc->uid, uid))
-			break;
-	if (!uc) {
-		uc = fresh;
-		fresh = NULL;
-		uc->uid = uid;
-		hash_add(kring_users, &uc->node, __kuid_val(uid));
-	}
 	/*
-	 * At the limit (a fresh entry, count 0, never is): ask for the
-	 * capability only now, so that an ordinary open is not audited as a
-	 * denial, and outside the lock (capable() may sleep); then look the
-	 * entry up again, it may have gone meanwhile.
+	 * At the limit only, ask for the capability, so that an ordinary
+	 * open is not audited as a denial; and outside the lock (capable()
+	 * may sleep).
 	 */
-	if (max && uc->count >= max && !unbound) {
-		spin_unlock(&kring_users_lock);
-		kfree(fresh);
-		if (!perfmon_capable())
+	if (!kring_user_charge(u, KRING_USER_CHANNELS, 1, max ?: ULONG_MAX)) {
+		if (!perfmon_capable()) {
+			kring_user_put(u);
 			return -EMFILE;
-		unbound = true;
-		goto again;
+		}
+		kring_user_charge(u, KRING_USER_CHANNELS, 1, ULONG_MAX);
 	}
-	uc->count++;
-	ch->user = uc;
-	spin_unlock(&kring_users_lock);
-	kfree(fresh);
+	ch->user = u;
 	return 0;
 }
 
 /* The channel's file is released: one channel less for its opener. */
 static void kring_user_channel_del(struct kring_channel *ch)
 {
-	struct kring_user_channels *uc = ch->user, *dead = NULL;
-
-	spin_lock(&kring_users_lock);
-	if (!--uc->count) {
-		hash_del(&uc->node);
-		dead = uc;
-	}
-	spin_unlock(&kring_users_lock);
-	kfree(dead);
+	kring_user_uncharge(ch->user, KRING_USER_CHANNELS, 1);
+	kring_user_put(ch->user);
+	ch->user = NULL;
 }
 
 /*

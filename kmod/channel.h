@@ -93,7 +93,7 @@ struct kring_channel {
 	unsigned int out_writers;
 	unsigned long quiet_gp;
 	struct rcu_work release_work;
-	struct kring_user_channels *user;	/* its opener's count, see kring_open() */
+	struct kring_user *user;	/* its opener, charged for it (user.h) */
 };
 
 /*

@@ -9,6 +9,7 @@
 
 #include "channel.h"
 #include "capture.h"
+#include "user.h"
 
 /*
  * Device node mode. The default lets root alone in, no looser than a
@@ -66,6 +67,7 @@ static void __exit kring_exit(void)
 	 */
 	rcu_barrier();
 	kring_buffer_module_exit();
+	kring_users_exit();
 }
 
 module_init(kring_init);

@@ -24,11 +24,8 @@
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
-#include <linux/hashtable.h>
-#include <linux/spinlock.h>
-#include <linux/uidgid.h>
 #include <linux/capability.h>
-#include <linux/cred.h>
+#include <linux/minmax.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <linux/log2.h>
@@ -37,6 +34,7 @@
 
 #include "compat.h"
 #include "buffer.h"
+#include "user.h"
 
 /* Per-user allowance of locked pages, in KiB per online CPU (perf: 516). */
 static unsigned int mlock_kb = 516;
@@ -45,79 +43,39 @@ MODULE_PARM_DESC(mlock_kb,
 		 "KiB per online CPU a user may map in kring buffers before RLIMIT_MEMLOCK applies");
 
 /*
- * Pages of kring buffers charged to each user's allowance: kring's
- * counterpart of perf's user->perf_mlock.
- */
-struct kring_user_lock {
-	struct hlist_node node;
-	kuid_t uid;
-	unsigned long pages;
-	unsigned int buffers;
-};
-
-static DEFINE_HASHTABLE(kring_user_locks, 6);
-static DEFINE_SPINLOCK(kring_user_locks_lock);
-
-static struct kring_user_lock *kring_user_lock_find(kuid_t uid)
-{
-	struct kring_user_lock *ul;
-
-	hash_for_each_possible(kring_user_locks, ul, node, __kuid_val(uid))
-		if (uid_eq(ul->uid, uid))
-			return ul;
-	return NULL;
-}
-
-/*
  * Charge @pages locked pages for a new buffer the way perf_mmap() does: the
  * user's allowance first, the excess against RLIMIT_MEMLOCK through the
- * mm's pinned_vm, unless the caller has CAP_IPC_LOCK.
+ * mm's pinned_vm, unless the caller has CAP_IPC_LOCK. The allowance is
+ * kring's counterpart of perf's user->locked_vm, charged to the user and
+ * to the owner of every user namespace above it (user.c): subordinate ids
+ * in a namespace share their owner's allowance.
  */
 int kring_charge_pages(struct kring_charge *c, struct mm_struct *mm, unsigned long pages)
 {
-	struct kring_user_lock *ul, *fresh;
-	unsigned long user_limit, user_locked, lock_limit, extra;
-	kuid_t uid = current_uid();
+	unsigned long user_limit, lock_limit, extra;
+	struct kring_user *u;
 	s64 pinned;
 
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
-	if (!fresh)
+	u = kring_user_get();
+	if (!u)
 		return -ENOMEM;
 	user_limit = (READ_ONCE(mlock_kb) >> (PAGE_SHIFT - 10)) * num_online_cpus();
 	lock_limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 
-	spin_lock(&kring_user_locks_lock);
-	ul = kring_user_lock_find(uid);
-	/* mlock_kb may have been lowered since: as perf, clamp. */
-	user_locked = min(ul ? ul->pages : 0, user_limit) + pages;
-	extra = user_locked > user_limit ? user_locked - user_limit : 0;
-	spin_unlock(&kring_user_locks_lock);
+	/* mlock_kb may have been lowered since: as perf, clamp (user.c). */
+	extra = pages - min(pages, kring_user_room(u, KRING_USER_LOCKED, user_limit));
 
-	/* capable() may sleep (audit): ask outside the lock. */
+	/* capable() may sleep (audit): asked outside the lock, only beyond the limit. */
 	pinned = atomic64_read(&mm->pinned_vm) + extra;
 	if (pinned > lock_limit && !capable(CAP_IPC_LOCK)) {
-		kfree(fresh);
+		kring_user_put(u);
 		return -EPERM;
 	}
 
-	spin_lock(&kring_user_locks_lock);
-	ul = kring_user_lock_find(uid);
-	if (!ul) {
-		ul = fresh;
-		fresh = NULL;
-		ul->uid = uid;
-		hash_add(kring_user_locks, &ul->node, __kuid_val(uid));
-	}
 	/* Charge what the allowance still holds now, the rest as pinned. */
-	user_locked = min(ul->pages, user_limit) + pages;
-	extra = user_locked > user_limit ? user_locked - user_limit : 0;
-	ul->pages += pages - extra;
-	ul->buffers++;
-	spin_unlock(&kring_user_locks_lock);
-	kfree(fresh);
-
+	extra = pages - kring_user_charge(u, KRING_USER_LOCKED, pages, user_limit);
 	atomic64_add(extra, &mm->pinned_vm);
-	c->user_lock = ul;
+	c->user = u;
 	c->charged_user = pages - extra;
 	c->charged_pinned = extra;
 	mmgrab(mm);
@@ -127,18 +85,10 @@ int kring_charge_pages(struct kring_charge *c, struct mm_struct *mm, unsigned lo
 
 void kring_uncharge_pages(struct kring_charge *c)
 {
-	struct kring_user_lock *ul = c->user_lock, *dead = NULL;
-
-	if (ul) {
-		spin_lock(&kring_user_locks_lock);
-		ul->pages -= c->charged_user;
-		if (!--ul->buffers) {
-			hash_del(&ul->node);
-			dead = ul;
-		}
-		spin_unlock(&kring_user_locks_lock);
-		kfree(dead);
-		c->user_lock = NULL;
+	if (c->user) {
+		kring_user_uncharge(c->user, KRING_USER_LOCKED, c->charged_user);
+		kring_user_put(c->user);
+		c->user = NULL;
 	}
 	if (c->mm) {
 		atomic64_sub(c->charged_pinned, &c->mm->pinned_vm);
