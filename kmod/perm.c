@@ -27,9 +27,9 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
-#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/coredump.h>
+#include <linux/sched/task.h>
 
 #include "channel.h"
 #include "source.h"
@@ -104,22 +104,34 @@ static bool kring_same_ids(const struct cred *cred, const struct task_struct *ta
 	return ok;
 }
 
-/* Whether the caller may observe @task (see the comment at the top). */
-static bool kring_may_follow(struct task_struct *task)
+/*
+ * Whether @task's memory may be read by another user with its ids: it has
+ * no mm (a task past its exit_mm(), or a kernel thread) or its mm is
+ * dumpable. Read under task_lock(), which keeps task->mm, as
+ * ptrace_may_access() reads it: no reference is taken, so none is dropped
+ * either (the last mmput() tears the mm down, taking its mmap_lock and
+ * closing its vmas, which the caller's ch->lock may not nest around:
+ * docs/ARCHITECTURE.md).
+ */
+static bool kring_task_dumpable(struct task_struct *task)
 {
 	bool ok;
-	int dumpable = 0;
-	struct mm_struct *mm;
 
+	task_lock(task);
+	ok = !task->mm || get_dumpable(task->mm) == SUID_DUMP_USER;
+	task_unlock(task);
+	return ok;
+}
+
+/*
+ * Whether the caller may observe @task (see the comment at the top).
+ * Context: process; the channel's ch->lock may be held.
+ */
+static bool kring_may_follow(struct task_struct *task)
+{
 	if (same_thread_group(task, current))
 		return true;
-	ok = kring_same_ids(current_cred(), task);
-	mm = get_task_mm(task);
-	if (mm) {
-		dumpable = get_dumpable(mm);
-		mmput(mm);
-	}
-	if (ok && (!mm || dumpable == SUID_DUMP_USER))
+	if (kring_same_ids(current_cred(), task) && kring_task_dumpable(task))
 		return true;
 	return capable(CAP_SYS_PTRACE);
 }
