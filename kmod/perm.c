@@ -165,9 +165,9 @@ static bool kring_may_follow(struct task_struct *task)
  * task on the other side (the one switched to or from, the waker) belongs
  * to someone else. perf shows other tasks only in CPU-wide switch
  * records, which need privilege; kring shows them to CAP_PERFMON or
- * CAP_SYS_ADMIN (or with paranoid = -1), and to anyone else as pid, tid,
- * prio 0 and an empty comm. Asked without an audit record: a no refuses
- * nothing.
+ * CAP_SYS_ADMIN (or with paranoid = -1); to anyone else that side and
+ * every field telling of it is blank (kmod/sources/sched.c). Asked without
+ * an audit record: a no refuses nothing.
  *
  * Return: true when the caller may see every task.
  */
