@@ -10,9 +10,9 @@
  * on the other side of a switch or a wakeup is shown only to an owner who
  * may see every task (kring_perm_see_all()): for others that side, and
  * every field that tells of it, is blanked where each record is built
- * (kring_sched_record()). Every switch on a bound channel's CPU also
- * raises its timestamp floor, so an idle channel's floor keeps moving while
- * its CPU schedules.
+ * (kring_sched_record()). For an owner who may see every task, every
+ * switch on a bound channel's CPU also raises its timestamp floor, so an
+ * idle channel's floor keeps moving while its CPU schedules.
  */
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -160,8 +160,13 @@ static void kring_sched_switch(struct kring_capture *cap, bool preempt,
 		who = next;
 		shown = KRING_SCHED_NEXT | (cap->see_all ? KRING_SCHED_PREV : 0);
 	} else {
-		/* Not ours, but time moves on for this CPU's buffer. */
-		if (cap->cpu >= 0)
+		/*
+		 * Not ours, but time moves on for this CPU's buffer: for an
+		 * owner who may see every task, as each move of the floor
+		 * times a switch of this CPU. Other owners' floors move with
+		 * the floor tick and their own records.
+		 */
+		if (cap->cpu >= 0 && cap->see_all)
 			kring_capture_tick(cap);
 		return;
 	}

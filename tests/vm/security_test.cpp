@@ -5,7 +5,8 @@
 // capabilities it lacks (but does follow one into its user's own user
 // namespace); records name tasks in the owner's pid namespace;
 // an unprivileged follower sees no other task, and no field of any of
-// its records tells anything of one; the attr is bounded;
+// its records tells anything of one, nor does its floor time their
+// switches; the attr is bounded;
 // hard-irq samples are throttled and counted, and a throttled timer stops
 // interrupting; the floor ticks of a CPU's channels share interrupts; a
 // user's channels are bounded; the set-output graph has no chains, wakes
@@ -651,6 +652,119 @@ TEST(Security, FollowerLearnsNothingOfForeignTasks) {
     EXPECT_GT(root.waker_cpu, 0);
     EXPECT_EQ(root.forks, 1);
     EXPECT_EQ(root.exits, 1);
+}
+
+// The timestamp floor of a channel bound to a CPU tells the follower when
+// its own records' times are settled; it must not time the other tasks'
+// switches on that CPU. An unprivileged follower of its own thread, bound
+// to CPU 0 and asleep there, ping-pongs from a second thread (which it does
+// not follow) with one of root's tasks on CPU 0, reading the floor after
+// each round: the floor moves only with the floor tick (at most once per
+// kring.floor_tick_us, each expiry a multiple of it) and the follower's own
+// records, however many switches each round makes. Root's floor (the
+// control) moves with the switches.
+struct floor_polls {
+    int err = 0;
+    long distinct = 0, rounds = 0;
+    std::uint64_t window = 0;  // ns between the first and last read
+};
+
+floor_polls poll_floor(bool drop, int to, int from) {
+    floor_polls r;
+    if (drop && !kt::become_nobody()) {
+        r.err = EPERM;
+        return r;
+    }
+    kt::raw_channel ch;
+    int wake[2];
+    if (::pipe(wake)) {
+        r.err = errno;
+        return r;
+    }
+    if ((r.err = ch.open_dev()) || (r.err = ch.configure(kt::attr(KRING_SOURCE_SCHED, 0, 0))) ||
+        (r.err = ch.map_ring(2, true, false)) || (r.err = ch.ioctl0(KRING_IOC_ENABLE)))
+        return r;
+    std::thread poller([&] {  // on CPU 0 too: affinity is inherited
+        const kring_ctl_page* ctl = ch.ctl;
+        std::uint64_t last = __atomic_load_n(&ctl->timestamp_floor, __ATOMIC_ACQUIRE);
+        std::uint64_t t0 = kt::now_ns();
+        r.distinct = 1;
+        char b = 'f';
+        for (; r.rounds < 2000; r.rounds++) {
+            if (::write(to, &b, 1) != 1 || ::read(from, &b, 1) != 1) {
+                r.err = EPIPE;
+                break;
+            }
+            std::uint64_t f = __atomic_load_n(&ctl->timestamp_floor, __ATOMIC_ACQUIRE);
+            if (f != last)
+                r.distinct++;
+            last = f;
+        }
+        r.window = kt::now_ns() - t0;
+        if (::write(wake[1], &b, 1) != 1)
+            r.err = EPIPE;
+    });
+    char b;
+    if (::read(wake[0], &b, 1) != 1)  // asleep on CPU 0, recording nothing
+        r.err = EIO;
+    poller.join();
+    ch.ioctl0(KRING_IOC_DISABLE);
+    ::close(wake[0]);
+    ::close(wake[1]);
+    return r;
+}
+
+TEST(Security, FollowerFloorDoesNotTimeForeignSwitches) {
+    if (!is_root())
+        GTEST_SKIP() << "needs root to run the foreign task";
+    std::string tick = kt::read_sysfs("/sys/module/kring/parameters/floor_tick_us");
+    if (tick.empty())
+        GTEST_SKIP() << "no kring.floor_tick_us";
+    const std::uint64_t period = std::strtoull(tick.c_str(), nullptr, 10) * 1000;
+    auto run = [&](bool drop) {
+        floor_polls r;
+        int a[2], b[2], res[2];
+        if (::pipe(a) || ::pipe(b) || ::pipe(res)) {
+            r.err = errno;
+            return r;
+        }
+        pid_t partner = kt::fork_child([&] {
+            if (!kt::pin_to(0))
+                return 1;
+            char x;
+            while (::read(a[0], &x, 1) == 1 && ::write(b[1], &x, 1) == 1) {}
+            return 0;
+        });
+        pid_t f = kt::fork_child([&] {
+            if (!kt::pin_to(0))
+                return 1;
+            floor_polls m = poll_floor(drop, a[1], b[0]);
+            return ::write(res[1], &m, sizeof(m)) == ssize_t(sizeof(m)) ? 0 : 1;
+        });
+        if (::read(res[0], &r, sizeof(r)) != ssize_t(sizeof(r)))
+            r.err = EPIPE;
+        kt::wait_child(f);
+        ::kill(partner, SIGKILL);
+        kt::wait_child(partner);
+        for (int fd : {a[0], a[1], b[0], b[1], res[0], res[1]})
+            ::close(fd);
+        std::printf(
+            "%s follower: %ld rounds with another task in %.1f ms, the floor took %ld "
+            "values\n",
+            drop ? "unprivileged" : "root", r.rounds, double(r.window) / 1e6, r.distinct);
+        return r;
+    };
+    // The tick's expiries are multiples of its period and it runs once per
+    // expiry: in the window, the first value, one tick late from before it,
+    // at most window / period + 1 others, and the followed thread's switch
+    // out as it goes to sleep (if the rounds came first).
+    auto bound = [&](const floor_polls& r) { return long(period ? r.window / period + 2 : 0) + 2; };
+    floor_polls nobody = run(true);
+    ASSERT_EQ(nobody.err, 0) << std::strerror(nobody.err);
+    EXPECT_LE(nobody.distinct, bound(nobody)) << "the floor moved with other tasks' switches";
+    floor_polls root = run(false);
+    ASSERT_EQ(root.err, 0) << std::strerror(root.err);
+    EXPECT_GT(root.distinct, bound(root)) << "root's floor did not move with the switches";
 }
 
 // A task of the follower's own user that holds capabilities the follower
