@@ -17,6 +17,10 @@
  * dumpable, or CAP_SYS_PTRACE. LSMs are not consulted (their ptrace hook
  * is not exported either). Refusals are -EACCES.
  *
+ * A capability is asked with an audit record only where its absence
+ * refuses the request; what decides only what a record shows is asked
+ * without one, so an audit log holds the refusals and nothing else.
+ *
  * The generators built for tests and benchmarks (synthetic, the emulated
  * AUX tracer) spend CPU time outside the caller's accounting: they need
  * CAP_PERFMON or CAP_SYS_ADMIN unless kring.test_sources=1.
@@ -27,8 +31,8 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
-#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 
 #include "compat.h"
 #include "channel.h"
@@ -44,9 +48,27 @@ module_param_named(test_sources, kring_test_sources, bool, 0644);
 MODULE_PARM_DESC(test_sources,
 		 "let every user configure the test generators (synthetic, aux-tracer); default: CAP_PERFMON only");
 
+/*
+ * CAP_PERFMON or CAP_SYS_ADMIN in the initial user namespace, as
+ * perfmon_capable() asks, but without an audit record: the question that
+ * decides only what a record shows (kring_perm_see_all()) refuses nothing,
+ * and an LSM that confines the caller would log a denial for every
+ * configure.
+ */
+static bool kring_perfmon_noaudit(void)
+{
+	return ns_capable_noaudit(&init_user_ns, CAP_PERFMON) ||
+	       ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN);
+}
+
+/*
+ * The same question where a no refuses the request: audited only then,
+ * once, as a denial of CAP_PERFMON, the capability an administrator
+ * grants for it.
+ */
 static bool kring_privileged(void)
 {
-	return capable(CAP_PERFMON) || capable(CAP_SYS_ADMIN);
+	return kring_perfmon_noaudit() || capable(CAP_PERFMON);
 }
 
 /**
@@ -104,21 +126,34 @@ static bool kring_same_ids(const struct cred *cred, const struct task_struct *ta
 	return ok;
 }
 
-/* Whether the caller may observe @task (see the comment at the top). */
+/*
+ * Whether @task's memory may be read by another user with its ids: it has
+ * no mm (a task past its exit_mm(), or a kernel thread) or its mm is
+ * dumpable. Read under task_lock(), which keeps task->mm, as
+ * ptrace_may_access() reads it: no reference is taken, so none is dropped
+ * either (the last mmput() tears the mm down, taking its mmap_lock and
+ * closing its vmas, which the caller's ch->lock may not nest around:
+ * docs/ARCHITECTURE.md).
+ */
+static bool kring_task_readable(struct task_struct *task)
+{
+	bool ok;
+
+	task_lock(task);
+	ok = kring_task_dumpable(task, task->mm);
+	task_unlock(task);
+	return ok;
+}
+
+/*
+ * Whether the caller may observe @task (see the comment at the top).
+ * Context: process; the channel's ch->lock may be held.
+ */
 static bool kring_may_follow(struct task_struct *task)
 {
-	bool ok, dumpable = true;
-	struct mm_struct *mm;
-
 	if (same_thread_group(task, current))
 		return true;
-	ok = kring_same_ids(current_cred(), task);
-	mm = get_task_mm(task);
-	if (mm) {
-		dumpable = kring_task_dumpable(task, mm);
-		mmput(mm);
-	}
-	if (ok && dumpable)
+	if (kring_same_ids(current_cred(), task) && kring_task_readable(task))
 		return true;
 	return capable(CAP_SYS_PTRACE);
 }
@@ -130,14 +165,15 @@ static bool kring_may_follow(struct task_struct *task)
  * task on the other side (the one switched to or from, the waker) belongs
  * to someone else. perf shows other tasks only in CPU-wide switch
  * records, which need privilege; kring shows them to CAP_PERFMON or
- * CAP_SYS_ADMIN (or with paranoid = -1), and to anyone else as pid, tid,
- * prio 0 and an empty comm.
+ * CAP_SYS_ADMIN (or with paranoid = -1); to anyone else that side and
+ * every field telling of it is blank (kmod/sources/sched.c). Asked without
+ * an audit record: a no refuses nothing.
  *
  * Return: true when the caller may see every task.
  */
 bool kring_perm_see_all(void)
 {
-	return READ_ONCE(kring_paranoid) < 0 || kring_privileged();
+	return READ_ONCE(kring_paranoid) < 0 || kring_perfmon_noaudit();
 }
 
 /**

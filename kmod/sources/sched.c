@@ -7,10 +7,12 @@
  * Per-CPU channels record every switch of their CPU; followed modes record
  * the switches in and out of the followed tasks (on the channel's CPU, or
  * anywhere for per-thread channels) and their forks and exits. The task
- * on the other side of a switch or a wakeup is named only to an owner who
- * may see every task (kring_perm_see_all()); others get zeros there. Every switch
- * on a bound channel's CPU also raises its timestamp floor, so an idle
- * channel's floor keeps moving while its CPU schedules.
+ * on the other side of a switch or a wakeup is shown only to an owner who
+ * may see every task (kring_perm_see_all()): for others that side, and
+ * every field that tells of it, is blanked where each record is built
+ * (kring_sched_record()). For an owner who may see every task, every
+ * switch on a bound channel's CPU also raises its timestamp floor, so an
+ * idle channel's floor keeps moving while its CPU schedules.
  */
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -20,18 +22,62 @@
 #include "../capture.h"
 #include "sources.h"
 
+/* The sides of a record: prev_* (switched out, parent, exiting task, waker), next_*. */
+#define KRING_SCHED_PREV	BIT(0)
+#define KRING_SCHED_NEXT	BIT(1)
+
+/* raw.cpu and the SAMPLE's cpu of a record whose CPU is not shown */
+#define KRING_SCHED_CPU_HIDDEN	U32_MAX
+
 /*
- * Name @t on one side of a record (@next: the next_* fields, else prev_*):
- * pid, tid, prio and comm, or (!@show) zeros and an empty comm for a task
- * the channel's owner may not see (the caller zeroed @raw).
+ * Which side each field of a record tells of, beyond the two sides' names
+ * (pid, tid, prio, comm, each its side's own): a field is written when
+ * the channel's owner may see one of the sides it belongs to, else it is
+ * blanked (docs/SECURITY.md has this table). The SAMPLE's TID and TIME
+ * and the record's kind are the followed task's the record is about, its
+ * ID the channel's; IP is 0, PERIOD 1.
+ *
+ *   flags	KRING_SCHED_F_PREEMPT says how prev left its CPU
+ *   state	prev_state: prev's state (switch), exit code (exit), the CPU
+ *		the woken task last ran on (wakeup)
+ *   cpu	where the event ran: a switch runs where both sides are, a
+ *		wakeup where the waker is
  */
+struct kring_sched_owners {
+	u8 flags;
+	u8 state;
+	u8 cpu;
+};
+
+static const struct kring_sched_owners kring_sched_owners[] = {
+	[KRING_SCHED_SWITCH] = {
+		.flags = KRING_SCHED_PREV,
+		.state = KRING_SCHED_PREV,
+		.cpu = KRING_SCHED_PREV | KRING_SCHED_NEXT,
+	},
+	[KRING_SCHED_FORK] = {
+		.flags = KRING_SCHED_PREV,
+		.state = KRING_SCHED_PREV,
+		.cpu = KRING_SCHED_PREV,
+	},
+	[KRING_SCHED_EXIT] = {
+		.flags = KRING_SCHED_PREV,
+		.state = KRING_SCHED_PREV,
+		.cpu = KRING_SCHED_PREV,
+	},
+	[KRING_SCHED_WAKEUP] = {
+		.flags = KRING_SCHED_PREV,
+		.state = KRING_SCHED_NEXT,
+		.cpu = KRING_SCHED_PREV,
+	},
+};
+
+/* Name @t on one side of @raw (@next: the next_* fields, else prev_*). */
 static void kring_sched_name(const struct kring_capture *cap, struct kring_sched_raw *raw,
-			     bool next, struct task_struct *t, bool show)
+			     bool next, struct task_struct *t)
 {
 	char *comm = next ? raw->next_comm : raw->prev_comm;
 
-	if (!show)
-		return;
 	if (next) {
 		kring_capture_ids(cap, t, &raw->next_pid, &raw->next_tid);
 		raw->next_prio = t->prio;
@@ -43,19 +89,45 @@ static void kring_sched_name(const struct kring_capture *cap, struct kring_sched
 	comm[15] = '\0';
 }
 
-/* Write one record about @who; @raw is complete but for its cpu. */
-static void kring_sched_emit(struct kring_capture *cap, struct task_struct *who,
-			     struct kring_sched_raw *raw)
+/*
+ * Build and write one record about @who, a followed task, on the CPU the
+ * event runs on: @kind with @flags and @state, between @prev and @next
+ * (NULL: none). @shown says which sides (KRING_SCHED_PREV, _NEXT) the
+ * channel's owner may see: a hidden side's names and every field that
+ * tells of it (kring_sched_owners[]) are blank, 0 or, for the CPU,
+ * KRING_SCHED_CPU_HIDDEN; a hidden side reads as the idle task's, which
+ * such an owner does not see either. A record whose CPU is hidden is not
+ * written into a channel bound to a CPU, whose CPU would tell.
+ */
+static void kring_sched_record(struct kring_capture *cap, u16 kind, u16 flags, u64 state,
+			       struct task_struct *prev, struct task_struct *next,
+			       struct task_struct *who, unsigned int shown)
 {
+	const struct kring_sched_owners *own = &kring_sched_owners[kind];
 	struct kring_sample_data d = {};
+	struct kring_sched_raw raw = {};
 
-	raw->cpu = smp_processor_id();
+	raw.kind = kind;
+	raw.cpu = smp_processor_id();
+	if (!(own->cpu & shown)) {
+		if (cap->cpu >= 0)
+			return;
+		raw.cpu = KRING_SCHED_CPU_HIDDEN;
+	}
+	if (own->flags & shown)
+		raw.flags = flags;
+	if (own->state & shown)
+		raw.prev_state = state;
+	if (prev && (shown & KRING_SCHED_PREV))
+		kring_sched_name(cap, &raw, false, prev);
+	if (next && (shown & KRING_SCHED_NEXT))
+		kring_sched_name(cap, &raw, true, next);
 	d.ip = 0;
 	kring_capture_ids(cap, who, &d.pid, &d.tid);
-	d.cpu = raw->cpu;
+	d.cpu = raw.cpu;
 	d.period = 1;
-	d.raw = raw;
-	d.raw_size = sizeof(*raw);
+	d.raw = &raw;
+	d.raw_size = sizeof(raw);
 	kring_capture_emit(cap, &d);
 }
 
@@ -64,82 +136,69 @@ static bool kring_sched_here(const struct kring_capture *cap)
 	return cap->cpu < 0 || cap->cpu == smp_processor_id();
 }
 
+/* KRING_SCHED_PREV or _NEXT if the channel's owner may see @t, else 0. */
+static unsigned int kring_sched_shows(struct kring_capture *cap, const struct task_struct *t,
+				      unsigned int side)
+{
+	return kring_capture_may_see(cap, t) ? side : 0;
+}
+
 static void kring_sched_switch(struct kring_capture *cap, bool preempt,
 			       struct task_struct *prev, struct task_struct *next,
 			       unsigned int prev_state)
 {
-	struct kring_sched_raw raw;
 	struct task_struct *who;
-	bool show_prev, show_next;
+	unsigned int shown;
 
 	if (!kring_sched_here(cap))
 		return;
 	/* Each side's follow check once: it also runs the permission check. */
 	if (kring_capture_follows(cap, prev)) {
 		who = prev;
-		show_prev = true;
-		show_next = kring_capture_may_see(cap, next);
+		shown = KRING_SCHED_PREV | kring_sched_shows(cap, next, KRING_SCHED_NEXT);
 	} else if (kring_capture_follows(cap, next)) {
 		who = next;
-		show_prev = cap->see_all;
-		show_next = true;
+		shown = KRING_SCHED_NEXT | (cap->see_all ? KRING_SCHED_PREV : 0);
 	} else {
-		/* Not ours, but time moves on for this CPU's buffer. */
-		if (cap->cpu >= 0)
+		/*
+		 * Not ours, but time moves on for this CPU's buffer: for an
+		 * owner who may see every task, as each move of the floor
+		 * times a switch of this CPU. Other owners' floors move with
+		 * the floor tick and their own records.
+		 */
+		if (cap->cpu >= 0 && cap->see_all)
 			kring_capture_tick(cap);
 		return;
 	}
-	memset(&raw, 0, sizeof(raw));
-	raw.kind = KRING_SCHED_SWITCH;
-	raw.flags = preempt ? KRING_SCHED_F_PREEMPT : 0;
-	raw.prev_state = prev_state;
-	kring_sched_name(cap, &raw, false, prev, show_prev);
-	kring_sched_name(cap, &raw, true, next, show_next);
-	kring_sched_emit(cap, who, &raw);
+	kring_sched_record(cap, KRING_SCHED_SWITCH, preempt ? KRING_SCHED_F_PREEMPT : 0,
+			   prev_state, prev, next, who, shown);
 }
 
 static void kring_sched_fork(struct kring_capture *cap, struct task_struct *parent,
 			     struct task_struct *child)
 {
-	struct kring_sched_raw raw;
-
 	/* The fork probe runs after the child was added when inheriting. */
 	if (!kring_sched_here(cap) || !kring_capture_follows(cap, parent))
 		return;
-	memset(&raw, 0, sizeof(raw));
-	raw.kind = KRING_SCHED_FORK;
-	kring_sched_name(cap, &raw, false, parent, true);	/* followed: checked above */
 	/* A child of a followed task has its parent's credentials. */
-	kring_sched_name(cap, &raw, true, child, true);
-	kring_sched_emit(cap, parent, &raw);
+	kring_sched_record(cap, KRING_SCHED_FORK, 0, 0, parent, child, parent,
+			   KRING_SCHED_PREV | KRING_SCHED_NEXT);
 }
 
 static void kring_sched_exit(struct kring_capture *cap, struct task_struct *p)
 {
-	struct kring_sched_raw raw;
-
 	if (!kring_sched_here(cap) || !kring_capture_follows(cap, p))
 		return;
-	memset(&raw, 0, sizeof(raw));
-	raw.kind = KRING_SCHED_EXIT;
-	raw.prev_state = p->exit_code;
-	kring_sched_name(cap, &raw, false, p, true);	/* followed: checked above */
-	kring_sched_emit(cap, p, &raw);
+	kring_sched_record(cap, KRING_SCHED_EXIT, 0, p->exit_code, p, NULL, p, KRING_SCHED_PREV);
 }
 
 static void kring_sched_wakeup(struct kring_capture *cap, struct task_struct *p)
 {
-	struct kring_sched_raw raw;
-
 	if (!(cap->ch->attr.config[0] & KRING_SCHED_CFG_WAKEUPS) ||
 	    !kring_sched_here(cap) || !kring_capture_follows(cap, p))
 		return;
-	memset(&raw, 0, sizeof(raw));
-	raw.kind = KRING_SCHED_WAKEUP;
-	raw.prev_state = task_cpu(p);
-	kring_sched_name(cap, &raw, false, current, kring_capture_may_see(cap, current));
-	kring_sched_name(cap, &raw, true, p, true);	/* followed: checked above */
-	kring_sched_emit(cap, p, &raw);
+	kring_sched_record(cap, KRING_SCHED_WAKEUP, 0, task_cpu(p), current, p, p,
+			   KRING_SCHED_NEXT | kring_sched_shows(cap, current, KRING_SCHED_PREV));
 }
 
 static const struct kring_capture_ops kring_sched_capture_ops = {

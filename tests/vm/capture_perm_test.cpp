@@ -1,7 +1,15 @@
 // In the guest: an unprivileged user is refused system-wide capture and
-// another user's task, and may capture its own.
+// another user's task, and may capture its own; only the refusals ask a
+// capability question an LSM would audit.
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -102,6 +110,160 @@ TEST(CapturePerm, ParanoidParameterRelaxes) {
     set(old);
     EXPECT_EQ(relaxed, 0);
     EXPECT_EQ(strict, 0);
+}
+
+// ---- what an LSM would audit --------------------------------------------
+
+bool write_text(const std::string& path, const std::string& text, bool append = false) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
+    bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+    if (fd >= 0)
+        ::close(fd);
+    return ok;
+}
+
+std::string read_text(const std::string& path) {
+    std::string out;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof(buf))) > 0)
+        out.append(buf, std::size_t(n));
+    ::close(fd);
+    return out;
+}
+
+// A kprobe event on security_capable(cred, ns, cap, opts), the one path of
+// capable(), ns_capable_noaudit() and has_capability_noaudit() into the
+// LSMs, in a trace instance of its own: every capability question a task
+// asks, and whether it asked for an audit record (opts without
+// CAP_OPT_NOAUDIT, bit 1). An LSM that confines the task (AppArmor,
+// SELinux) logs each such question it denies; the guest confines nothing,
+// so the questions are what is counted.
+struct cap_probe {
+    std::string tfs, inst;
+    bool ok = false;
+
+    cap_probe() {
+        for (const char* d : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
+            if (::access((std::string(d) + "/kprobe_events").c_str(), W_OK) == 0) {
+                tfs = d;
+                break;
+            }
+        if (tfs.empty() && ::mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0)
+            tfs = "/sys/kernel/tracing";
+        inst = tfs.empty() ? "" : tfs + "/instances/kring_cap";
+        if (!inst.empty()) {  // left by a run that did not end
+            write_text(inst + "/events/kring_test/kring_cap/enable", "0");
+            ::rmdir(inst.c_str());
+            write_text(tfs + "/kprobe_events", "-:kring_test/kring_cap\n", true);
+        }
+        if (tfs.empty() || !write_text(tfs + "/kprobe_events",
+                                       "p:kring_test/kring_cap security_capable cap=$arg3:s32 "
+                                       "opts=$arg4:u32\n",
+                                       true))
+            return;
+        ok = ::mkdir(inst.c_str(), 0700) == 0;
+    }
+    ~cap_probe() {
+        if (!inst.empty()) {
+            write_text(inst + "/events/kring_test/kring_cap/enable", "0");
+            ::rmdir(inst.c_str());
+        }
+        if (!tfs.empty())
+            write_text(tfs + "/kprobe_events", "-:kring_test/kring_cap\n", true);
+    }
+    // Record the questions of @pid only, from an empty buffer on.
+    bool start(pid_t pid) {
+        return write_text(inst + "/events/kring_test/kring_cap/filter",
+                          "common_pid == " + std::to_string(pid)) &&
+               write_text(inst + "/trace", "") &&
+               write_text(inst + "/events/kring_test/kring_cap/enable", "1");
+    }
+    // The questions asked for an audit record since start(), by capability.
+    std::map<int, int> audited() {
+        write_text(inst + "/events/kring_test/kring_cap/enable", "0");
+        std::map<int, int> n;
+        std::string t = read_text(inst + "/trace");
+        for (std::size_t at = 0; (at = t.find(" cap=", at)) != std::string::npos; at++) {
+            int cap = std::atoi(t.c_str() + at + 5);
+            std::size_t o = t.find(" opts=", at);
+            unsigned opts =
+                o == std::string::npos ? 0 : unsigned(std::strtoul(t.c_str() + o + 6, nullptr, 0));
+            if (!(opts & 2u))
+                n[cap]++;
+        }
+        return n;
+    }
+};
+
+std::string describe(const std::map<int, int>& n) {
+    std::string s;
+    for (auto [cap, count] : n)
+        s += " cap " + std::to_string(cap) + " x" + std::to_string(count);
+    return s.empty() ? " none" : s;
+}
+
+// An unprivileged user's configures that are allowed (following its own
+// task with the sched and the timer source) ask no capability question an
+// LSM would audit: what decides only what the records show is asked
+// without an audit record. Those that are refused (a CPU, kernel samples,
+// another user's task) ask exactly one each, for the capability whose
+// absence refuses them: an audit log on a confined system holds the
+// refusals and nothing else.
+TEST(CapturePerm, OnlyRefusalsAreAudited) {
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs root for tracefs and to drop to another user";
+    cap_probe probe;
+    if (!probe.ok)
+        GTEST_SKIP() << "no kprobe event on security_capable (CONFIG_KPROBE_EVENTS, tracefs)";
+    int ready[2], go[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    ASSERT_EQ(::pipe(go), 0);
+    pid_t child = kt::fork_child([&] {
+        if (!kt::become_nobody())
+            return 1;
+        kt::raw_channel a, b, c, d, e;
+        char x = 0;
+        if (a.open_dev() || b.open_dev() || c.open_dev() || d.open_dev() || e.open_dev())
+            return 2;
+        kring_attr t = kt::attr(KRING_SOURCE_TIMER, -1, 0, KRING_ATTR_F_EXCLUDE_KERNEL);
+        t.config[0] = 100;
+        // 1: allowed
+        if (::write(ready[1], &x, 1) != 1 || ::read(go[0], &x, 1) != 1)
+            return 3;
+        if (a.configure(kt::attr(KRING_SOURCE_SCHED, -1, 0)) || b.configure(t))
+            return 4;
+        // 2: refused
+        if (::write(ready[1], &x, 1) != 1 || ::read(go[0], &x, 1) != 1)
+            return 3;
+        t.flags = 0;
+        if (c.configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)) != EACCES ||
+            d.configure(t) != EACCES || e.configure(kt::attr(KRING_SOURCE_SCHED, -1, 1)) != EACCES)
+            return 5;
+        return ::write(ready[1], &x, 1) == 1 ? 0 : 3;
+    });
+    ASSERT_GT(child, 0);
+    char x = 0;
+    std::map<int, int> allowed, refused;
+    bool steps = ::read(ready[0], &x, 1) == 1 && probe.start(child) && ::write(go[1], &x, 1) == 1 &&
+                 ::read(ready[0], &x, 1) == 1;
+    allowed = probe.audited();
+    steps =
+        steps && probe.start(child) && ::write(go[1], &x, 1) == 1 && ::read(ready[0], &x, 1) == 1;
+    refused = probe.audited();
+    int status = kt::wait_child(child);
+    for (int fd : {ready[0], ready[1], go[0], go[1]})
+        ::close(fd);
+    std::printf("audited capability questions: allowed configures%s; refused%s\n",
+                describe(allowed).c_str(), describe(refused).c_str());
+    ASSERT_TRUE(steps);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+    EXPECT_TRUE(allowed.empty()) << describe(allowed);
+    std::map<int, int> one_each = {{CAP_PERFMON, 2}, {CAP_SYS_PTRACE, 1}};
+    EXPECT_EQ(refused, one_each) << describe(refused);
 }
 
 }  // namespace

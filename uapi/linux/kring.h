@@ -328,10 +328,12 @@ static __inline__ __u64 kring_synth_checksum(__u64 seq, const __u8 *data, __u32 
  * struct kring_sched_raw - RAW payload of a sched record
  * @kind:	KRING_SCHED_*
  * @flags:	KRING_SCHED_F_*
- * @cpu:	CPU the event happened on
+ * @cpu:	CPU the event happened on (0xffffffff: a wakeup by a waker
+ *		the channel's owner may not see, docs/SECURITY.md)
  * @prev_pid, @prev_tid, @next_pid, @next_tid: process and thread ids in
  *		the pid namespace the channel was configured from (0 and 0
- *		for none, the idle task or a task outside that namespace)
+ *		for none, the idle task or a task outside that namespace;
+ *		all of a side the owner may not see is 0)
  * @prev_prio, @next_prio: kernel priorities (task->prio: 0..99 real-time,
  *		100..139 normal, as the sched_switch tracepoint reports)
  * @prev_state:	switch: prev's state word as sched_switch reports it (0:
