@@ -37,6 +37,26 @@ sigint_routed() {
 	[ -n "$m" ] && [ $((0x${m#"${m%?}"} & 2)) != 0 ]
 }
 
+# KRING_LOAD=2 (make check LOAD=2): a busy process per CPU while the test
+# binaries run, so that a test which assumes an idle CPU, or that a thread
+# runs the moment it wakes, fails here rather than somewhere else.
+guest_hogs=
+start_guest_load() {
+	[ "${KRING_LOAD:-0}" -ge 2 ] 2>/dev/null || return 0
+	n=$(grep -c '^processor' /proc/cpuinfo)
+	for _ in $(seq "$n"); do
+		sh -c 'while :; do :; done' &
+		guest_hogs="$guest_hogs $!"
+	done
+	echo "guest load: $n busy processes"
+}
+stop_guest_load() {
+	[ -n "$guest_hogs" ] || return 0
+	kill $guest_hogs
+	wait $guest_hogs 2>/dev/null
+	guest_hogs=
+}
+
 step() { # step NAME CMD...: run CMD, report it as one result
 	name=$1; shift
 	echo "==== KRING-BEGIN step $name"
@@ -95,6 +115,7 @@ if ! step insmod-kring one_cpu load_kring dev_mode=0666; then
 	exit 1
 fi
 
+[ -z "$only" ] && start_guest_load
 for t in /kring/bin/*; do
 	[ -x "$t" ] && [ -z "$only" ] || continue
 	name=$(basename "$t")
@@ -114,6 +135,7 @@ for t in /kring/bin/*; do
 	echo "==== KRING-END gtest $name rc=$r"
 	[ $r = 0 ] || rc=1
 done
+stop_guest_load
 
 # Hostile input again as the unprivileged user nobody, with the test
 # generators opened to every user as an administrator may: what it may do
