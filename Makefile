@@ -27,16 +27,19 @@
 #
 # Knobs: KDIR, KERNELS (check), KERNEL (vm-shell, demo, bench), KRING_CACHE,
 # GTEST_FILTER, KRING_BUILD (default build/), PREFIX (default /usr/local)
-# and DESTDIR (install).
+# and DESTDIR (install). LOAD=1 (check, check-full): every host CPU busy
+# while the guests run; LOAD=2: every guest CPU too, while the in-guest
+# test binaries run (docs/TESTING.md, "No test waits on time").
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 KRING_BUILD ?= $(CURDIR)/build
 KERNELS ?= stock-6.1 stock-6.12 kcsan debug
 REPEAT ?= 3
+LOAD ?= 0
 KERNEL ?= stock-6.12
 PREFIX ?= /usr/local
 DESTDIR ?=
-export KRING_BUILD KERNELS
+export KRING_BUILD KERNELS LOAD
 
 # The SDK: what a producer module outside this tree builds against.
 SDK_HEADERS := kmod/include/kring/output.h kmod/include/kring/producer.h

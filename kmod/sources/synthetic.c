@@ -9,7 +9,11 @@
  * hardirq context too, and every eighth task-context record holds its
  * reservation open for a while (interrupts enabled) so that timer writes
  * land between its begin and its end: the nesting the ring core must get
- * right, exercised for real. KRING_SYNTH_F_SOFTIRQ adds a timer_list on
+ * right, exercised for real. When the timer lands is up to the host, so
+ * each such record also forces one nested write: it queues an irq_work on
+ * its own CPU (a self-IPI, taken as soon as interrupts are on) and does
+ * not end before that work has written its record, whenever the timer
+ * fires. KRING_SYNTH_F_SOFTIRQ adds a timer_list on
  * that CPU writing from softirq context every jiffy (its writes, on irq
  * exit, can land inside the task's open reservations, and the hrtimer's
  * inside its own): task, softirq and hardirq writers nest three deep.
@@ -24,6 +28,7 @@
  */
 #include <linux/kthread.h>
 #include <linux/hrtimer.h>
+#include <linux/irq_work.h>
 #include <linux/delay.h>
 #include <linux/sched.h>
 #include <linux/pid.h>
@@ -39,11 +44,19 @@
 #define KRING_SYNTH_NEST_PERIOD_NS	(100 * NSEC_PER_USEC)
 #define KRING_SYNTH_NEST_WINDOW_US	50
 #define KRING_SYNTH_MAX_LAG_NS		(10 * NSEC_PER_MSEC)
+/*
+ * How long an open record waits for its forced nested write. A self-IPI
+ * arrives at once; an architecture without one runs irq_work from the next
+ * tick. Only a lost interrupt reaches this, and the record then ends
+ * without that nest.
+ */
+#define KRING_SYNTH_NEST_WAIT_NS	(100 * NSEC_PER_MSEC)
 
 struct kring_synth {
 	struct kring_channel *ch;
 	struct task_struct *thread;
 	struct hrtimer timer;
+	struct irq_work nest_work;	/* the forced nested write */
 	struct timer_list soft_timer;
 	bool soft_stop;		/* the softirq writer does not re-arm */
 	u64 rate;
@@ -53,7 +66,8 @@ struct kring_synth {
 	/*
 	 * Payload scratch, one per writer context: the thread's records can be
 	 * interrupted by the softirq's and the timer's, the softirq's by the
-	 * timer's, never the other way round.
+	 * timer's, never the other way round. The hardirq writers (hrtimer and
+	 * irq_work) never interrupt each other and share ->timer_buf.
 	 */
 	u8 *task_buf;
 	u8 *soft_buf;
@@ -76,8 +90,23 @@ static void kring_synth_fill(u8 *buf, u32 len, u64 seq, u32 cpu)
 }
 
 /*
+ * Force one nested write: queue the irq_work on this CPU and wait,
+ * interrupts enabled, until its callback has run (irq_work_sync() without
+ * sleeping: the caller holds a reservation with preemption disabled).
+ */
+static void kring_synth_nest_now(struct kring_synth *sy)
+{
+	u64 end = ktime_get_ns() + KRING_SYNTH_NEST_WAIT_NS;
+
+	irq_work_queue(&sy->nest_work);
+	while (irq_work_is_busy(&sy->nest_work) && ktime_get_ns() < end)
+		cpu_relax();
+}
+
+/*
  * Write one record into the channel's ring. @window holds the reservation
- * open for a while, interrupts enabled, so that timer records nest in it.
+ * open for a while, interrupts enabled, so that timer records nest in it,
+ * and forces one nested write in it.
  */
 static int kring_synth_emit(struct kring_synth *sy, u8 *buf, bool window)
 {
@@ -101,8 +130,10 @@ static int kring_synth_emit(struct kring_synth *sy, u8 *buf, bool window)
 	ret = kring_output_begin(&h, &b->ring, kring_sample_size(type, sy->payload), 0);
 	if (ret)
 		goto out;
-	if (window)	/* the ring counts the records nested in here */
+	if (window) {	/* the ring counts the records nested in here */
+		kring_synth_nest_now(sy);
 		udelay(KRING_SYNTH_NEST_WINDOW_US);
+	}
 	d.id = ch->id;
 	d.ip = 0;	/* no code address: nothing of the kernel's layout leaks */
 	d.pid = task_tgid_nr(current);
@@ -134,6 +165,14 @@ static bool kring_synth_flush_lost(struct kring_synth *sy)
 	rcu_read_unlock();
 	preempt_enable();
 	return done;
+}
+
+/* The forced nested writer, in hardirq context on the channel's CPU. */
+static void kring_synth_nest_work(struct irq_work *w)
+{
+	struct kring_synth *sy = container_of(w, struct kring_synth, nest_work);
+
+	kring_synth_emit(sy, sy->timer_buf, false);
 }
 
 static enum hrtimer_restart kring_synth_timer(struct hrtimer *t)
@@ -245,8 +284,10 @@ static int kring_synth_thread(void *arg)
 		if (!(n & 31))
 			cond_resched();
 	}
-	if (sy->flags & KRING_SYNTH_F_NEST)
+	if (sy->flags & KRING_SYNTH_F_NEST) {
 		hrtimer_cancel(&sy->timer);
+		irq_work_sync(&sy->nest_work);	/* one that outlived its wait */
+	}
 	if (soft)
 		kring_synth_soft_cancel(sy);
 	return 0;
@@ -287,6 +328,8 @@ static int kring_synth_configure(struct kring_channel *ch)
 	/* A hard timer on PREEMPT_RT too: it must interrupt the thread's writes. */
 	kring_hrtimer_setup(&sy->timer, kring_synth_timer, CLOCK_MONOTONIC,
 			    HRTIMER_MODE_REL_PINNED_HARD);
+	/* Hard: on PREEMPT_RT too it runs in hardirq, not in a thread. */
+	sy->nest_work = IRQ_WORK_INIT_HARD(kring_synth_nest_work);
 	timer_setup(&sy->soft_timer, kring_synth_soft, TIMER_PINNED);
 	ch->source_priv = sy;
 	return 0;

@@ -240,10 +240,10 @@ inline perf_event_attr tracepoint_attr(const std::string& tfs) {
 }
 
 // perf reports the records it dropped in a LOST record written before the
-// next sample that fits: wait (at most 5 s) for the consumer to empty the
+// next sample that fits: wait (at most a minute) for the consumer to empty the
 // ring, after which one more hit brings the last losses out.
 inline void wait_consumed(const perf_event_mmap_page* pg) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (kring::barrier::load_head(pg->data_head) !=
                kring::barrier::load_relaxed(pg->data_tail) &&
            std::chrono::steady_clock::now() < deadline)

@@ -8,7 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cstdint>
+#include <thread>
 
 #include <linux/kring.h>
 
@@ -60,5 +64,46 @@ constexpr std::uint64_t timer_type = KRING_SAMPLE_IP | KRING_SAMPLE_TID | KRING_
 // The synthetic generator: struct kring_synth_payload in RAW, and SEQ.
 constexpr std::uint64_t synth_type =
     KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_RAW | KRING_SAMPLE_SEQ;
+
+// ---- waiting for what is asynchronous ----------------------------------
+
+// No test waits on time. A timer, a wakeup, an interrupt, a migration, an
+// RCU grace period or a deferred fput happens when the machine gets to it,
+// and a loaded host (or make check LOAD=1) can hold it back for seconds: a
+// test that sleeps a while and then asserts it happened fails there. It
+// either forces the event or waits for it with wait_until(), whose bound
+// only a defect reaches. Only what must NOT happen is watched for a fixed
+// while (a sleep can miss a defect there, never fail a correct module).
+constexpr std::chrono::seconds patience{60};
+
+// Polls @done (every @step, as long as it says false) until it says true
+// or @bound has passed; returns its last answer.
+template <class F>
+bool wait_until(F&& done, std::chrono::steady_clock::duration bound = patience,
+                std::chrono::steady_clock::duration step = std::chrono::milliseconds(1)) {
+    const auto end = std::chrono::steady_clock::now() + bound;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() >= end)
+            return done();
+        std::this_thread::sleep_for(step);
+    }
+    return true;
+}
+
+// Voluntary context switches of the calling thread so far.
+inline long voluntary_switches() {
+    rusage ru;
+    ::getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_nvcsw;
+}
+
+// Sleeps 1 ms at a time until the calling thread has switched out @n times
+// (a sleep whose timer expires before the thread reaches schedule(), its
+// CPU held up, does not switch); false if that took longer than patience.
+inline bool sleep_switches(long n) {
+    const long from = voluntary_switches();
+    return wait_until([&] { return voluntary_switches() - from >= n; }, patience,
+                      std::chrono::milliseconds(1));
+}
 
 }  // namespace kt

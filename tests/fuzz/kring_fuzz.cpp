@@ -1444,7 +1444,7 @@ int main(int argc, char** argv) {
     // (fput of the last reference may be deferred; fds in flight in a
     // closed unix socket go with the socket's garbage collection).
     long ref = module_refcnt();
-    for (int i = 0; i < 100 && ref != base_ref; i++) {
+    for (int i = 0; i < 600 && ref != base_ref; i++) {  // up to a minute
         ::usleep(100000);
         ref = module_refcnt();
     }

@@ -1,17 +1,19 @@
 /*
- * busy MS: spin in one hot function for MS milliseconds of wall time
- * (default 2000), for `kring record -e timer -- busy`: perf report must
- * name busy_hot first. Built -O1 -g -fno-omit-frame-pointer, static.
+ * busy MS: spin in one hot function for MS milliseconds of its own CPU
+ * time (default 2000), for `kring record -e timer -- busy`: perf report
+ * must name busy_hot first. CPU time, not wall time: the samples a timer
+ * takes of it do not depend on who else wants the CPU meanwhile. Built
+ * -O1 -g -fno-omit-frame-pointer, static.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-static unsigned long long now_ns(void)
+static unsigned long long cpu_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
@@ -28,10 +30,10 @@ __attribute__((noinline)) unsigned long busy_hot(unsigned long x, unsigned long 
 int main(int argc, char **argv)
 {
 	unsigned long ms = argc > 1 ? strtoul(argv[1], NULL, 10) : 2000;
-	unsigned long long end = now_ns() + ms * 1000000ull;
+	unsigned long long end = cpu_ns() + ms * 1000000ull;
 	unsigned long x = 1, calls = 0;
 
-	while (now_ns() < end) {
+	while (cpu_ns() < end) {
 		x = busy_hot(x, 200000);
 		calls++;
 	}

@@ -2,6 +2,7 @@
 // so in its control page, and resumes when the CPU returns.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -27,11 +28,11 @@ TEST(CaptureHotplug, OfflineCpuStopsAndResumes) {
     ASSERT_EQ(sched.open(kt::attr(KRING_SOURCE_SCHED, 1, -1), 6), 0);
     ASSERT_EQ(timer.enable(), 0);
     ASSERT_EQ(sched.enable(), 0);
-    ::usleep(100000);
-    timer.drain();
+    EXPECT_TRUE(kt::wait_until([&] {
+        timer.drain();
+        return !timer.recs.empty();
+    })) << "no sample from CPU 1";
     sched.drain();
-    std::size_t before = timer.recs.size();
-    EXPECT_GT(before, 0u);
     EXPECT_EQ(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
 
     kt::cpu1_online_guard guard;
@@ -56,7 +57,11 @@ TEST(CaptureHotplug, OfflineCpuStopsAndResumes) {
     ASSERT_EQ(kt::set_cpu1_online(true), 0);
     EXPECT_EQ(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
     EXPECT_EQ(sched.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
-    ::usleep(200000);
+    kt::wait_until([&] {
+        timer.drain();
+        sched.drain();
+        return timer.recs.size() > at_offline + 5;
+    });
     ASSERT_EQ(timer.disable(), 0);
     ASSERT_EQ(sched.disable(), 0);
     timer.drain();
@@ -99,7 +104,11 @@ TEST(CaptureHotplug, EnableWhileCpuOffline) {
     EXPECT_EQ(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);
     ASSERT_EQ(again.enable(), 0);
     EXPECT_EQ(again.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u) << "stale offline flag";
-    ::usleep(200000);
+    kt::wait_until([&] {
+        timer.drain();
+        again.drain();
+        return timer.recs.size() > 5 && again.recs.size() > 5;
+    });
     ASSERT_EQ(timer.disable(), 0);
     ASSERT_EQ(again.disable(), 0);
     timer.drain();
@@ -162,7 +171,13 @@ TEST(CaptureHotplug, SyntheticWritesOnlyOnItsCpu) {
     run_for(300);
     ASSERT_EQ(kt::set_cpu1_online(true), 0);
     back_at = kt::now_ns();
-    run_for(600);
+    kt::wait_until(
+        [&] {
+            drain();
+            return after_return > 0;
+        },
+        kt::patience, std::chrono::milliseconds(20));
+    run_for(300);
     ASSERT_EQ(ch.ioctl0(KRING_IOC_DISABLE), 0);
     drain();
     kring_stats st = ch.stats();
@@ -197,7 +212,9 @@ TEST(CaptureHotplug, UnsustainableRateYieldsItsCpu) {
         ASSERT_EQ(ch.map_ring(4, true, true), 0);
         kt::cpu1_online_guard guard;
         ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
-        ::usleep(200000);
+        // The generator runs (and would hold CPU 1) before the thread comes.
+        EXPECT_TRUE(kt::wait_until([&] { return ch.stats().produced > 0; }))
+            << "the generator did not start";
         // Time from start to first run of a thread pinned to CPU 1.
         std::atomic<std::uint64_t> ran_at{0};
         const std::uint64_t t0 = kt::now_ns();
@@ -210,15 +227,15 @@ TEST(CaptureHotplug, UnsustainableRateYieldsItsCpu) {
         });
         // A generator that never yields is stopped by DISABLE (it checks
         // for that between records), which lets the pinned thread run.
-        for (int i = 0; i < 500 && ran_at.load() == 0 && pinned_ok; i++)
-            ::usleep(10000);
+        kt::wait_until([&] { return ran_at.load() != 0 || !pinned_ok; }, kt::patience,
+                       std::chrono::milliseconds(10));
         const bool ran = ran_at.load() != 0;
         if (!ran)
             ch.ioctl0(KRING_IOC_DISABLE);
         pinned.join();
         ASSERT_TRUE(pinned_ok) << "could not pin to CPU 1";
-        ASSERT_TRUE(ran) << "a thread pinned to CPU 1 did not run in 5 s: the generator "
-                            "does not yield its CPU";
+        ASSERT_TRUE(ran) << "a thread pinned to CPU 1 did not run in " << kt::patience.count()
+                         << " s: the generator does not yield its CPU";
         std::printf("rate %llu: a thread pinned to the generator's CPU ran after %.1f ms\n",
                     static_cast<unsigned long long>(rate),
                     static_cast<double>(ran_at.load() - t0) / 1e6);

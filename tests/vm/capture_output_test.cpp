@@ -34,16 +34,13 @@ TEST(CaptureOutput, SameCpuShareOneBuffer) {
     ASSERT_EQ(timer.ioctl0(KRING_IOC_ENABLE), 0);
     // Redirected and enabled: no changes now.
     EXPECT_EQ(timer.set_output(-1), EBUSY);
-    ::usleep(300000);
-    ASSERT_EQ(timer.ioctl0(KRING_IOC_DISABLE), 0);
-    ASSERT_EQ(sched.ioctl0(KRING_IOC_DISABLE), 0);
     long from_sched = 0, from_timer = 0, bad = 0;
     std::uint64_t last = 0, decreasing = 0;
     // One layout for both: the same attr.sample_type, RAW and SEQ added.
     const std::uint64_t type = sched.sample_type();
     EXPECT_EQ(type, id_type | KRING_SAMPLE_SEQ);
     EXPECT_EQ(timer.sample_type(), type);
-    sched.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
+    auto take = [&](const kring_record_header& h, const std::uint8_t* rec) {
         kt::sample s;
         if (h.type != KRING_RECORD_SAMPLE || !kt::parse_sample(rec, type, s)) {
             bad++;
@@ -61,7 +58,17 @@ TEST(CaptureOutput, SameCpuShareOneBuffer) {
             bad++;
         if (s.cpu != 0)
             bad++;
+    };
+    // Until both sources have written (this thread's naps switch on CPU 0).
+    kt::pin_to(0);
+    kt::wait_until([&] {
+        sched.consume(take);
+        return from_sched > 0 && from_timer > 10;
     });
+    kt::unpin();
+    ASSERT_EQ(timer.ioctl0(KRING_IOC_DISABLE), 0);
+    ASSERT_EQ(sched.ioctl0(KRING_IOC_DISABLE), 0);
+    sched.consume(take);
     std::printf("set-output: %ld sched + %ld timer records in one buffer\n", from_sched,
                 from_timer);
     EXPECT_EQ(bad, 0);

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -21,6 +22,21 @@ void spin_ms(unsigned ms) {
     while (kt::now_ns() < end)
         for (int i = 0; i < 1000; i++)
             x = x + i;
+}
+
+// The state letter of task @pid (/proc/PID/stat), '?' if unreadable.
+char task_state(pid_t pid) {
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%d/stat", int(pid));
+    std::FILE* f = std::fopen(path, "r");
+    if (!f)
+        return '?';
+    char buf[512];
+    std::size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+    std::fclose(f);
+    buf[n] = 0;
+    const char* paren = std::strrchr(buf, ')');  // the name may hold spaces
+    return paren && paren[1] == ' ' && paren[2] ? paren[2] : '?';
 }
 
 long switches_of_thread() {
@@ -139,6 +155,8 @@ TEST(CaptureSched, PerThreadPingPong) {
 
 // With KRING_SCHED_CFG_WAKEUPS a per-thread channel on a task that sleeps on
 // a pipe records each wakeup by the writer, before the task's switch in.
+// The writer writes only once the task is asleep in read() (its state says
+// so), so every write wakes it.
 TEST(CaptureSched, PerThreadWakeups) {
     int p[2], done[2];
     ASSERT_EQ(::pipe(p), 0);
@@ -161,7 +179,9 @@ TEST(CaptureSched, PerThreadWakeups) {
     const std::uint32_t self = kt::gettid_();
     char b = 'w';
     for (int i = 0; i < rounds; i++) {
-        ::usleep(2000);  // the child is asleep in read() by now
+        ASSERT_TRUE(kt::wait_until([&] { return task_state(child) == 'S'; }))
+            << "round " << i << ": the child is not asleep in read() (state " << task_state(child)
+            << ")";
         ASSERT_EQ(::write(p[1], &b, 1), 1);
         ASSERT_EQ(::read(done[0], &b, 1), 1);
     }
@@ -181,10 +201,11 @@ TEST(CaptureSched, PerThreadWakeups) {
     std::printf("wakeups: %ld records, %ld by the writer\n", wakeups, by_us);
     EXPECT_EQ(ch.bad, 0u);
     EXPECT_EQ(other, 0);
-    EXPECT_GE(by_us, rounds - 2);  // a read may find the byte before sleeping
+    EXPECT_EQ(by_us, rounds);
 }
 
 // A busy loop pinned to CPU 1 appears in CPU 1's channel, never in CPU 0's.
+// The test waits on CPU 0, so that CPU schedules (its naps) meanwhile.
 TEST(CaptureSched, PerCpuBusyLoop) {
     if (kt::online_cpus() < 2)
         GTEST_SKIP() << "needs two CPUs";
@@ -206,13 +227,16 @@ TEST(CaptureSched, PerCpuBusyLoop) {
     ASSERT_EQ(c1.open(kt::attr(KRING_SOURCE_SCHED, 1, -1), 8), 0);
     ASSERT_EQ(c0.enable(), 0);
     ASSERT_EQ(c1.enable(), 0);
+    ASSERT_TRUE(kt::pin_to(0));
     ASSERT_EQ(::write(go[1], "g", 1), 1);
+    EXPECT_TRUE(kt::sleep_switches(1));  // at least one switch on CPU 0
     int status = 0;
     while (::waitpid(child, &status, WNOHANG) == 0) {
         c0.drain();
         c1.drain();
         ::usleep(10000);
     }
+    kt::unpin();
     ASSERT_EQ(c0.disable(), 0);
     ASSERT_EQ(c1.disable(), 0);
     c0.drain();
@@ -236,7 +260,7 @@ TEST(CaptureSched, PerCpuBusyLoop) {
     EXPECT_EQ(wrong, 0);
     EXPECT_GT(on1, 0);
     EXPECT_EQ(on0, 0);
-    EXPECT_GT(c0.recs.size(), 0u);  // CPU 0 did schedule other tasks
+    EXPECT_GT(c0.recs.size(), 0u);  // this thread's naps on CPU 0
 }
 
 // Default mode: a channel per CPU for P with inherit: P and the three

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include <gtest/gtest.h>
 
@@ -45,12 +46,14 @@ TEST(CaptureTime, ClockChoice) {
         ASSERT_EQ(ch.enable(), 0);
         // A sleep whose timer expires before the thread gets to schedule()
         // (its vCPU stalled) does not switch: getrusage(), read inside the
-        // clock window, tells, and such a sleep is taken again. A switch
-        // it counts lies between the clock reads, with its switch back in.
+        // clock window, tells, and such a sleep is taken again (for as long
+        // as it takes). A switch it counts lies between the clock reads,
+        // with its switch back in.
         std::uint64_t t0 = 0, t1 = 0;
         long switched = 0;
         int sleeps = 0;
-        while (!switched && sleeps < 10) {
+        const auto deadline = std::chrono::steady_clock::now() + kt::patience;
+        while (!switched && std::chrono::steady_clock::now() < deadline) {
             t0 = kt::now_ns(c.posix);
             long sw0 = switches_of_thread();
             ::usleep(2000);
@@ -80,7 +83,8 @@ TEST(CaptureTime, ClockChoice) {
 
 // System-wide sched capture while two tasks play ping-pong: each buffer's
 // records never go back in time, and no record written after a floor was
-// read is below that floor.
+// read is below that floor. At least 300 rounds, and on until a floor has
+// moved (its tick runs every 10 ms, when the host lets it).
 TEST(CaptureTime, NonDecreasingAndFloor) {
     int n = kt::online_cpus();
     std::vector<kt::channel> chans(n);
@@ -104,7 +108,10 @@ TEST(CaptureTime, NonDecreasingAndFloor) {
         ASSERT_EQ(c.enable(), 0);
     std::vector<std::uint64_t> floor(n, 0);
     long below = 0, checked = 0, floors_seen = 0, floor_moves = 0;
-    for (int round = 0; round < 300; round++) {
+    const auto deadline = std::chrono::steady_clock::now() + kt::patience;
+    for (int round = 0;
+         round < 300 || (floor_moves == 0 && std::chrono::steady_clock::now() < deadline);
+         round++) {
         char x = 'p';
         ASSERT_EQ(::write(a[1], &x, 1), 1);
         ASSERT_EQ(::read(b[0], &x, 1), 1);
@@ -153,7 +160,9 @@ TEST(CaptureTime, NonDecreasingAndFloor) {
 
 // A bound channel that records nothing (it follows a task that sleeps)
 // still gets a floor that follows the clock: the merge of several CPUs'
-// buffers does not wait for a quiet one.
+// buffers does not wait for a quiet one. The floor is never ahead of the
+// clock, and it passes any time the clock showed, again and again (how
+// far behind it lags is up to when its tick runs: printed).
 TEST(CaptureTime, FloorMovesOnQuietBuffer) {
     pid_t sleeper = ::fork();
     ASSERT_GE(sleeper, 0);
@@ -173,9 +182,14 @@ TEST(CaptureTime, FloorMovesOnQuietBuffer) {
         // construction, and now - f is an upper bound of the lag.
         std::uint64_t f = load_floor(ch.ch.ctl);
         std::uint64_t now = kt::now_ns();
-        std::int64_t lag = f ? std::int64_t(now - f) : std::int64_t(now);
+        std::int64_t lag = f ? std::int64_t(now - f) : 0;  // none yet: the wait below
         worst = std::max(worst, lag);
         EXPECT_LE(f, now) << "a floor in the future";
+    }
+    for (int i = 0; i < 3; i++) {
+        const std::uint64_t mark = kt::now_ns();
+        EXPECT_TRUE(kt::wait_until([&] { return load_floor(ch.ch.ctl) >= mark; }))
+            << "the floor of a quiet buffer stopped below " << mark;
     }
     ASSERT_EQ(ch.disable(), 0);
     ::kill(sleeper, SIGKILL);
@@ -183,8 +197,6 @@ TEST(CaptureTime, FloorMovesOnQuietBuffer) {
     ch.drain();
     std::printf("quiet buffer: %zu records, floor at most %.1f ms behind the clock\n",
                 ch.recs.size(), double(worst) / 1e6);
-    // The floor tick is 10 ms (kring.floor_tick_us); TCG adds its delays.
-    EXPECT_LT(worst, 60000000);
 }
 
 // Where the control page offers TSC conversion, it agrees with the record

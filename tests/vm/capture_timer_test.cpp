@@ -1,5 +1,8 @@
 // In the guest: the timer source samples a busy loop at the requested
 // frequency and finds its instruction pointers inside the loop.
+#include <algorithm>
+#include <chrono>
+
 #include <gtest/gtest.h>
 
 #include "capture.hpp"
@@ -31,8 +34,8 @@ TEST(CaptureTimer, RefusesBadConfig) {
 }
 
 // Per-thread timer on this thread at 200 Hz while it spins for 2 s of CPU
-// time: the sample count is within 10% of frequency x CPU time, and the
-// user-mode samples' IPs fall inside the loop.
+// time: the periods the samples cover are within 10% of frequency x CPU
+// time, and the user-mode samples' IPs fall inside the loop.
 TEST(CaptureTimer, PerThreadCountAndIps) {
     const unsigned hz = 200;
     kt::channel ch;
@@ -77,16 +80,19 @@ TEST(CaptureTimer, PerThreadCountAndIps) {
     EXPECT_EQ(foreign, 0);
     // A late expiry (a busy host stalls the emulated CPU) folds periods into
     // one sample whose PERIOD says so: the periods covered are what must
-    // match the CPU time, the samples only roughly.
+    // match the CPU time; how many samples carry them depends on the
+    // host's pace (printed above, not asserted).
     double periods = double(weighted) * hz / 1e9;
     EXPECT_NEAR(periods, expected, expected * 0.10);
-    EXPECT_GT(got, expected * 0.5);
+    EXPECT_GT(got, 0);
     EXPECT_GT(user, long(got * 0.5));
     EXPECT_GE(double(in_loop), double(user) * 0.9);
 }
 
 // With KRING_ATTR_F_EXCLUDE_KERNEL a thread that spends most of its time in
-// system calls gets user-mode samples only.
+// system calls gets user-mode samples only. It runs for at least 0.5 s of
+// CPU time and until 21 samples were written (how many come in a given
+// time depends on the host's pace).
 TEST(CaptureTimer, ExcludeKernel) {
     kt::channel ch;
     kring_attr a = kt::attr(KRING_SOURCE_TIMER, -1, 0, KRING_ATTR_F_EXCLUDE_KERNEL);
@@ -95,11 +101,15 @@ TEST(CaptureTimer, ExcludeKernel) {
     ASSERT_EQ(ch.enable(), 0);
     std::uint64_t c0 = kt::now_ns(CLOCK_THREAD_CPUTIME_ID), c1 = c0;
     volatile std::uint64_t x = 1;
-    while (c1 - c0 < 500000000ull) {
+    const auto deadline = std::chrono::steady_clock::now() + kt::patience;
+    while ((c1 - c0 < 500000000ull || ch.recs.size() <= 20) &&
+           std::chrono::steady_clock::now() < deadline) {
         for (int i = 0; i < 200; i++)
             ::syscall(SYS_getppid);
         spin_chunk(&x);
         c1 = kt::now_ns(CLOCK_THREAD_CPUTIME_ID);
+        if (c1 - c0 >= 500000000ull)
+            ch.drain();
     }
     ASSERT_EQ(ch.disable(), 0);
     ch.drain();
@@ -113,7 +123,9 @@ TEST(CaptureTimer, ExcludeKernel) {
 }
 
 // A per-CPU timer samples whatever runs on its CPU, idle included, and only
-// there.
+// there, and keeps sampling: it runs until it has written a sample at least
+// 500 ms after the enable, and its samples cover the periods from the
+// enable to the last one (a late expiry folds periods into one sample).
 TEST(CaptureTimer, PerCpuSamplesItsCpu) {
     kt::channel ch;
     kring_attr a = kt::attr(KRING_SOURCE_TIMER, 0, -1);
@@ -121,15 +133,22 @@ TEST(CaptureTimer, PerCpuSamplesItsCpu) {
     ASSERT_EQ(ch.open(a, 6), 0);
     std::uint64_t t0 = kt::now_ns();
     ASSERT_EQ(ch.enable(), 0);
-    ::usleep(500000);
+    auto last_time = [&] { return ch.recs.empty() ? 0 : ch.recs.back().s.time; };
+    EXPECT_TRUE(kt::wait_until(
+        [&] {
+            ch.drain();
+            return last_time() >= t0 + 500000000ull;
+        },
+        kt::patience, std::chrono::milliseconds(20)))
+        << "no sample 500 ms after the enable";
     ASSERT_EQ(ch.disable(), 0);
-    std::uint64_t t1 = kt::now_ns();
     ch.drain();
     long wrong_cpu = 0;
-    std::uint64_t weighted = 0;
+    std::uint64_t weighted = 0, t1 = t0;
     for (const auto& r : ch.recs) {
         wrong_cpu += r.s.cpu != 0 || r.timer.cpu != 0;
         weighted += r.s.period;
+        t1 = std::max(t1, r.s.time);
     }
     double expected = double(t1 - t0) / 1e7;
     std::printf("per-CPU timer: %zu samples, %.1f periods covered, %.1f expected\n", ch.recs.size(),

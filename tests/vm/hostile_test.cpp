@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "raw_ring.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -261,12 +262,14 @@ TEST(Hostile, GarbageTailWhileProducing) {
             __atomic_store_n(&ch.ctl->data_tail, v, __ATOMIC_RELAXED);
         }
     });
+    // A second at least, and on until the generator has produced under it.
     std::this_thread::sleep_for(std::chrono::seconds(1));
+    kt::wait_until([&] { return ch.stats().produced > 1000; });
     stop = true;
     vandal.join();
     ASSERT_EQ(ch.ioctl0(KRING_IOC_DISABLE), 0);
     kring_stats st = ch.stats();
-    EXPECT_GT(st.produced, 0u);
+    EXPECT_GT(st.produced, 1000u);
     EXPECT_EQ(st.produced, st.written + st.lost_no_space + st.lost_too_big + st.lost_paused);
     // Nothing was written outside the data area: the mapping's pages
     // beyond the buffer do not exist, and the data pages still parse as

@@ -414,7 +414,7 @@ TEST(LibAux, NormalModeMapsAndReads) {
     kring::aux_reader ax(ch->aux());
     ASSERT_TRUE(ch->enable());
     std::uint64_t extents = 0, bytes = 0;
-    auto deadline = clk::now() + std::chrono::seconds(10);
+    auto deadline = clk::now() + patience;
     while (extents < 10 && clk::now() < deadline) {
         ASSERT_TRUE(rd.drain([&](const kring::record& r) {
             if (auto a = kring::parse_aux(r)) {
@@ -439,7 +439,19 @@ TEST(LibAux, SnapshotModeNewestBytes) {
     ASSERT_TRUE(ch->aux().snapshot);
     kring::aux_reader ax(ch->aux());
     ASSERT_TRUE(ch->enable());
-    ::usleep(200000);
+    // Snapshot mode publishes nothing until a stop: take snapshots (each
+    // resumes the tracer) until the tracer has written something.
+    std::uint64_t seen = 0;
+    EXPECT_TRUE(wait_until(
+        [&] {
+            EXPECT_TRUE(ch->with_aux_snapshot([&]() -> kring::result<void> {
+                seen = ax.head();
+                return {};
+            }));
+            return seen > 0;
+        },
+        patience, std::chrono::milliseconds(10)))
+        << "the tracer wrote nothing";
     ASSERT_TRUE(ch->disable());
     auto e = ax.snapshot();
     EXPECT_GT(e.size(), 0u);
@@ -449,7 +461,8 @@ TEST(LibAux, SnapshotModeNewestBytes) {
 
 // Snapshots while the tracer runs: each with_aux_snapshot() window is
 // stable while it is read (the tracer is stopped), decodes to whole packets
-// with consecutive sequence numbers, and the next snapshot is newer.
+// with consecutive sequence numbers, and the next snapshot is newer (one
+// taken before the tracer's next tick is taken again).
 TEST(LibAux, SnapshotsWhileTracing) {
     if (auto why = aux_missing())
         GTEST_SKIP() << *why;
@@ -459,22 +472,25 @@ TEST(LibAux, SnapshotsWhileTracing) {
     ASSERT_TRUE(ch->enable());
     std::uint64_t last_head = 0, last_seq = 0;
     for (int i = 0; i < 4; i++) {
-        ::usleep(100000);
         std::vector<std::byte> copy1, copy2;
         std::uint64_t head = 0;
-        auto r = ch->with_aux_snapshot([&]() -> kring::result<void> {
-            auto w = ax.snapshot();
-            head = ax.head();
-            copy1.resize(w.size());
-            w.copy_to(copy1.data());
-            ::usleep(20000);  // a running tracer would overwrite meanwhile
-            auto w2 = ax.snapshot();
-            copy2.resize(w2.size());
-            w2.copy_to(copy2.data());
-            return {};
-        });
-        ASSERT_TRUE(r) << r.error().message();
-        ASSERT_EQ(copy1, copy2) << "the window changed while the tracer was stopped";
+        const auto deadline = clk::now() + patience;
+        do {
+            ::usleep(10000);
+            auto r = ch->with_aux_snapshot([&]() -> kring::result<void> {
+                auto w = ax.snapshot();
+                head = ax.head();
+                copy1.resize(w.size());
+                w.copy_to(copy1.data());
+                ::usleep(20000);  // a running tracer would overwrite meanwhile
+                auto w2 = ax.snapshot();
+                copy2.resize(w2.size());
+                w2.copy_to(copy2.data());
+                return {};
+            });
+            ASSERT_TRUE(r) << r.error().message();
+            ASSERT_EQ(copy1, copy2) << "the window changed while the tracer was stopped";
+        } while (head <= last_head && clk::now() < deadline);
         EXPECT_GT(head, last_head);
         // From the first SYNC packet on: whole packets, consecutive seqs.
         std::size_t off = 0;

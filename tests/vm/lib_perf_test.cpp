@@ -2,6 +2,7 @@
 // real perf_event_open buffers (software cpu-clock events).
 #include <linux/perf_event.h>
 
+#include <atomic>
 #include <thread>
 
 #include "lib_util.hpp"
@@ -50,15 +51,15 @@ void spin_all(std::chrono::milliseconds d) {
         th.join();
 }
 
+// How many samples come in a given time depends on the host's pace: the
+// tests below spin until what they need was written.
 TEST(LibPerf, ReaderOnCpuClockSamples) {
     PERF_OPEN(pr, cpu_clock(), 0, 6);
     EXPECT_EQ(pr->ring().kind, kring::ring_kind::perf);
     kring::reader rd(pr->ring());
     ASSERT_TRUE(pr->enable());
-    spin_all(std::chrono::milliseconds(300));
-    ASSERT_TRUE(pr->disable());
     std::uint64_t samples = 0, others = 0, last = 0, backwards = 0, wrong_cpu = 0;
-    auto n = rd.drain([&](const kring::record& r) {
+    auto count = [&](const kring::record& r) {
         if (r.type() != PERF_RECORD_SAMPLE) {
             others++;
             return;
@@ -69,7 +70,14 @@ TEST(LibPerf, ReaderOnCpuClockSamples) {
         backwards += s->time < last;
         last = s->time;
         samples++;
+    };
+    wait_until([&] {
+        spin_all(std::chrono::milliseconds(50));
+        EXPECT_TRUE(rd.drain(count));
+        return samples > 10;
     });
+    ASSERT_TRUE(pr->disable());
+    auto n = rd.drain(count);
     ASSERT_TRUE(n) << n.error().message();
     EXPECT_GT(samples, 10u);
     EXPECT_EQ(wrong_cpu, 0u);
@@ -82,21 +90,31 @@ TEST(LibPerf, ReaderOnCpuClockSamples) {
 }
 
 // A one-page perf ring left unread overflows; once there is room again,
-// perf writes a PERF_RECORD_LOST, which the reader counts.
+// perf writes a PERF_RECORD_LOST, which the reader counts. The event's own
+// count of lost samples (PERF_FORMAT_LOST) says when the overflow came.
 TEST(LibPerf, LostRecordsSurface) {
     auto a = cpu_clock();
     a.sample_period = 20000;
+    a.read_format = PERF_FORMAT_LOST;
     PERF_OPEN(pr, a, 0, 0);
     kring::reader rd(pr->ring());
     ASSERT_TRUE(pr->enable());
     // Fill the page without reading (how fast depends on the kernel's
-    // cpu-clock throttling under emulation), then keep sampling a while.
-    auto deadline = clk::now() + std::chrono::seconds(5);
-    while (rd.pending_bytes() + 64 < pr->ring().data_size && clk::now() < deadline)
-        spin_all(std::chrono::milliseconds(50));
-    if (rd.pending_bytes() + 64 < pr->ring().data_size)
-        GTEST_SKIP() << "cpu-clock sampled too slowly to fill one page in 5 s";
-    spin_all(std::chrono::milliseconds(100));
+    // cpu-clock throttling under emulation), then sample until perf lost
+    // one.
+    if (!wait_until([&] {
+            spin_all(std::chrono::milliseconds(50));
+            return rd.pending_bytes() + 64 >= pr->ring().data_size;
+        }))
+        GTEST_SKIP() << "cpu-clock did not fill one page in " << patience.count() << " s";
+    auto lost_by_perf = [&] {
+        std::uint64_t v[2] = {0, 0};  // value, lost
+        return ::read(pr->fd(), v, sizeof(v)) == ssize_t(sizeof(v)) ? v[1] : 0;
+    };
+    EXPECT_TRUE(wait_until([&] {
+        spin_all(std::chrono::milliseconds(20));
+        return lost_by_perf() > 0;
+    })) << "perf lost no sample into a full page";
     std::uint64_t samples = 0, lost_records = 0;
     auto count = [&](const kring::record& r) {
         samples += r.type() == PERF_RECORD_SAMPLE;
@@ -108,11 +126,11 @@ TEST(LibPerf, LostRecordsSurface) {
     };
     ASSERT_TRUE(rd.drain(count));
     // Room again: the next sample that fits is preceded by the LOST record.
-    deadline = clk::now() + std::chrono::seconds(5);
-    while (!lost_records && clk::now() < deadline) {
+    wait_until([&] {
         spin_all(std::chrono::milliseconds(50));
-        ASSERT_TRUE(rd.drain(count));
-    }
+        EXPECT_TRUE(rd.drain(count));
+        return lost_records > 0;
+    });
     ASSERT_TRUE(pr->disable());
     EXPECT_GT(samples, 0u);
     EXPECT_GT(lost_records, 0u);
@@ -127,7 +145,13 @@ TEST(LibPerf, OverwriteRingPausedRead) {
     EXPECT_TRUE(pr->ring().overwrite);
     kring::overwrite_reader rd(pr->ring());
     ASSERT_TRUE(pr->enable());
-    spin_all(std::chrono::milliseconds(300));
+    // Until the ring has been written round once (a backward ring's head
+    // goes down from 0).
+    EXPECT_TRUE(wait_until([&] {
+        spin_all(std::chrono::milliseconds(50));
+        return 0 - __atomic_load_n(&pr->page()->data_head, __ATOMIC_ACQUIRE) >=
+               pr->ring().data_size;
+    })) << "the overwrite ring did not fill";
     std::uint64_t n = 0, last = ~0ULL, forwards = 0;
     auto r = pr->snapshot(rd, [&](const kring::record& rec) {
         if (rec.type() != PERF_RECORD_SAMPLE)
@@ -174,15 +198,26 @@ TEST(LibPerf, PollerAndMergerAcrossCpus) {
     };
     for (auto& r : rings)
         ASSERT_TRUE(r.enable());
-    std::thread load([] { spin_all(std::chrono::milliseconds(600)); });
-    auto end = clk::now() + std::chrono::milliseconds(800);
-    while (clk::now() < end) {
+    // Both CPUs busy until each ring gave samples and the poller woke.
+    std::atomic<bool> stop{false};
+    std::thread load([&stop] {
+        while (!stop)
+            spin_all(std::chrono::milliseconds(50));
+    });
+    auto deadline = clk::now() + patience;
+    bool waited = true, drained = true;
+    while ((per[0] <= 10 || per[1] <= 10 || !woken) && clk::now() < deadline) {
         auto ready = p->wait(50);
-        ASSERT_TRUE(ready);
+        if (!(waited = bool(ready)))
+            break;
         woken += !ready->empty();
-        ASSERT_TRUE(m.drain(emit));
+        if (!(drained = bool(m.drain(emit))))
+            break;
     }
+    stop = true;
     load.join();
+    ASSERT_TRUE(waited);
+    ASSERT_TRUE(drained);
     for (std::size_t i = 0; i < rings.size(); i++) {
         ASSERT_TRUE(rings[i].disable());
         m.finish(i);

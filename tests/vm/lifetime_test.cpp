@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "raw_ring.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -190,12 +191,14 @@ TEST(Lifetime, CyclesLeaveNothingBehind) {
     }
     avail[2] = settled_mem_available_kb();
 
-    // The last fput() of a mapping may be deferred: give it a moment.
+    // The last fput() of a mapping may be deferred: wait for it.
     long ref = read_long("/sys/module/kring/refcnt");
-    for (int i = 0; i < 50 && ref != ref0; i++) {
-        ::usleep(100000);
-        ref = read_long("/sys/module/kring/refcnt");
-    }
+    kt::wait_until(
+        [&] {
+            ref = read_long("/sys/module/kring/refcnt");
+            return ref == ref0;
+        },
+        kt::patience, std::chrono::milliseconds(100));
     const long allowance = fill_allowance();
     std::printf(
         "%ld cycles: module refcnt %ld -> %ld, nobody's allowance %ld -> %ld one-page "

@@ -13,7 +13,12 @@
 #                                               run N (default: a new seed)
 #   KRING_GUEST_STEPS=record                    in the guest, only the kring
 #                                               record steps (and their host
-#                                               check with perf)
+#                                               check with perf); =tool: only
+#                                               the tool's other steps
+#   LOAD=1                                      a busy loop on every host CPU
+#                                               while the guests run; LOAD=2
+#                                               also one per guest CPU while
+#                                               the in-guest test binaries run
 #   tools/dev/check.sh --no-host                     skip the host tests
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -22,6 +27,8 @@ kernels=${KERNELS-stock-6.1 stock-6.12 kcsan debug}
 repeat=${REPEAT:-1}
 full=${KRING_FULL:-0}
 case $repeat in '' | *[!0-9]* | 0) echo "check.sh: REPEAT must be a positive number" >&2; exit 2 ;; esac
+load=${LOAD:-0}
+case $load in 0 | 1 | 2) ;; *) echo "check.sh: LOAD must be 0, 1 or 2" >&2; exit 2 ;; esac
 # check-full fuzzes for longer (up to 5*10^5 operations on debug and kcsan).
 vm_timeout=${KRING_VM_TIMEOUT:-900}
 [ "$full" = 1 ] && vm_timeout=${KRING_VM_TIMEOUT:-3000}
@@ -49,6 +56,29 @@ results=$out/results.txt
 start=$(date +%s)
 
 say() { printf '==> %s\n' "$*"; }
+
+# LOAD=1|2: a CPU hog on every host CPU (busy shell loops at the nice
+# level of this script) while a guest runs. No test may assume that a
+# timer, a wakeup or a grace period comes within a while: on a loaded
+# host they come late, and this makes a developer's run find such a test
+# rather than CI. The hogs go when the guest does, and on any exit.
+hogs=()
+start_load() {
+	[ "$load" -ge 1 ] || return 0
+	local i
+	for i in $(seq "$(nproc)"); do
+		(while :; do :; done) &
+		hogs+=($!)
+	done
+}
+stop_load() {
+	[ ${#hogs[@]} -gt 0 ] || return 0
+	kill "${hogs[@]}" 2>/dev/null
+	wait "${hogs[@]}" 2>/dev/null
+	hogs=()
+}
+trap stop_load EXIT
+trap 'stop_load; exit 130' INT TERM
 record() { echo "$1 $2" >>"$results"; }
 elapsed() { echo "$(($(date +%s) - start))s"; }
 
@@ -165,13 +195,19 @@ for k in $kernels; do
 			printf 'KRING_KERNEL=%q\n' "$k"
 			printf 'FUZZ_SEED=%q\n' "$((fuzz_seed + r - 1))"
 			printf 'KRING_GUEST_STEPS=%q\n' "${KRING_GUEST_STEPS:-}"
+			printf 'KRING_LOAD=%q\n' "$load"
 		} >"$out/$tag-env"
-		say "kernel $k: guest tests$of, fuzz seed $((fuzz_seed + r - 1)) ($(elapsed))"
+		loaded=
+		[ "$load" -ge 1 ] && loaded=", $(nproc) host CPUs busy"
+		[ "$load" -ge 2 ] && loaded="$loaded and every guest CPU"
+		say "kernel $k: guest tests$of, fuzz seed $((fuzz_seed + r - 1))$loaded ($(elapsed))"
+		start_load
 		"$top/tools/dev/vm/run.sh" --image "$image" --script "$top/tools/dev/vm/check-guest.sh" \
 			--log "$out/$tag-console.log" --timeout "$vm_timeout" "${files[@]}" \
 			--file "$out/$tag-env:env" --outdir "$out/$tag-out" \
 			2>"$out/$tag-vm.err"
 		vmrc=$?
+		stop_load
 		python3 "$top/tools/dev/vm/results.py" guest "$out/$tag-console.log" "vm/$tag" >>"$results"
 		# The guest's recordings (kring record steps), read by the host's
 		# perf: tests/tool/perf_check.py, one result per check.

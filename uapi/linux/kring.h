@@ -269,7 +269,7 @@ enum kring_source {
  *   config[2]  KRING_SYNTH_F_* flags
  *   config[3]  stop after this many records, 0 = never
  */
-/* an hrtimer writer interrupts task-context writers */
+/* hardirq writers (an hrtimer, an irq_work per record held open) nest in task ones */
 #define KRING_SYNTH_F_NEST	(1ULL << 0)
 /* a timer_list writer (softirq) too, every jiffy: three nesting levels */
 #define KRING_SYNTH_F_SOFTIRQ	(1ULL << 1)
