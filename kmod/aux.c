@@ -78,7 +78,7 @@ void kring_aux_free(struct kring_aux *aux)
 	if (aux->pages) {
 		for (i = 0; i < aux->nr_pages; i++)
 			if (aux->pages[i])
-				__free_page(aux->pages[i]);
+				kring_free_page(aux->pages[i]);
 		kvfree(aux->pages);
 	}
 	kvfree(aux->addrs);
@@ -114,7 +114,7 @@ static struct kring_aux *kring_aux_alloc(unsigned int nr)
 
 			if (order)
 				gfp |= __GFP_NOWARN | __GFP_NORETRY;
-			page = alloc_pages(gfp, order);
+			page = kring_alloc_pages(gfp, order);
 			if (page || !order)
 				break;
 			order--;

@@ -100,6 +100,8 @@ static inline u64 kring_clock_ns(void)
 int kring_buffer_module_init(void);
 void kring_buffer_module_exit(void);
 void kring_queue_rcu_work(struct rcu_work *rwork);
+struct page *kring_alloc_pages(gfp_t gfp, unsigned int order);
+void kring_free_page(struct page *page);
 struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 id);
 void kring_buffer_put(struct kring_buffer *buf);
 int kring_buffer_geometry(unsigned long pages, bool mirror, unsigned long *data_pages);

@@ -31,6 +31,8 @@
 #include <linux/log2.h>
 #include <linux/rcupdate.h>
 #include <linux/workqueue.h>
+#include <linux/debugfs.h>
+#include <linux/atomic.h>
 
 #include "compat.h"
 #include "buffer.h"
@@ -97,6 +99,38 @@ void kring_uncharge_pages(struct kring_charge *c)
 	}
 }
 
+/*
+ * The pages kring holds for rings (control, data and AUX pages), counted
+ * where each is allocated and where each is freed, so that a page lost
+ * apart from its buffer shows: /sys/kernel/debug/kring/pages reads the
+ * count, and module exit warns about any left.
+ */
+static atomic_long_t kring_pages = ATOMIC_LONG_INIT(0);
+
+/**
+ * kring_alloc_pages() - alloc_pages() for a ring, counted
+ * @gfp:	allocation flags
+ * @order:	log2 of the number of pages
+ *
+ * Return: the first page, or NULL. Each page is freed on its own with
+ * kring_free_page() (after split_page() when @order is above 0).
+ */
+struct page *kring_alloc_pages(gfp_t gfp, unsigned int order)
+{
+	struct page *page = alloc_pages(gfp, order);
+
+	if (page)
+		atomic_long_add(1L << order, &kring_pages);
+	return page;
+}
+
+/* Free one page from kring_alloc_pages(). */
+void kring_free_page(struct page *page)
+{
+	__free_page(page);
+	atomic_long_dec(&kring_pages);
+}
+
 static void kring_buffer_free_pages(struct kring_buffer *buf)
 {
 	unsigned int i;
@@ -106,12 +140,12 @@ static void kring_buffer_free_pages(struct kring_buffer *buf)
 	if (buf->data_pages) {
 		for (i = 0; i < buf->nr_pages; i++)
 			if (buf->data_pages[i])
-				__free_page(buf->data_pages[i]);
+				kring_free_page(buf->data_pages[i]);
 		kvfree(buf->data_pages);
 	}
 	kvfree(buf->data_addrs);
 	if (buf->ctl_page)
-		__free_page(buf->ctl_page);
+		kring_free_page(buf->ctl_page);
 }
 
 /*
@@ -130,10 +164,24 @@ static void kring_buffer_free_work(struct work_struct *work)
 	kfree(buf);
 }
 
+static int kring_pages_get(void *data, u64 *val)
+{
+	*val = atomic_long_read(&kring_pages);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(kring_pages_fops, kring_pages_get, NULL, "%llu\n");
+
+static struct dentry *kring_debugfs;
+
 int kring_buffer_module_init(void)
 {
 	kring_free_wq = alloc_workqueue("kring_free", WQ_UNBOUND, 0);
-	return kring_free_wq ? 0 : -ENOMEM;
+	if (!kring_free_wq)
+		return -ENOMEM;
+	/* Diagnostics only: without debugfs, kring works the same. */
+	kring_debugfs = debugfs_create_dir("kring", NULL);
+	debugfs_create_file_unsafe("pages", 0444, kring_debugfs, NULL, &kring_pages_fops);
+	return 0;
 }
 
 /**
@@ -156,8 +204,11 @@ void kring_queue_rcu_work(struct rcu_work *rwork)
  */
 void kring_buffer_module_exit(void)
 {
+	debugfs_remove_recursive(kring_debugfs);
 	rcu_barrier();
 	destroy_workqueue(kring_free_wq);
+	WARN(atomic_long_read(&kring_pages), "kring: %ld ring pages not freed at exit\n",
+	     atomic_long_read(&kring_pages));
 }
 
 /*
@@ -202,7 +253,7 @@ struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 
 	buf->nr_pages = nr;
 	buf->overwrite = overwrite;
 
-	buf->ctl_page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	buf->ctl_page = kring_alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO, 0);
 	buf->data_pages = kvcalloc(nr, sizeof(*buf->data_pages), GFP_KERNEL_ACCOUNT);
 	buf->data_addrs = kvcalloc(nr, sizeof(*buf->data_addrs), GFP_KERNEL_ACCOUNT);
 	if (!buf->ctl_page || !buf->data_pages || !buf->data_addrs) {
@@ -210,7 +261,7 @@ struct kring_buffer *kring_buffer_alloc(unsigned int order, bool overwrite, u64 
 		goto err_free;
 	}
 	for (i = 0; i < nr; i++) {
-		buf->data_pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		buf->data_pages[i] = kring_alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO, 0);
 		if (!buf->data_pages[i]) {
 			ret = -ENOMEM;
 			goto err_free;
