@@ -131,26 +131,35 @@ u64 kring_time_zero(u64 now, u64 cyc, u32 mult, u16 shift)
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_time_zero);
 
+/*
+ * The counter user space reads to tell the time in a channel's clock:
+ * kring_user_counter_khz() is its frequency when it runs in step with
+ * @clockid, 0 when there is none (then no cap_user_time). x86: a
+ * constant, non-stop TSC whose frequency the kernel knows. Elsewhere none
+ * yet (perf's arm64 counterpart is the architected timer's virtual count).
+ */
 #ifdef CONFIG_X86
-static bool kring_tsc_usable(u32 clockid)
+static u32 kring_user_counter_khz(u32 clockid)
 {
 	if (clockid != KRING_CLOCK_LOCAL && clockid != KRING_CLOCK_MONOTONIC_RAW)
-		return false;
-	return boot_cpu_has(X86_FEATURE_TSC) && boot_cpu_has(X86_FEATURE_CONSTANT_TSC) &&
-	       boot_cpu_has(X86_FEATURE_NONSTOP_TSC) && tsc_khz;
+		return 0;
+	if (!boot_cpu_has(X86_FEATURE_TSC) || !boot_cpu_has(X86_FEATURE_CONSTANT_TSC) ||
+	    !boot_cpu_has(X86_FEATURE_NONSTOP_TSC))
+		return 0;
+	return tsc_khz;
 }
 
-static u64 kring_read_tsc(void)
+static u64 kring_read_user_counter(void)
 {
 	return rdtsc_ordered();
 }
 #else
-static bool kring_tsc_usable(u32 clockid)
+static u32 kring_user_counter_khz(u32 clockid)
 {
-	return false;
+	return 0;
 }
 
-static u64 kring_read_tsc(void)
+static u64 kring_read_user_counter(void)
 {
 	return 0;
 }
@@ -166,7 +175,7 @@ void kring_clock_setup_ctl(struct kring_ctl_page *ctl, u32 clockid)
 	kring_clock_t clock = kring_clock_fn(clockid);
 	unsigned long flags;
 	u64 caps, cyc, now;
-	u32 mult;
+	u32 mult, khz;
 	u16 shift;
 
 	caps = READ_ONCE(ctl->capabilities) &
@@ -175,11 +184,11 @@ void kring_clock_setup_ctl(struct kring_ctl_page *ctl, u32 clockid)
 	WRITE_ONCE(ctl->time_mult, 0);
 	WRITE_ONCE(ctl->time_zero, 0);
 	WRITE_ONCE(ctl->time_offset, 0);
-	if (clock && kring_tsc_usable(clockid) &&
-	    !kring_tsc_mult_shift(tsc_khz, &mult, &shift)) {
+	khz = kring_user_counter_khz(clockid);
+	if (clock && khz && !kring_tsc_mult_shift(khz, &mult, &shift)) {
 		/* One pair of readings, as close together as we can make them. */
 		local_irq_save(flags);
-		cyc = kring_read_tsc();
+		cyc = kring_read_user_counter();
 		now = clock();
 		local_irq_restore(flags);
 		WRITE_ONCE(ctl->lock, 0);
@@ -196,7 +205,7 @@ void kring_clock_setup_ctl(struct kring_ctl_page *ctl, u32 clockid)
  * @ctl:	a control page filled by kring_clock_setup_ctl()
  * @clockid:	the channel's KRING_CLOCK_* id
  *
- * time_mult/time_shift come from tsc_khz, the clock runs at its own rate:
+ * time_mult/time_shift come from the counter's frequency, the clock runs at its own rate:
  * the two drift apart by their rate difference times the time since
  * time_zero was taken. A fresh (TSC, clock) pair every so often bounds
  * that. The update follows perf's userpage protocol: ->lock is raised
@@ -210,15 +219,17 @@ void kring_clock_refresh_ctl(struct kring_ctl_page *ctl, u32 clockid)
 {
 	kring_clock_t clock = kring_clock_fn(clockid);
 	unsigned long flags;
-	u32 mult, seq;
+	u32 mult, seq, khz;
 	u16 shift;
 	u64 cyc, now;
 
-	if (!clock || !(READ_ONCE(ctl->capabilities) & KRING_CAP_USER_TIME_ZERO) ||
-	    !kring_tsc_usable(clockid) || kring_tsc_mult_shift(tsc_khz, &mult, &shift))
+	if (!clock || !(READ_ONCE(ctl->capabilities) & KRING_CAP_USER_TIME_ZERO))
+		return;
+	khz = kring_user_counter_khz(clockid);
+	if (!khz || kring_tsc_mult_shift(khz, &mult, &shift))
 		return;
 	local_irq_save(flags);
-	cyc = kring_read_tsc();
+	cyc = kring_read_user_counter();
 	now = clock();
 	local_irq_restore(flags);
 	seq = READ_ONCE(ctl->lock);
