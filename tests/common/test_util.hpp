@@ -4,6 +4,7 @@
 #pragma once
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <new>
 #include <thread>
 
 #include <linux/kring.h>
@@ -105,5 +107,32 @@ inline bool sleep_switches(long n) {
     return wait_until([&] { return voluntary_switches() - from >= n; }, patience,
                       std::chrono::milliseconds(1));
 }
+
+// ---- processes ----------------------------------------------------------
+
+// A T in a MAP_SHARED anonymous mapping: the same object in this process
+// and in the children it forks (its atomics must be lock-free to be shared).
+template <class T>
+class shared_obj {
+public:
+    shared_obj() {
+        void* p =
+            ::mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            throw std::bad_alloc();
+        obj_ = new (p) T();
+    }
+    shared_obj(const shared_obj&) = delete;
+    shared_obj& operator=(const shared_obj&) = delete;
+    ~shared_obj() {
+        obj_->~T();
+        ::munmap(obj_, sizeof(T));
+    }
+    T* operator->() const { return obj_; }
+    T& operator*() const { return *obj_; }
+
+private:
+    T* obj_;
+};
 
 }  // namespace kt

@@ -2,13 +2,17 @@
 // a channel read with the raw reader, its records parsed into a vector.
 #pragma once
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "raw_ring.hpp"
@@ -21,6 +25,36 @@ inline kring_attr attr(std::uint32_t source, int cpu, int pid, std::uint64_t fla
         kt::make_attr(source, cpu, source == KRING_SOURCE_TIMER ? timer_type : sched_type, flags);
     a.pid = pid;
     return a;
+}
+
+// Copies the executable @from to @to (its directory made if missing),
+// owned by root and setuid (04755): an image whose exec changes
+// credentials, for the exec tests (the caller must be root). Returns ""
+// or what failed.
+inline std::string make_setuid_copy(const char* from, const std::string& to) {
+    const std::string dir = to.substr(0, to.rfind('/'));
+    ::mkdir(dir.c_str(), 0755);
+    int in = ::open(from, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return std::string("open ") + from + ": " + std::strerror(errno);
+    int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    if (out < 0) {
+        int e = errno;
+        ::close(in);
+        return "create " + to + ": " + std::strerror(e);
+    }
+    std::string err;
+    char buf[65536];
+    ssize_t n;
+    while (err.empty() && (n = ::read(in, buf, sizeof(buf))) != 0)
+        if (n < 0 || ::write(out, buf, n) != n)
+            err = "copy to " + to + ": " + std::strerror(errno);
+    ::close(in);
+    if (::close(out) && err.empty())
+        err = "close " + to + ": " + std::strerror(errno);
+    if (err.empty() && (::chown(to.c_str(), 0, 0) || ::chmod(to.c_str(), 04755)))
+        err = "setuid " + to + ": " + std::strerror(errno);
+    return err;
 }
 
 struct rec {

@@ -251,21 +251,7 @@ TEST(CaptureExec, SetuidExecOfAFollowedThreadRevokes) {
         GTEST_SKIP() << "needs root to make a setuid image";
     const char* dir = "/tmp/kring-exec-suid";
     const std::string image = std::string(dir) + "/image";
-    ::mkdir(dir, 0755);
-    {
-        int in = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-        int out = ::open(image.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-        ASSERT_GE(in, 0);
-        ASSERT_GE(out, 0);
-        char buf[65536];
-        ssize_t n;
-        while ((n = ::read(in, buf, sizeof(buf))) > 0)
-            ASSERT_EQ(::write(out, buf, n), n);
-        ::close(in);
-        ::close(out);
-        ASSERT_EQ(::chown(image.c_str(), 0, 0), 0);
-        ASSERT_EQ(::chmod(image.c_str(), 04755), 0);
-    }
+    ASSERT_EQ(kt::make_setuid_copy("/proc/self/exe", image), "");
     int nobody = exec_case(true, 0, image, expect::revoked);
     int nobody_inherit = exec_case(true, KRING_ATTR_F_INHERIT, image, expect::revoked);
     int root = exec_case(false, 0, image, expect::image);

@@ -1,9 +1,12 @@
 // In the guest: another module writes into a kring channel through the
 // exported producer API (kmod/examples/kring_example.c).
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -13,27 +16,60 @@
 namespace {
 
 constexpr std::uint32_t example_record = KRING_RECORD_KRING_BASE + 0x100;
+const char* const example_ko = "/kring/kring_example.ko";
+
+bool have_example() { return ::access(example_ko, R_OK) == 0; }
+
+// Loads kring_example.ko with @params (it writes into the channel they
+// name while it loads): "" or what failed.
+std::string load_example(const std::string& params) {
+    int mod = ::open(example_ko, O_RDONLY | O_CLOEXEC);
+    if (mod < 0)
+        return std::string("open ") + example_ko + ": " + std::strerror(errno);
+    std::string err;
+    if (::syscall(SYS_finit_module, mod, params.c_str(), 0))
+        err = "load kring_example " + params + ": " + std::strerror(errno);
+    ::close(mod);
+    return err;
+}
+
+// "" or why kring_example could not be unloaded.
+std::string unload_example() {
+    if (::syscall(SYS_delete_module, "kring_example", O_NONBLOCK))
+        return std::string("unload kring_example: ") + std::strerror(errno);
+    return "";
+}
+
+// A channel with @type's fields, 2^@order data pages mapped, enabled when
+// @enable; its id goes to @id. 0 or the errno of the step that failed.
+int open_channel(kt::raw_channel& ch, std::uint64_t type, unsigned order, bool enable,
+                 std::uint64_t& id) {
+    if (int e = ch.open_dev())
+        return e;
+    if (int e = ch.configure(kt::make_attr(KRING_SOURCE_NONE, -1, type)))
+        return e;
+    if (int e = ch.map_ring(order, true, false))
+        return e;
+    if (enable)
+        if (int e = ch.ioctl0(KRING_IOC_ENABLE))
+            return e;
+    return ch.ioctl_arg(KRING_IOC_ID, &id);
+}
 
 TEST(ProducerApi, ExampleModuleWritesIntoChannel) {
-    int mod = ::open("/kring/kring_example.ko", O_RDONLY | O_CLOEXEC);
-    if (mod < 0)
+    if (!have_example())
         GTEST_SKIP() << "kring_example.ko is not in this guest";
     kt::raw_channel ch;
-    ASSERT_EQ(ch.open_dev(), 0);
     const std::uint64_t type = KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_RAW;
-    ASSERT_EQ(ch.configure(kt::make_attr(KRING_SOURCE_NONE, -1, type)), 0);
+    std::uint64_t id = 0;
+    ASSERT_EQ(open_channel(ch, type, 4, true, id), 0);
     // What the producer API writes: the attr's fields and SEQ.
     const std::uint64_t layout = ch.sample_type();
     EXPECT_EQ(layout, type | KRING_SAMPLE_SEQ);
-    ASSERT_EQ(ch.map_ring(4, true, false), 0);
-    ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
-    std::uint64_t id = 0;
-    ASSERT_EQ(ch.ioctl_arg(KRING_IOC_ID, &id), 0);
 
     const unsigned count = 300;
     std::string params = "channel=" + std::to_string(id) + " count=" + std::to_string(count);
-    ASSERT_EQ(::syscall(SYS_finit_module, mod, params.c_str(), 0), 0) << std::strerror(errno);
-    ::close(mod);
+    ASSERT_EQ(load_example(params), "");
 
     unsigned samples = 0, own = 0, bad = 0;
     std::uint64_t next_seq = 0, total = 0;
@@ -61,7 +97,7 @@ TEST(ProducerApi, ExampleModuleWritesIntoChannel) {
     kring_stats st = ch.stats();
     EXPECT_EQ(st.produced, count + 1);
     EXPECT_EQ(st.written, count + 1);
-    EXPECT_EQ(::syscall(SYS_delete_module, "kring_example", O_NONBLOCK), 0) << std::strerror(errno);
+    EXPECT_EQ(unload_example(), "");
 }
 
 // A producer's RAW size that underflowed (raw_size = len - hdr with
@@ -71,24 +107,18 @@ TEST(ProducerApi, ExampleModuleWritesIntoChannel) {
 // 32-byte record and kring_output_sample() copied 4 GiB into it (an oops in
 // memcpy).
 TEST(ProducerApi, RawSizeUnderflowIsRefused) {
-    int mod = ::open("/kring/kring_example.ko", O_RDONLY | O_CLOEXEC);
-    if (mod < 0)
+    if (!have_example())
         GTEST_SKIP() << "kring_example.ko is not in this guest";
     kt::raw_channel ch;
-    ASSERT_EQ(ch.open_dev(), 0);
     const std::uint64_t type = KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_RAW;
-    ASSERT_EQ(ch.configure(kt::make_attr(KRING_SOURCE_NONE, -1, type)), 0);
-    ASSERT_EQ(ch.map_ring(4, true, false), 0);
-    ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
     std::uint64_t id = 0;
-    ASSERT_EQ(ch.ioctl_arg(KRING_IOC_ID, &id), 0);
+    ASSERT_EQ(open_channel(ch, type, 4, true, id), 0);
 
     // "kring example record 0".."9" are 23 bytes with their NUL: 23 - 31 = -8.
     const unsigned count = 10;
     std::string params =
         "channel=" + std::to_string(id) + " count=" + std::to_string(count) + " raw_trim=31";
-    ASSERT_EQ(::syscall(SYS_finit_module, mod, params.c_str(), 0), 0) << std::strerror(errno);
-    ::close(mod);
+    ASSERT_EQ(load_example(params), "");
 
     unsigned samples = 0, own = 0, losts = 0, bad = 0;
     std::uint64_t lost = 0, total = ~0ull;
@@ -119,25 +149,20 @@ TEST(ProducerApi, RawSizeUnderflowIsRefused) {
     EXPECT_EQ(st.produced, count + 1);
     EXPECT_EQ(st.written, 1u);
     EXPECT_EQ(st.lost_too_big, count);
-    EXPECT_EQ(::syscall(SYS_delete_module, "kring_example", O_NONBLOCK), 0) << std::strerror(errno);
+    EXPECT_EQ(unload_example(), "");
 }
 
 TEST(ProducerApi, DisabledChannelTakesNothing) {
-    int mod = ::open("/kring/kring_example.ko", O_RDONLY | O_CLOEXEC);
-    if (mod < 0)
+    if (!have_example())
         GTEST_SKIP() << "kring_example.ko is not in this guest";
     kt::raw_channel ch;
-    ASSERT_EQ(ch.open_dev(), 0);
-    ASSERT_EQ(ch.configure(kt::make_attr(KRING_SOURCE_NONE, -1, KRING_SAMPLE_RAW)), 0);
-    ASSERT_EQ(ch.map_ring(1, true, false), 0);
     std::uint64_t id = 0;
-    ASSERT_EQ(ch.ioctl_arg(KRING_IOC_ID, &id), 0);
+    ASSERT_EQ(open_channel(ch, KRING_SAMPLE_RAW, 1, false, id), 0);
     std::string params = "channel=" + std::to_string(id) + " count=10";
-    ASSERT_EQ(::syscall(SYS_finit_module, mod, params.c_str(), 0), 0) << std::strerror(errno);
-    ::close(mod);
+    ASSERT_EQ(load_example(params), "");
     EXPECT_EQ(ch.head(), 0u);
     EXPECT_EQ(ch.stats().produced, 0u);
-    EXPECT_EQ(::syscall(SYS_delete_module, "kring_example", O_NONBLOCK), 0) << std::strerror(errno);
+    EXPECT_EQ(unload_example(), "");
 }
 
 }  // namespace

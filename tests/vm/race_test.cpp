@@ -121,29 +121,7 @@ static_assert(std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_alw
                   std::atomic<std::uint64_t>::is_always_lock_free,
               "atomics shared between processes must be lock-free");
 
-// A T in a MAP_SHARED anonymous mapping: the same object in this process
-// and in the children it forks.
-template <class T>
-class shared_obj {
-public:
-    shared_obj() {
-        void* p = ::mmap(nullptr, sizeof(T), rw, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            throw std::bad_alloc();
-        obj_ = new (p) T();
-    }
-    shared_obj(const shared_obj&) = delete;
-    shared_obj& operator=(const shared_obj&) = delete;
-    ~shared_obj() {
-        obj_->~T();
-        ::munmap(obj_, sizeof(T));
-    }
-    T* operator->() const { return obj_; }
-    T& operator*() const { return *obj_; }
-
-private:
-    T* obj_;
-};
+using kt::shared_obj;
 
 // Takes a race_state's check_lock if it is free, across processes, and
 // releases it when it goes. Nobody waits for it: a process waiting with a

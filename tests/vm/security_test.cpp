@@ -894,21 +894,7 @@ TEST(Security, ExecOfSetuidImageStopsAFollower) {
         GTEST_SKIP() << "needs root and /bin/busybox to make a setuid image";
     const char* dir = "/tmp/kring-suid";
     const std::string image = std::string(dir) + "/busybox";
-    ::mkdir(dir, 0755);
-    {
-        int in = ::open("/bin/busybox", O_RDONLY | O_CLOEXEC);
-        int out = ::open(image.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
-        ASSERT_GE(in, 0);
-        ASSERT_GE(out, 0);
-        char buf[65536];
-        ssize_t n;
-        while ((n = ::read(in, buf, sizeof(buf))) > 0)
-            ASSERT_EQ(::write(out, buf, n), n);
-        ::close(in);
-        ::close(out);
-        ASSERT_EQ(::chown(image.c_str(), 0, 0), 0);
-        ASSERT_EQ(::chmod(image.c_str(), 04755), 0);
-    }
+    ASSERT_EQ(kt::make_setuid_copy("/bin/busybox", image), "");
     auto run = [&image](bool drop) {
         auto exec_setuid = [&image] {
             ::execl(image.c_str(), "busybox", "sleep", "1", static_cast<char*>(nullptr));

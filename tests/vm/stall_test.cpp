@@ -281,30 +281,7 @@ bool wait_blocked(pid_t pid, pid_t tid, unsigned long req, const std::atomic<boo
     return false;
 }
 
-// A T in a MAP_SHARED anonymous mapping: the same object in this process
-// and in the children it forks.
-template <class T>
-class shared_obj {
-public:
-    shared_obj() {
-        void* p =
-            ::mmap(nullptr, sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            throw std::bad_alloc();
-        obj_ = new (p) T();
-    }
-    shared_obj(const shared_obj&) = delete;
-    shared_obj& operator=(const shared_obj&) = delete;
-    ~shared_obj() {
-        obj_->~T();
-        ::munmap(obj_, sizeof(T));
-    }
-    T* operator->() const { return obj_; }
-    T& operator*() const { return *obj_; }
-
-private:
-    T* obj_;
-};
+using kt::shared_obj;
 
 // Latencies in microseconds: "median M, 99% P, max X (N pairs)".
 std::string figures(std::vector<double> us) {
