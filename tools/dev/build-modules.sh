@@ -19,6 +19,8 @@ if [ "$prepared" = 1 ]; then
 else
 	kdir=$("$top/tools/dev/vm/kernel.sh" kdir "$name")
 fi
+# The kernel's architecture (ARCH=, CROSS_COMPILE= for arm64), if not the host's.
+read -r -a arch < <("$top/tools/dev/vm/kernel.sh" make-args "$name"; echo)
 mkdir -p "$out"
 rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 	"$top/Kbuild" "$top/kmod" "$top/uapi" "$top/tests" "$out/"
@@ -26,7 +28,7 @@ rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 # (tests/common/test_record.h), the benchmark module (tests/bench/); drop
 # the user-space test trees.
 find "$out/tests" -mindepth 1 -maxdepth 1 ! -name kunit ! -name common ! -name bench -exec rm -rf {} +
-if ! make -C "$kdir" M="$out" W=1 -j"$(nproc)" "${modpost[@]}" modules >"$out/build.log" 2>&1; then
+if ! make -C "$kdir" M="$out" "${arch[@]}" W=1 -j"$(nproc)" "${modpost[@]}" modules >"$out/build.log" 2>&1; then
 	cat "$out/build.log" >&2
 	echo "build-modules.sh: module build failed for $name" >&2
 	exit 1

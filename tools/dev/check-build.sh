@@ -9,7 +9,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KRING_BUILD:-$top/build}
-kernels=${KERNELS:-stock-6.1 stock-6.12 stock-6.12-rt debug debug-newest}
+kernels=${KERNELS:-stock-6.1 stock-6.12 stock-6.12-rt debug debug-newest arm64-4k arm64-64k}
 out=$build/check-build
 rm -rf "$out" && mkdir -p "$out"
 unset MAKEFLAGS MAKEOVERRIDES MFLAGS
@@ -38,7 +38,8 @@ for k in $kernels; do
 	find "$ex" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' \) -delete
 	modpost=()
 	[ -f "$kdir/Module.symvers" ] || modpost=(KBUILD_MODPOST_WARN=1)
-	if ! make -C "$kdir" M="$ex" KRING_SDK="$sdk" KBUILD_EXTRA_SYMBOLS="$mdir/Module.symvers" \
+	read -r -a arch < <("$top/tools/dev/vm/kernel.sh" make-args "$k"; echo)
+	if ! make -C "$kdir" M="$ex" "${arch[@]}" KRING_SDK="$sdk" KBUILD_EXTRA_SYMBOLS="$mdir/Module.symvers" \
 		W=1 -j"$(nproc)" "${modpost[@]}" modules >"$out/$k-example.log" 2>&1 ||
 		grep -i 'warning:' "$out/$k-example.log" |
 		grep -v -E 'modpost: (".*" \[.*\] undefined!|suppressed [0-9]+ unresolved symbol warnings)|WARNING: .*Module.symvers is missing' |

@@ -12,6 +12,8 @@ pkgs=(
 	# kernel from the newest Debian source, which kernel.sh downloads
 	# with the archive keyring)
 	linux-source-6.12 debian-archive-keyring xz-utils zstd cpio rsync python3
+	# arm64 kernels and modules (make check-build, arm64-* kernels)
+	gcc-aarch64-linux-gnu
 	# guests
 	qemu-system-x86 busybox-static file
 	# static analysis of the module

@@ -5,6 +5,8 @@
 #   tools/dev/vm/kernel.sh image NAME   # bzImage/vmlinuz to boot
 #   tools/dev/vm/kernel.sh release NAME # `uname -r` of that kernel
 #   tools/dev/vm/kernel.sh list         # the names below
+#   tools/dev/vm/kernel.sh make-args NAME # make variables for modules built
+#                                       # against NAME (ARCH=, CROSS_COMPILE=)
 #   tools/dev/vm/kernel.sh source [SERIES] # an extracted source tree:
 #                                       # 6.12 (default) or newest
 #   tools/dev/vm/kernel.sh prepared NAME # a built kernel's tree configured
@@ -23,6 +25,10 @@
 #               raw lock nesting, ...), from 6.12
 #   kunit-newest, debug-newest
 #               kunit and debug from the newest Debian kernel source
+#   arm64-4k, arm64-64k
+#               kunit for arm64 (qemu-system-aarch64 -M virt) with 4 KiB
+#               or 64 KiB pages, cross-built from linux-source-6.12
+#               (gcc-aarch64-linux-gnu)
 #
 # "The newest Debian kernel source" is the highest linux-source-X.Y that
 # Debian unstable carries, found and downloaded through an apt state of
@@ -109,7 +115,7 @@ stock_image() {
 # The series a built kernel is made from: 6.12 or newest.
 series_of() {
 	case $1 in
-	kunit | kcsan | debug) echo 6.12 ;;
+	kunit | kcsan | debug | arm64-4k | arm64-64k) echo 6.12 ;;
 	kunit-newest | debug-newest) echo newest ;;
 	*) die "unknown built kernel $1" ;;
 	esac
@@ -203,11 +209,37 @@ source_tree() {
 }
 
 fragments() {
+	local c=$here/config
 	case $1 in
-	kunit | kunit-newest) echo "$here/config/kunit.config" ;;
-	debug | debug-newest) echo "$here/config/kunit.config $here/config/debug.config" ;;
-	kcsan) echo "$here/config/kunit.config $here/config/kcsan.config" ;;
+	kunit | kunit-newest) echo "$c/kunit.config $c/x86.config" ;;
+	debug | debug-newest) echo "$c/kunit.config $c/x86.config $c/debug.config" ;;
+	kcsan) echo "$c/kunit.config $c/x86.config $c/kcsan.config" ;;
+	arm64-4k | arm64-64k) echo "$c/kunit.config $c/arm64.config $c/$1.config" ;;
 	*) die "unknown built kernel $1" ;;
+	esac
+}
+
+# The make variables of a kernel's architecture: for the kernel's own
+# build and for every module built against it (kernel.sh make-args).
+make_args() {
+	case $1 in
+	arm64-*) echo "ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-" ;;
+	esac
+}
+
+# The compiler a kernel is built with (a part of its build's key).
+compiler() {
+	case $1 in
+	arm64-*) aarch64-linux-gnu-gcc --version | head -1 ;;
+	*) gcc --version | head -1 ;;
+	esac
+}
+
+# Where a built kernel's bootable image is.
+image_path() {
+	case $1 in
+	arm64-*) echo arch/arm64/boot/Image ;;
+	*) echo arch/x86/boot/bzImage ;;
 	esac
 }
 
@@ -223,7 +255,7 @@ keyglob='[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f
 built_dir() {
 	local key src
 	src=$(source_tree "$(series_of "$1")")
-	key=$( { source_key "$src"; gcc --version | head -1; options "$1"; } |
+	key=$( { source_key "$src"; compiler "$1"; options "$1"; } |
 		sha256sum | cut -c1-12)
 	echo "$cache/build/$1-$key"
 }
@@ -240,12 +272,15 @@ source_key() {
 # Configure a built kernel's tree in $2 from the source $3: tinyconfig,
 # the fragments, olddefconfig, and every requested option checked.
 configure_kernel() {
-	local name=$1 out=$2 src=$3
-	make -s -C "$src" O="$out" tinyconfig >&2
-	# shellcheck disable=SC2046
-	(cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config \
+	local name=$1 out=$2 src=$3 arch
+	arch=$(make_args "$name")
+	# shellcheck disable=SC2086
+	make -s -C "$src" O="$out" $arch tinyconfig >&2
+	# shellcheck disable=SC2046,SC2086
+	(cd "$out" && env $arch "$src/scripts/kconfig/merge_config.sh" -m -O "$out" .config \
 		$(fragments "$name") >/dev/null)
-	make -s -C "$src" O="$out" olddefconfig >&2
+	# shellcheck disable=SC2086
+	make -s -C "$src" O="$out" $arch olddefconfig >&2
 	# Every option the fragments ask for must have survived olddefconfig.
 	local missing=0 line opt
 	# shellcheck disable=SC2046
@@ -268,7 +303,9 @@ build_kernel() {
 	log "building the $name kernel (${src##*/}) in $out (a few minutes)"
 	rm -rf "$out" && mkdir -p "$out"
 	configure_kernel "$name" "$out" "$src"
-	make -C "$src" O="$out" -j"$jobs" bzImage modules >"$out/build.log" 2>&1 ||
+	# shellcheck disable=SC2046
+	make -C "$src" O="$out" $(make_args "$name") -j"$jobs" "$(basename "$(image_path "$name")")" modules \
+		>"$out/build.log" 2>&1 ||
 		{ tail -30 "$out/build.log" >&2; die "$name kernel build failed"; }
 	touch "$out/.built"
 	# Builds for older keys of this kernel are dead weight now.
@@ -291,7 +328,8 @@ prepared_kernel() {
 	log "preparing the $name kernel tree (${src##*/}) in $out"
 	rm -rf "$out" && mkdir -p "$out"
 	configure_kernel "$name" "$out" "$src"
-	make -C "$src" O="$out" -j"$jobs" modules_prepare >"$out/build.log" 2>&1 ||
+	# shellcheck disable=SC2046
+	make -C "$src" O="$out" $(make_args "$name") -j"$jobs" modules_prepare >"$out/build.log" 2>&1 ||
 		{ tail -30 "$out/build.log" >&2; die "$name kernel tree preparation failed"; }
 	touch "$out/.prepared"
 	find "$cache/build" -mindepth 1 -maxdepth 1 -name "prepared-$name-$keyglob" ! -path "$out" \
@@ -302,31 +340,32 @@ prepared_kernel() {
 cmd=${1:-}
 name=${2:-}
 case $cmd in
-list) echo "stock-6.1 stock-6.12 stock-6.12-rt kunit kcsan debug kunit-newest debug-newest" ;;
+list) echo "stock-6.1 stock-6.12 stock-6.12-rt kunit kcsan debug kunit-newest debug-newest arm64-4k arm64-64k" ;;
+make-args) make_args "$name" ;;
 source) source_tree "${2:-6.12}" ;;
 prepared)
 	case $name in
 	stock-*) stock_kdir "$name" ;;
-	kunit | debug | kcsan | kunit-newest | debug-newest) prepared_kernel "$name" ;;
+	kunit | debug | kcsan | kunit-newest | debug-newest | arm64-*) prepared_kernel "$name" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 kdir)
 	case $name in
 	stock-*) stock_kdir "$name" ;;
-	kunit | debug | kcsan | kunit-newest | debug-newest) build_kernel "$name" ;;
+	kunit | debug | kcsan | kunit-newest | debug-newest | arm64-*) build_kernel "$name" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 image)
 	case $name in
 	stock-*) stock_image "$name" ;;
-	kunit | debug | kcsan | kunit-newest | debug-newest) echo "$(build_kernel "$name")/arch/x86/boot/bzImage" ;;
+	kunit | debug | kcsan | kunit-newest | debug-newest | arm64-*) echo "$(build_kernel "$name")/$(image_path "$name")" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 release)
 	case $name in
 	stock-*) stock_release "$name" ;;
-	kunit | debug | kcsan | kunit-newest | debug-newest) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
+	kunit | debug | kcsan | kunit-newest | debug-newest | arm64-*) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
-*) die "usage: $0 {kdir|prepared|image|release} NAME | source [SERIES] | list" ;;
+*) die "usage: $0 {kdir|prepared|image|release|make-args} NAME | source [SERIES] | list" ;;
 esac
