@@ -488,7 +488,8 @@ static void ring_lost_record(struct kunit *test)
 	u64 seq;
 	int i;
 
-	for (i = 0; i < 64; i++)
+	/* One page of 64-byte records fills the one-page ring. */
+	for (i = 0; i < (int)(PAGE_SIZE / 64); i++)
 		KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 64, NULL, 0, END_COMMIT), 0);
 	for (i = 0; i < 5; i++)
 		KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 64, NULL, 0, END_COMMIT),
@@ -499,7 +500,7 @@ static void ring_lost_record(struct kunit *test)
 
 	/* The next record comes after a LOST record, in one reservation. */
 	KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 64, &seq, 0, END_COMMIT), 0);
-	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, 4096ULL + 56 + 64);
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, (u64)PAGE_SIZE + 56 + 64);
 	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
 	KUNIT_ASSERT_EQ(test, t.losts, 1ULL);
 	KUNIT_EXPECT_EQ(test, t.last_lost.header.type, (u32)KRING_RECORD_LOST);
@@ -632,7 +633,7 @@ static void ring_watermark(struct kunit *test)
 	tr->rb.wakeup = test_wakeup;
 	KUNIT_EXPECT_EQ(test, tr->rb.watermark, PAGE_SIZE);	/* half */
 	wake_calls = 0;
-	for (i = 0; i < 1000; i++) {
+	for (i = 0; i < (int)(10 * PAGE_SIZE / 40); i++) {	/* ten wake-ups */
 		KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 40, NULL, 0, END_COMMIT), 0);
 		written += 40;
 		KUNIT_ASSERT_EQ(test, wake_calls, (int)(written / PAGE_SIZE));
@@ -642,10 +643,10 @@ static void ring_watermark(struct kunit *test)
 
 	/* poll's view: readable once the watermark's worth is unread */
 	KUNIT_EXPECT_FALSE(test, kring_ring_readable(&tr->rb));
-	for (i = 0; i < 102; i++)
-		test_write(&tr->rb, 40, NULL, 0, END_COMMIT);	/* 4080 bytes */
+	for (written = 0; written + 40 <= PAGE_SIZE - 16; written += 40)
+		test_write(&tr->rb, 40, NULL, 0, END_COMMIT);	/* 16 to 55 short */
 	KUNIT_EXPECT_FALSE(test, kring_ring_readable(&tr->rb));
-	test_write(&tr->rb, 16, NULL, 0, END_COMMIT);		/* 4096 */
+	test_write(&tr->rb, PAGE_SIZE - written, NULL, 0, END_COMMIT);	/* a page */
 	KUNIT_EXPECT_TRUE(test, kring_ring_readable(&tr->rb));
 	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
 
