@@ -993,10 +993,10 @@ static void producer_channel_get(struct kunit *test)
 /* Up to a minute for the wakeup irq_work to run: only a defect waits that long. */
 static bool wakeup_ran(struct kring_channel *ch)
 {
-	unsigned int ms;
+	unsigned int i;
 
-	for (ms = 0; ms < 60000 && !atomic_read(&ch->poll_pending); ms++)
-		msleep(1);
+	for (i = 0; i < 3000 && !atomic_read(&ch->poll_pending); i++)
+		msleep(20);
 	return atomic_read(&ch->poll_pending);
 }
 
