@@ -478,7 +478,7 @@ void kring_aux_output_end(struct kring_aux_handle *h, u64 size)
 		}
 		if (aux->head - aux->wakeup_head >= aux->watermark) {
 			aux->wakeup_head = aux->head;
-			irq_work_queue(&h->ch->wakeup_work);
+			kring_channel_wakeup(h->ch);
 		}
 	}
 	/* The next producer sees this one's state: pairs with begin's acquire. */

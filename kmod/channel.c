@@ -126,6 +126,47 @@ EXPORT_SYMBOL_IF_KUNIT(kring_attr_validate);
 
 /* ---- wakeups ----------------------------------------------------------- */
 
+/**
+ * kring_channel_wakeup() - wake the pollers of @ch's buffer
+ * @ch: the buffer's owner
+ *
+ * Queues @ch's wakeup irq_work, unless every poller it could wake was
+ * woken already and has not polled since: @ch's @poll_pending and that
+ * of each channel redirected into it are set (by kring_wakeup_work(),
+ * before it wakes them) and only their poll clears them. So a writer
+ * that finds a wakeup due on every record queues one irq_work per poll,
+ * not one per record: on PREEMPT_RT the irq_work runs in the CPU's
+ * irq_work thread, a SCHED_FIFO thread, and writers in hard interrupt
+ * context (the hard hrtimers of the sources) or a busy producer queueing
+ * it on every record kept that thread running, which starved every
+ * normal thread of the CPU, among them the CPU hotplug threads (and with
+ * hotplug stuck, every cpus_read_lock()).
+ *
+ * The smp_mb() orders what the caller published (data_head, aux_head)
+ * before the loads of @poll_pending; it pairs with the full barrier of
+ * the atomic_xchg() in kring_poll(), after which the poller reads the
+ * buffer: a writer that sees a flag still set leaves its record to the
+ * poll that clears it, which reports readiness and whose reader sees
+ * the record.
+ *
+ * Context: any, up to NMI; the buffer found under RCU (or preemption
+ * disabled), which keeps @ch and its redirected list.
+ */
+void kring_channel_wakeup(struct kring_channel *ch)
+{
+	struct kring_output_link *l;
+
+	smp_mb(); /* pairs with atomic_xchg() in kring_poll() */
+	if (!atomic_read(&ch->poll_pending))
+		goto queue;
+	list_for_each_entry_rcu(l, &ch->redirected, node)
+		if (!atomic_read(&l->ch->poll_pending))
+			goto queue;
+	return;
+queue:
+	irq_work_queue(&ch->wakeup_work);
+}
+
 /*
  * The ring core calls this from the outermost writer's end, in any context
  * up to NMI: only queue the irq_work, which wakes the waiters.
@@ -134,7 +175,7 @@ static void kring_ring_wakeup(struct kring_ring *rb)
 {
 	struct kring_buffer *buf = container_of(rb, struct kring_buffer, ring);
 
-	irq_work_queue(&buf->owner->wakeup_work);
+	kring_channel_wakeup(buf->owner);
 }
 
 /*
@@ -159,6 +200,11 @@ static void kring_wakeup_work(struct irq_work *work)
 		kring_clock_refresh_ctl(buf->ctl, ch->attr.clockid);
 		raw_spin_unlock_irqrestore(&buf->write_lock, flags);
 	}
+	/*
+	 * Set before the wakeup: a poller that polled before it is woken
+	 * and finds it; kring_channel_wakeup() queues no other wakeup
+	 * until a poll cleared one.
+	 */
 	atomic_set(&ch->poll_pending, 1);
 	wake_up_all(&ch->wait);
 	list_for_each_entry_rcu(l, &ch->redirected, node) {
@@ -1021,7 +1067,12 @@ static __poll_t kring_poll(struct file *file, poll_table *wait)
 	__poll_t events = 0;
 
 	poll_wait(file, &ch->wait, wait);
-	/* A wakeup since the last poll: perf's rb->poll. */
+	/*
+	 * A wakeup since the last poll: perf's rb->poll. Clearing it lets
+	 * writers wake us again; the full barrier of the xchg pairs with the
+	 * smp_mb() in kring_channel_wakeup(): a writer that saw it set has
+	 * its record read after this.
+	 */
 	if (atomic_xchg(&ch->poll_pending, 0))
 		events = EPOLLIN | EPOLLRDNORM;
 	/* A redirected channel polls its target's buffer, as perf's events do. */

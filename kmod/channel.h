@@ -36,7 +36,9 @@ struct kring_output_link;
  * @mmap_count:	vmas mapping @buf
  * @wakeup_work: defers consumer wakeups out of producer context (NMI-safe)
  * @wait:	poll/epoll waiters
- * @poll_pending: a wakeup happened since poll last reported readiness
+ * @poll_pending: a wakeup happened since poll last reported readiness;
+ *		while it is set here and in every channel redirected into this
+ *		one, no other wakeup is queued (kring_channel_wakeup())
  * @source:	the source's operations (source.h), NULL for KRING_SOURCE_NONE
  * @source_priv: the source's state; the capture layer reaches its part
  *		through @source->capture()
@@ -173,6 +175,7 @@ void kring_abi_info_fill(struct kring_abi_info *info);
 int kring_abi_info_copy_size(__u32 user_size);
 int kring_attr_validate(const struct kring_attr *attr);
 void kring_channels_exit(void);
+void kring_channel_wakeup(struct kring_channel *ch);
 
 /* perm.c */
 int kring_perm_source(const struct kring_source_ops *src);

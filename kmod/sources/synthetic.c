@@ -106,7 +106,7 @@ static void kring_synth_nest_now(struct kring_synth *sy)
 /*
  * Write one record into the channel's ring. @window holds the reservation
  * open for a while, interrupts enabled, so that timer records nest in it,
- * and forces one nested write in it.
+ * and forces one nested write in it. Context: preemption disabled.
  */
 static int kring_synth_emit(struct kring_synth *sy, u8 *buf, bool window)
 {
@@ -200,9 +200,18 @@ static void kring_synth_soft_cancel(struct kring_synth *sy)
 static void kring_synth_soft(struct timer_list *t)
 {
 	struct kring_synth *sy = kring_timer_container_of(sy, t, soft_timer);
+	int ret;
 
+	/*
+	 * A ring's writers run with preemption disabled (kring_output_begin()
+	 * checks): softirq context is preemptible on PREEMPT_RT, where the
+	 * timer softirq runs in a thread.
+	 */
+	preempt_disable();
+	ret = kring_synth_emit(sy, sy->soft_buf, false);
+	preempt_enable();
 	/* Migrated by hotplug: stop; the thread re-arms it on its CPU. */
-	if (kring_synth_emit(sy, sy->soft_buf, false) == -EXDEV)
+	if (ret == -EXDEV)
 		return;
 	if (!READ_ONCE(sy->soft_stop))
 		mod_timer(&sy->soft_timer, jiffies + 1);

@@ -19,10 +19,13 @@
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/irq_work.h>
 #include <linux/limits.h>
 #include <linux/log2.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/delay.h>
 #include <linux/preempt.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
@@ -987,12 +990,75 @@ static void producer_channel_get(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, kring_channel_get_fd(INT_MAX));
 }
 
+/* Up to a minute for the wakeup irq_work to run: only a defect waits that long. */
+static bool wakeup_ran(struct kring_channel *ch)
+{
+	unsigned int i;
+
+	for (i = 0; i < 3000 && !atomic_read(&ch->poll_pending); i++)
+		msleep(20);
+	return atomic_read(&ch->poll_pending);
+}
+
+/*
+ * A wakeup due on every record (wakeup_events 1, need_wakeup set) queues
+ * the wakeup irq_work once per poll, not once per record: once it ran,
+ * records that find it due queue nothing until a poll took it in. (On
+ * PREEMPT_RT that irq_work runs in a SCHED_FIFO thread: one per record
+ * from a busy writer starved the CPU's normal threads, CPU hotplug's
+ * among them.) Interrupts stay off from each write to the look at the
+ * irq_work, so it cannot run in between.
+ */
+static void producer_channel_wakeup_per_poll(struct kunit *test)
+{
+	struct kring_wakeup w = { .watermark = 0, .events = 1 };
+	struct kring_sample_data d = { .pid = 3, .tid = 4 };
+	struct chan *c = test->priv;
+	unsigned int i, queued = 0;
+	unsigned long flags;
+	u64 wakeups;
+	int ret;
+
+	chan_setup(test, KRING_SAMPLE_TID);
+	KUNIT_ASSERT_EQ(test, chan_ioctl(test, KRING_IOC_SET_WAKEUP, &w, sizeof(w)), 0L);
+	ctl_write(test, CTL(need_wakeup), 1);
+	preempt_disable();
+	ret = kring_channel_write_sample(c->ch, &d);
+	preempt_enable();
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_TRUE_MSG(test, wakeup_ran(c->ch), "the first wakeup never ran");
+
+	wakeups = ctl_read(test, CTL(wakeups));
+	for (i = 0; i < 100; i++) {
+		local_irq_save(flags);
+		ret = kring_channel_write_sample(c->ch, &d);
+		queued += irq_work_is_pending(&c->ch->wakeup_work);
+		local_irq_restore(flags);
+		KUNIT_EXPECT_EQ(test, ret, 0);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, ctl_read(test, CTL(wakeups)) - wakeups, 100ULL,
+			    "a wakeup was not due on every record");
+	KUNIT_EXPECT_EQ_MSG(test, queued, 0U, "wakeups queued with no poll since the last");
+
+	/* A poll takes the wakeup in; the next record wakes it again. */
+	KUNIT_EXPECT_TRUE(test, vfs_poll(c->file, NULL) & EPOLLIN);
+	local_irq_save(flags);
+	ret = kring_channel_write_sample(c->ch, &d);
+	queued = irq_work_is_pending(&c->ch->wakeup_work);
+	local_irq_restore(flags);
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_EQ_MSG(test, queued, 1U, "no wakeup after a poll");
+	KUNIT_EXPECT_TRUE(test, wakeup_ran(c->ch));
+	expect_chan_accounting(test, 0);
+}
+
 static struct kunit_case producer_channel_cases[] = {
 	KUNIT_CASE(producer_channel_get),
 	KUNIT_CASE(producer_channel_output_begin),
 	KUNIT_CASE(producer_aux_bounds),
 	KUNIT_CASE(producer_capture_emit),
 	KUNIT_CASE(producer_channel_write_sample),
+	KUNIT_CASE(producer_channel_wakeup_per_poll),
 	{}
 };
 

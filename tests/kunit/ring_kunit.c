@@ -406,8 +406,10 @@ static void ring_nesting_loss(struct kunit *test)
 
 /*
  * A real interrupt: an hrtimer pinned to this CPU writes records in hardirq
- * context while this task writes records with preemption disabled (so both
- * run on one CPU, as the ring requires) and consumes them. Ten bursts of
+ * context (a hard one: on PREEMPT_RT the others expire in a thread, which
+ * never interrupts a writer with preemption disabled) while this task
+ * writes records with preemption disabled (so both run on one CPU, as the
+ * ring requires) and consumes them. Ten bursts of
  * 20 ms, and more until a timer record has nested in a task record: when
  * the timer fires is up to the host (bounded by a minute, which only a
  * timer that never fires reaches).
@@ -442,14 +444,14 @@ static void ring_nesting_hardirq(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
 	ctx->tr = tr;
 	kring_hrtimer_setup(&ctx->timer, ring_irq_writer, CLOCK_MONOTONIC,
-			    HRTIMER_MODE_REL_PINNED);
+			    HRTIMER_MODE_REL_PINNED_HARD);
 
 	give_up = ktime_get_ns() + 60 * NSEC_PER_SEC;
 	for (burst = 0; burst < 10 || (!local64_read(&tr->rb.nested) && ktime_get_ns() < give_up);
 	     burst++) {
 		preempt_disable();
 		hrtimer_start(&ctx->timer, ns_to_ktime(20 * NSEC_PER_USEC),
-			      HRTIMER_MODE_REL_PINNED);
+			      HRTIMER_MODE_REL_PINNED_HARD);
 		end = ktime_get_ns() + 20 * NSEC_PER_MSEC;
 		while (ktime_get_ns() < end && !t.bad) {
 			/* chunked: long enough to be interrupted mid-record */

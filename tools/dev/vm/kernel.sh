@@ -23,6 +23,8 @@
 #   kcsan       kunit + tools/dev/vm/config/kcsan.config (KCSAN, strict), from 6.12
 #   debug       kunit + tools/dev/vm/config/debug.config (KASAN, lockdep, UBSAN,
 #               raw lock nesting, ...), from 6.12
+#   rt-debug    debug + tools/dev/vm/config/rt.config: PREEMPT_RT instead of
+#               PREEMPT, from 6.12
 #   kunit-newest, debug-newest
 #               kunit and debug from the newest Debian kernel source
 #   arm64-4k, arm64-64k
@@ -115,7 +117,7 @@ stock_image() {
 # The series a built kernel is made from: 6.12 or newest.
 series_of() {
 	case $1 in
-	kunit | kcsan | debug | arm64-4k | arm64-64k) echo 6.12 ;;
+	kunit | kcsan | debug | rt-debug | arm64-4k | arm64-64k) echo 6.12 ;;
 	kunit-newest | debug-newest) echo newest ;;
 	*) die "unknown built kernel $1" ;;
 	esac
@@ -213,6 +215,7 @@ fragments() {
 	case $1 in
 	kunit | kunit-newest) echo "$c/kunit.config $c/x86.config" ;;
 	debug | debug-newest) echo "$c/kunit.config $c/x86.config $c/debug.config" ;;
+	rt-debug) echo "$c/kunit.config $c/x86.config $c/debug.config $c/rt.config" ;;
 	kcsan) echo "$c/kunit.config $c/x86.config $c/kcsan.config" ;;
 	arm64-4k | arm64-64k) echo "$c/kunit.config $c/arm64.config $c/$1.config" ;;
 	*) die "unknown built kernel $1" ;;
@@ -250,6 +253,13 @@ options() {
 	grep -h -E '^(CONFIG_[A-Za-z0-9_]+=|# CONFIG_[A-Za-z0-9_]+ is not set)' $(fragments "$1")
 }
 
+# The last line each option has in a kernel's fragments, in order.
+requests() {
+	options "$1" | awk '{ o = $0; sub(/^# /, "", o); sub(/[= ].*/, "", o)
+		if (!(o in line)) order[n++] = o; line[o] = $0 }
+		END { for (i = 0; i < n; i++) print line[order[i]] }'
+}
+
 keyglob='[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]'
 
 built_dir() {
@@ -282,8 +292,10 @@ configure_kernel() {
 	# shellcheck disable=SC2086
 	make -s -C "$src" O="$out" $arch olddefconfig >&2
 	# Every option the fragments ask for must have survived olddefconfig.
+	# A later fragment overrides an earlier one (rt.config turns off
+	# debug.config's PREEMPT), as merge_config.sh does: the last line on
+	# an option is the request.
 	local missing=0 line opt
-	# shellcheck disable=SC2046
 	while IFS= read -r line; do
 		case $line in
 		CONFIG_*=*) grep -qx -- "$line" "$out/.config" || { log "not set: $line"; missing=1; } ;;
@@ -291,7 +303,7 @@ configure_kernel() {
 			opt=${line#\# }; opt=${opt%% *}
 			grep -q "^$opt=" "$out/.config" && { log "should be off: $opt"; missing=1; } ;;
 		esac
-	done < <(cat $(fragments "$name"))
+	done < <(requests "$name")
 	[ "$missing" = 0 ] || die "config fragment for $name did not apply"
 }
 
@@ -340,31 +352,31 @@ prepared_kernel() {
 cmd=${1:-}
 name=${2:-}
 case $cmd in
-list) echo "stock-6.1 stock-6.12 stock-6.12-rt kunit kcsan debug kunit-newest debug-newest arm64-4k arm64-64k" ;;
+list) echo "stock-6.1 stock-6.12 stock-6.12-rt kunit kcsan debug rt-debug kunit-newest debug-newest arm64-4k arm64-64k" ;;
 make-args) make_args "$name" ;;
 source) source_tree "${2:-6.12}" ;;
 prepared)
 	case $name in
 	stock-*) stock_kdir "$name" ;;
-	kunit | debug | kcsan | kunit-newest | debug-newest | arm64-*) prepared_kernel "$name" ;;
+	kunit | debug | rt-debug | kcsan | kunit-newest | debug-newest | arm64-*) prepared_kernel "$name" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 kdir)
 	case $name in
 	stock-*) stock_kdir "$name" ;;
-	kunit | debug | kcsan | kunit-newest | debug-newest | arm64-*) build_kernel "$name" ;;
+	kunit | debug | rt-debug | kcsan | kunit-newest | debug-newest | arm64-*) build_kernel "$name" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 image)
 	case $name in
 	stock-*) stock_image "$name" ;;
-	kunit | debug | kcsan | kunit-newest | debug-newest | arm64-*) echo "$(build_kernel "$name")/$(image_path "$name")" ;;
+	kunit | debug | rt-debug | kcsan | kunit-newest | debug-newest | arm64-*) echo "$(build_kernel "$name")/$(image_path "$name")" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 release)
 	case $name in
 	stock-*) stock_release "$name" ;;
-	kunit | debug | kcsan | kunit-newest | debug-newest | arm64-*) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
+	kunit | debug | rt-debug | kcsan | kunit-newest | debug-newest | arm64-*) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
 	*) die "unknown kernel '$name' (try: $0 list)" ;;
 	esac ;;
 *) die "usage: $0 {kdir|prepared|image|release|make-args} NAME | source [SERIES] | list" ;;
