@@ -25,13 +25,13 @@ void spin_ms(unsigned ms) {
             x = x + i;
 }
 
-// The state letter of task @pid (/proc/PID/stat), '?' if unreadable.
 // A PREEMPT_RT kernel says so in its version string.
 bool preempt_rt() {
     struct utsname u {};
     return ::uname(&u) == 0 && std::strstr(u.version, "PREEMPT_RT") != nullptr;
 }
 
+// The state letter of task @pid (/proc/PID/stat), '?' if unreadable.
 char task_state(pid_t pid) {
     char path[64];
     std::snprintf(path, sizeof(path), "/proc/%d/stat", int(pid));

@@ -31,6 +31,19 @@ long read_long(const char* path) {
 // is allocated and where each is freed; -1 without debugfs.
 long ring_pages() { return read_long("/sys/kernel/debug/kring/pages"); }
 
+// ring_pages() once it reads 0, or what it reads after kt::patience:
+// buffers are freed after a grace period, on a workqueue.
+long ring_pages_once_freed() {
+    long pages = ring_pages();
+    kt::wait_until(
+        [&] {
+            pages = ring_pages();
+            return pages == 0;
+        },
+        kt::patience, std::chrono::milliseconds(100));
+    return pages;
+}
+
 long mem_available_kb() { return kt::proc_value("/proc/meminfo", "MemAvailable: %ld kB"); }
 
 // MemAvailable once the page cache and reclaimable slab are dropped.
@@ -161,17 +174,10 @@ TEST(Lifetime, CyclesLeaveNothingBehind) {
     const long cycles = env ? std::atol(env) : 10000;
     const long ref0 = read_long("/sys/module/kring/refcnt");
     ASSERT_GE(ref0, 0) << "no /sys/module/kring/refcnt";
-    // No ring exists once the earlier tests' last frees (after a grace
-    // period, on a workqueue) are done.
-    long pages = ring_pages();
-    ASSERT_GE(pages, 0) << "no /sys/kernel/debug/kring/pages";
-    kt::wait_until(
-        [&] {
-            pages = ring_pages();
-            return pages == 0;
-        },
-        kt::patience, std::chrono::milliseconds(100));
-    ASSERT_EQ(pages, 0) << "ring pages held before the cycles (an earlier test's leak?)";
+    // No ring exists once the earlier tests' last frees are done.
+    ASSERT_GE(ring_pages(), 0) << "no /sys/kernel/debug/kring/pages";
+    ASSERT_EQ(ring_pages_once_freed(), 0)
+        << "ring pages held before the cycles (an earlier test's leak?)";
     const long allowance0 = fill_allowance();
     ASSERT_GT(allowance0, 0) << "could not measure the locked-memory allowance";
 
@@ -214,13 +220,7 @@ TEST(Lifetime, CyclesLeaveNothingBehind) {
             return ref == ref0;
         },
         kt::patience, std::chrono::milliseconds(100));
-    // Buffers are freed after a grace period, on a workqueue: wait for it.
-    kt::wait_until(
-        [&] {
-            pages = ring_pages();
-            return pages == 0;
-        },
-        kt::patience, std::chrono::milliseconds(100));
+    const long pages = ring_pages_once_freed();
     const long allowance = fill_allowance();
     std::printf(
         "%ld cycles: module refcnt %ld -> %ld, nobody's allowance %ld -> %ld one-page "
