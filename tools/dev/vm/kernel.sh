@@ -349,35 +349,32 @@ prepared_kernel() {
 	echo "$out"
 }
 
+stock_kernels="stock-6.1 stock-6.12 stock-6.12-rt"
+built_kernels="kunit kcsan debug rt-debug kunit-newest debug-newest arm64-4k arm64-64k"
+
+# stock or built: how kernel NAME is had.
+kind() {
+	case " $stock_kernels " in *" $1 "*) echo stock; return ;; esac
+	case " $built_kernels " in *" $1 "*) echo built; return ;; esac
+	die "unknown kernel '$1' (try: $0 list)"
+}
+
 cmd=${1:-}
 name=${2:-}
 case $cmd in
-list) echo "stock-6.1 stock-6.12 stock-6.12-rt kunit kcsan debug rt-debug kunit-newest debug-newest arm64-4k arm64-64k" ;;
+list) echo "$stock_kernels $built_kernels" ;;
 make-args) make_args "$name" ;;
 source) source_tree "${2:-6.12}" ;;
-prepared)
-	case $name in
-	stock-*) stock_kdir "$name" ;;
-	kunit | debug | rt-debug | kcsan | kunit-newest | debug-newest | arm64-*) prepared_kernel "$name" ;;
-	*) die "unknown kernel '$name' (try: $0 list)" ;;
-	esac ;;
-kdir)
-	case $name in
-	stock-*) stock_kdir "$name" ;;
-	kunit | debug | rt-debug | kcsan | kunit-newest | debug-newest | arm64-*) build_kernel "$name" ;;
-	*) die "unknown kernel '$name' (try: $0 list)" ;;
-	esac ;;
-image)
-	case $name in
-	stock-*) stock_image "$name" ;;
-	kunit | debug | rt-debug | kcsan | kunit-newest | debug-newest | arm64-*) echo "$(build_kernel "$name")/$(image_path "$name")" ;;
-	*) die "unknown kernel '$name' (try: $0 list)" ;;
-	esac ;;
-release)
-	case $name in
-	stock-*) stock_release "$name" ;;
-	kunit | debug | rt-debug | kcsan | kunit-newest | debug-newest | arm64-*) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
-	*) die "unknown kernel '$name' (try: $0 list)" ;;
+prepared | kdir | image | release)
+	k=$(kind "$name")
+	case $cmd:$k in
+	prepared:stock | kdir:stock) stock_kdir "$name" ;;
+	image:stock) stock_image "$name" ;;
+	release:stock) stock_release "$name" ;;
+	prepared:built) prepared_kernel "$name" ;;
+	kdir:built) build_kernel "$name" ;;
+	image:built) echo "$(build_kernel "$name")/$(image_path "$name")" ;;
+	release:built) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
 	esac ;;
 *) die "usage: $0 {kdir|prepared|image|release|make-args} NAME | source [SERIES] | list" ;;
 esac
