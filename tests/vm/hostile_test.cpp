@@ -149,21 +149,22 @@ TEST(Hostile, DataPagesAreNotWritable) {
     std::uint8_t* data = const_cast<std::uint8_t*>(c.ch.data);
     // A store to a data page not yet touched: the write fault is refused.
     EXPECT_EQ(store_signal(data + 100), SIGBUS);
+    const std::size_t page = kt::page_size();
     // A page already mapped read-only by a read: making it writable is refused.
-    volatile std::uint8_t v = data[4096 + 8];
+    volatile std::uint8_t v = data[page + 8];
     (void)v;
-    EXPECT_EQ(store_signal(data + 4096 + 8), SIGBUS);
+    EXPECT_EQ(store_signal(data + page + 8), SIGBUS);
     // The kernel writing there on our behalf: EFAULT.
     int zero = ::open("/dev/zero", O_RDONLY | O_CLOEXEC);
     ASSERT_GE(zero, 0);
     errno = 0;
-    EXPECT_EQ(::read(zero, data + 2 * 4096, 64), -1);
+    EXPECT_EQ(::read(zero, data + 2 * page, 64), -1);
     EXPECT_EQ(errno, EFAULT);
     ::close(zero);
     // The control page is writable: data_tail and need_wakeup are ours.
     EXPECT_EQ(store_signal(reinterpret_cast<std::uint8_t*>(&c.ch.ctl->need_wakeup)), 0);
     c.ch.ctl->need_wakeup = 0;
-    for (int i = 0; i < 4 * 4096; i++)
+    for (std::size_t i = 0; i < 4 * page; i++)
         ASSERT_EQ(c.ch.data[i], 0) << i;
 }
 

@@ -555,8 +555,8 @@ TEST(Security, FollowerLearnsNothingOfForeignTasks) {
             v.err = errno;
             return v;
         }
-        void* page =
-            ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        void* page = ::mmap(nullptr, kt::page_size(), PROT_READ | PROT_WRITE,
+                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (page == MAP_FAILED) {
             v.err = errno;
             return v;
@@ -618,7 +618,7 @@ TEST(Security, FollowerLearnsNothingOfForeignTasks) {
         for (int fd :
              {a[0], a[1], b[0], b[1], c2[0], c2[1], d2[0], d2[1], go[0], go[1], res[0], res[1]})
             ::close(fd);
-        ::munmap(page, 4096);
+        ::munmap(page, kt::page_size());
         if (got != ssize_t(sizeof(v)))
             v.err = EPIPE;
         std::printf(
@@ -1266,13 +1266,12 @@ TEST(Security, LockedMemoryPerUserIsBoundedAcrossUserNamespaces) {
     kt::module_param kb("mlock_kb");
     if (!is_root() || !kb.usable())
         GTEST_SKIP() << "needs root and kring's mlock_kb parameter";
-    if (kt::page_size() != 4096)
-        GTEST_SKIP() << "the figures below are for 4 KiB pages";
-    // 8 pages per online CPU; each mapping below is 2 (control and data).
+    // 8 pages per online CPU, whatever a page is (mlock_kb is in KiB);
+    // each mapping below is 2 (control and data).
     const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
     const long allowance = 8 * cpus;
     constexpr int ids = 8, outside = 2;
-    ASSERT_TRUE(kb.set("32"));
+    ASSERT_TRUE(kb.set(std::to_string(8 * kt::page_size() / 1024)));
     std::vector<std::unique_ptr<kt::raw_channel>> maps;
     // Maps 2-page rings until one is refused (EPERM) or @most are mapped:
     // the number mapped, -1 for another error.
