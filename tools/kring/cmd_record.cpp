@@ -305,34 +305,39 @@ kring::result<void> synth_process(synth_out& o, int pid, std::uint64_t time, boo
 }
 
 // The kernel's mapping as perf record synthesizes it: a MMAP of
-// "[kernel.kallsyms]_text" from _text to the end of the address space with
-// pgoff = _text, which gives perf the relocation reference it needs to
-// resolve kernel samples (perf report --kallsyms with the recording
-// machine's /proc/kallsyms). Nothing when the addresses are hidden
-// (kptr_restrict): perf then says it cannot resolve kernel samples.
+// "[kernel.kallsyms]<ref>" from the reference symbol to the end of the
+// address space with pgoff = its address, which gives perf the relocation
+// reference it needs to resolve kernel samples (perf report --kallsyms with
+// the recording machine's /proc/kallsyms). The reference is _text, or
+// _stext where kallsyms has no _text (arm64), perf's own order. Nothing
+// when the addresses are hidden (kptr_restrict): perf then says it cannot
+// resolve kernel samples.
 kring::result<void> synth_kernel(synth_out& o) {
+    static constexpr const char* refs[] = {"_text", "_stext"};
     std::ifstream f("/proc/kallsyms");
     std::string line;
-    unsigned long long text = 0;
-    while (std::getline(f, line)) {
+    unsigned long long found[std::size(refs)] = {};
+    while (std::getline(f, line) && !found[0]) {
         char type = 0;
         char name[128] = {};
         unsigned long long addr = 0;
-        if (std::sscanf(line.c_str(), "%llx %c %127s", &addr, &type, name) == 3 &&
-            std::strcmp(name, "_text") == 0) {
-            text = addr;
-            break;
-        }
+        if (std::sscanf(line.c_str(), "%llx %c %127s", &addr, &type, name) != 3)
+            continue;
+        for (std::size_t i = 0; i < std::size(refs); i++)
+            if (!found[i] && std::strcmp(name, refs[i]) == 0)
+                found[i] = addr;
     }
+    std::size_t ref = found[0] ? 0 : 1;
+    unsigned long long text = found[ref];
     if (!text)
         return {};
     pd::sample_id sid;
     sid.pid = std::uint32_t(-1);
     sid.tid = 0;
     sid.id = o.id;
-    return o.put(pd::make_mmap2(std::uint32_t(-1), 0, text, ~0ull - text, text, 0, 0, 0,
-                                PROT_READ | PROT_EXEC, MAP_PRIVATE, "[kernel.kallsyms]_text", false,
-                                sid, st_trailer));
+    return o.put(pd::make_mmap2(
+        std::uint32_t(-1), 0, text, ~0ull - text, text, 0, 0, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+        std::string("[kernel.kallsyms]") + refs[ref], false, sid, st_trailer));
 }
 
 // ---- the recording
