@@ -237,6 +237,18 @@ std::uint64_t stream_seed(int proc, int thread) {
 // the faulting access, not be merged or moved by the compiler.
 thread_local sigjmp_buf* volatile t_jmp;
 
+// The faulting instruction's address in a signal's context.
+unsigned long long fault_ip(const void* uc) {
+    const auto& mc = static_cast<const ucontext_t*>(uc)->uc_mcontext;
+#if defined(__x86_64__)
+    return static_cast<unsigned long long>(mc.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+    return static_cast<unsigned long long>(mc.pc);
+#else
+    return 0;
+#endif
+}
+
 void on_fault(int sig, siginfo_t* si, void* uc) {
     if (t_jmp) {
         sigjmp_buf* j = t_jmp;
@@ -246,10 +258,8 @@ void on_fault(int sig, siginfo_t* si, void* uc) {
     // A fault outside a guarded access: say where (addr2line -e kring_fuzz
     // on the ip), then die of it.
     char msg[128];
-    int n = std::snprintf(
-        msg, sizeof(msg), "kring_fuzz: signal %d at ip %#llx, address %p\n", sig,
-        static_cast<unsigned long long>(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP]),
-        si->si_addr);
+    int n = std::snprintf(msg, sizeof(msg), "kring_fuzz: signal %d at ip %#llx, address %p\n", sig,
+                          fault_ip(uc), si->si_addr);
     if (::write(2, msg, static_cast<std::size_t>(n)) < 0) {}
     ::signal(sig, SIG_DFL);
     ::raise(sig);
