@@ -38,8 +38,12 @@
 #include "buffer.h"
 #include "user.h"
 
-/* Per-user allowance of locked pages, in KiB per online CPU (perf: 516). */
-static unsigned int mlock_kb = 516;
+/*
+ * Per-user allowance of locked pages, in KiB per online CPU: perf's
+ * default, 512 KiB of data and a control page (516 on 4 KiB pages, 576 on
+ * 64 KiB pages, where 516 would not hold one 8-page ring).
+ */
+static unsigned int mlock_kb = 512 + (PAGE_SIZE / 1024);
 module_param(mlock_kb, uint, 0644);
 MODULE_PARM_DESC(mlock_kb,
 		 "KiB per online CPU a user may map in kring buffers before RLIMIT_MEMLOCK applies");
