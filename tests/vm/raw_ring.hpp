@@ -27,6 +27,16 @@ namespace kt {
 
 inline std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
 
+// The order of a data area as large as 2^@order 4 KiB pages (at least one
+// page): the same bytes, and so the same locked-memory charge, on 16 KiB
+// and 64 KiB pages.
+inline unsigned order_of_4k(unsigned order) {
+    unsigned shift = 0;
+    while ((std::size_t(4096) << shift) < page_size())
+        shift++;
+    return order > shift ? order - shift : 0;
+}
+
 // 0 or the errno of an argument-less ioctl on @fd.
 inline int ioctl0(int fd, unsigned long req) { return ::ioctl(fd, req, 0) < 0 ? errno : 0; }
 

@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -466,8 +467,8 @@ field_verdict follow_against_foreign(bool drop, int cpu, int to_a, int from_a, i
     ta.pid = 0;
     ta.config[0] = timer_hz;
     if ((v.err = sc.open_dev()) || (v.err = sc.configure(sa)) ||
-        (v.err = sc.map_ring(8, true, false)) || (v.err = tc.open_dev()) ||
-        (v.err = tc.configure(ta)) || (v.err = tc.map_ring(6, true, false)) ||
+        (v.err = sc.map_ring(kt::order_of_4k(8), true, false)) || (v.err = tc.open_dev()) ||
+        (v.err = tc.configure(ta)) || (v.err = tc.map_ring(kt::order_of_4k(6), true, false)) ||
         (v.err = sc.ioctl_arg(KRING_IOC_ID, &x.sched_id)) ||
         (v.err = tc.ioctl_arg(KRING_IOC_ID, &x.timer_id)))
         return v;
@@ -993,7 +994,24 @@ TEST(Security, SampleRateIsThrottled) {
 
 // Local timer interrupts CPU 0 has taken (/proc/interrupts, LOC), -1 when
 // the kernel does not say.
-long cpu0_timer_interrupts() { return kt::proc_value("/proc/interrupts", " LOC: %ld"); }
+// CPU 0's local timer interrupts: the LOC line on x86-64, the arch_timer
+// line on arm64 (" 11:  1234  567  GICv3  30 Level  arch_timer"); -1 if
+// there is neither.
+long cpu0_timer_interrupts() {
+    long n = kt::proc_value("/proc/interrupts", " LOC: %ld");
+    if (n >= 0)
+        return n;
+    std::ifstream f("/proc/interrupts");
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.size() < 10 || line.compare(line.size() - 10, 10, "arch_timer") != 0)
+            continue;
+        long irq = 0;
+        if (std::sscanf(line.c_str(), " %ld: %ld", &irq, &n) == 2)
+            return n;
+    }
+    return -1;
+}
 
 // A throttled timer does not tick again before the CPU's next window: a
 // 20 kHz timer limited to 500 samples per second costs CPU 0 about the
