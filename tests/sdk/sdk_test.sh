@@ -17,6 +17,11 @@ name=${1:?usage: sdk_test.sh NAME OUT}
 out=${2:?usage: sdk_test.sh NAME OUT}
 kdir=$("$top/tools/dev/vm/kernel.sh" kdir "$name")
 unset MAKEFLAGS MAKEOVERRIDES MFLAGS
+# A foreign architecture's ARCH= and CROSS_COMPILE=, in the environment as
+# a cross-building dkms has them: every make below reads them there.
+for a in $("$top/tools/dev/vm/kernel.sh" make-args "$name"); do
+	export "${a?}"
+done
 rm -rf "$out" && mkdir -p "$out"
 fail() { echo "sdk_test.sh: $name: $*" >&2; exit 1; }
 

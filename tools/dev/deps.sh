@@ -12,10 +12,11 @@ pkgs=(
 	# kernel from the newest Debian source, which kernel.sh downloads
 	# with the archive keyring)
 	linux-source-6.12 debian-archive-keyring xz-utils zstd cpio rsync python3
-	# arm64 kernels and modules (make check-build, arm64-* kernels)
-	gcc-aarch64-linux-gnu
-	# guests
-	qemu-system-x86 busybox-static file
+	# arm64 kernels and modules (make check-build, arm64-* kernels), and
+	# the arm64 guests' programs (GoogleTest built from its source)
+	gcc-aarch64-linux-gnu g++-aarch64-linux-gnu googletest
+	# guests (an arm64 guest's busybox is fetched by tools/dev/vm/busybox.sh)
+	qemu-system-x86 qemu-system-arm busybox-static file
 	# static analysis of the module
 	sparse
 	# libkring, its tests and tools

@@ -7,6 +7,7 @@
 #   tools/dev/vm/kernel.sh list         # the names below
 #   tools/dev/vm/kernel.sh make-args NAME # make variables for modules built
 #                                       # against NAME (ARCH=, CROSS_COMPILE=)
+#   tools/dev/vm/kernel.sh arch NAME    # its Debian architecture: amd64, arm64
 #   tools/dev/vm/kernel.sh source [SERIES] # an extracted source tree:
 #                                       # 6.12 (default) or newest
 #   tools/dev/vm/kernel.sh prepared NAME # a built kernel's tree configured
@@ -230,6 +231,14 @@ make_args() {
 	esac
 }
 
+# A kernel's Debian architecture (the guest's programs are built for it).
+arch_of() {
+	case $1 in
+	arm64-*) echo arm64 ;;
+	*) echo amd64 ;;
+	esac
+}
+
 # The compiler a kernel is built with (a part of its build's key).
 compiler() {
 	case $1 in
@@ -364,6 +373,7 @@ name=${2:-}
 case $cmd in
 list) echo "$stock_kernels $built_kernels" ;;
 make-args) make_args "$name" ;;
+arch) kind "$name" >/dev/null && arch_of "$name" ;;
 source) source_tree "${2:-6.12}" ;;
 prepared | kdir | image | release)
 	k=$(kind "$name")
@@ -376,5 +386,5 @@ prepared | kdir | image | release)
 	image:built) echo "$(build_kernel "$name")/$(image_path "$name")" ;;
 	release:built) cat "$(build_kernel "$name")/include/config/kernel.release" ;;
 	esac ;;
-*) die "usage: $0 {kdir|prepared|image|release|make-args} NAME | source [SERIES] | list" ;;
+*) die "usage: $0 {kdir|prepared|image|release|make-args|arch} NAME | source [SERIES] | list" ;;
 esac

@@ -6,12 +6,20 @@
 #                   [--file SRC[:DEST]]... [--timeout SECONDS] [--shell]
 #                   [--mem MIB] [--cpus N] [--outdir DIR]
 #
+# The image's architecture picks the machine: an x86-64 bzImage boots in
+# qemu-system-x86_64 -M pc (console ttyS0), an arm64 Image in
+# qemu-system-aarch64 -M virt (console ttyAMA0, the PL011), each with a
+# static busybox of its architecture (tools/dev/vm/busybox.sh). Programs
+# given to an arm64 guest must be static (tools/dev/build-user.sh --arch
+# arm64 builds them so).
+#
 # --file copies SRC into the guest at /kring/DEST (default: its basename).
 # The guest script runs as /kring/run.sh with /proc, /sys, /dev, /tmp and
 # debugfs mounted; its exit status is the guest's verdict.
 #
 # --outdir DIR: what the guest leaves in /kring/out/ comes back into DIR.
-# The guest has a second serial port (ttyS1, written to a file here); when
+# The guest has a second serial port (ttyS1 on x86-64, the virtio console
+# hvc0 on arm64, as -M virt has one UART; written to a file here); when
 # its script is done, /init sends a tar archive of /kring/out/ there in
 # base64 between two marker lines, and this script unpacks it into DIR
 # after the guest powered off (an archive cut short is an error).
@@ -47,9 +55,11 @@ done
 [ -n "$script" ] && [ -f "$script" ] || { echo "run.sh: no guest script '$script'" >&2; exit 2; }
 [ -n "$log" ] || log=$(mktemp /tmp/kring-vm.XXXXXX.log)
 
-busybox=/bin/busybox
-file -L "$busybox" 2>/dev/null | grep -q 'statically linked' ||
-	{ echo "run.sh: $busybox is not busybox-static" >&2; exit 2; }
+case $(file -L -b "$image") in
+*ARM64* | *aarch64*) arch=arm64 ;;
+*) arch=amd64 ;;
+esac
+busybox=$("$here/busybox.sh" "$arch") || exit 2
 
 work=$(mktemp -d /tmp/kring-vm.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -64,8 +74,10 @@ for f in "${files[@]}"; do
 	mkdir -p "$(dirname "$root/kring/$dest")"
 	cp -L "$src" "$root/kring/$dest"
 	# A dynamically linked program brings its shared libraries along, at
-	# the paths the host's loader found them.
+	# the paths the host's loader found them (the host's architecture only).
 	if [ -x "$src" ] && file -L "$src" | grep -q 'dynamically linked'; then
+		[ "$arch" = amd64 ] ||
+			{ echo "run.sh: $src is dynamically linked; an $arch guest takes static programs" >&2; exit 2; }
 		for lib in $(ldd "$src" | grep -o '/[^ ]*'); do
 			mkdir -p "$root$(dirname "$lib")"
 			cp -L "$lib" "$root$lib"
@@ -78,7 +90,9 @@ echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$root/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 [ "$shell" = 1 ] && touch "$root/kring/.shell"
-[ -n "$outdir" ] && touch "$root/kring/.outdir"
+outport=ttyS1
+[ "$arch" = arm64 ] && outport=hvc0
+[ -n "$outdir" ] && echo "$outport" >"$root/kring/.outdir"
 (cd "$root" && find . | cpio -o -H newc --quiet) >"$work/initramfs.cpio"
 
 # rcu_nocbs: RCU callbacks run late, in kthreads, where the kernel offers
@@ -91,13 +105,29 @@ printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 # docs/TESTING.md). Seen: a stock 6.12 guest reset itself right after
 # "Marking clocksource 'tsc' as unstable". TCG's TSC follows the host's
 # monotonic clock on every vCPU, so it needs no watchdog.
-cmdline="console=ttyS0 loglevel=5 panic=-1 oops=panic nokaslr rcu_nocbs=0-$((cpus - 1)) tsc=reliable"
-cmdline+=${KRING_VM_CMDLINE:+ $KRING_VM_CMDLINE}
-qemu=(qemu-system-x86_64 -machine pc -accel "tcg,thread=${KRING_VM_TCG_THREAD:-multi}" -cpu max -smp "$cpus" -m "$mem"
+cmdline="loglevel=5 panic=-1 oops=panic nokaslr rcu_nocbs=0-$((cpus - 1))"
+accel=(-accel "tcg,thread=${KRING_VM_TCG_THREAD:-multi}" -smp "$cpus" -m "$mem"
 	-kernel "$image" -initrd "$work/initramfs.cpio" -no-reboot)
-# The second serial port (ttyS1) of --outdir; the console is the first.
+# The second port of --outdir: a serial port on x86-64 (the console is the
+# first), a virtio console on arm64.
 outserial=()
-[ -n "$outdir" ] && outserial=(-serial "file:$work/out.serial")
+case $arch in
+amd64)
+	cmdline="console=ttyS0 $cmdline tsc=reliable"
+	qemu=(qemu-system-x86_64 -machine pc -cpu max "${accel[@]}")
+	[ -n "$outdir" ] && outserial=(-serial "file:$work/out.serial")
+	;;
+arm64)
+	# -cpu max: the newest architecture TCG emulates (LSE atomics, 4K
+	# and 64K granules); pauth-impdef: its cheap pointer-authentication
+	# hash, as the architected one costs TCG dearly.
+	cmdline="console=ttyAMA0 $cmdline"
+	qemu=(qemu-system-aarch64 -machine virt -cpu max,pauth-impdef=on "${accel[@]}")
+	[ -n "$outdir" ] && outserial=(-device virtio-serial-device
+		-chardev "file,id=kout,path=$work/out.serial" -device virtconsole,chardev=kout)
+	;;
+esac
+cmdline+=${KRING_VM_CMDLINE:+ $KRING_VM_CMDLINE}
 
 # unpack_outdir: the guest's archive of /kring/out/ into $outdir.
 unpack_outdir() {

@@ -4,8 +4,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 k=${1:-stock-6.12}
-"$top/tools/dev/build-user.sh" >/dev/null
-ubuild=${KRING_BUILD:-$top/build}/user
+# The programs of the kernel's architecture (cross-built for arm64).
+ubuild=$("$top/tools/dev/build-user.sh" --arch "$("$top/tools/dev/vm/kernel.sh" arch "$k")")
 mdir=$("$top/tools/dev/build-modules.sh" "$k")
 image=$("$top/tools/dev/vm/kernel.sh" image "$k")
 script=$(mktemp /tmp/kring-shell.XXXXXX.sh)
