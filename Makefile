@@ -9,8 +9,10 @@
 #                        modules_install (INSTALL_MOD_PATH=$(DESTDIR),
 #                        INSTALL_MOD_DIR default updates)
 #   make check           install deps, build everything, run every test
-#   make check-full      the same with the long modes (fuzzing, stress),
-#                        every kernel booted REPEAT times (default 3)
+#   make check-full      the same with the long modes (fuzzing, stress) on
+#                        more kernels (arm64 with 4 KiB pages, the newest
+#                        Debian kernel, PREEMPT_RT), every kernel booted
+#                        REPEAT times (default 3)
 #   make check-build     build kring (module, KUnit, benchmark module, SDK
 #                        example) against every kernel source it can get,
 #                        without booting any: a compile break in minutes
@@ -33,7 +35,12 @@
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 KRING_BUILD ?= $(CURDIR)/build
-KERNELS ?= stock-6.1 stock-6.12 kcsan debug
+# The kernels of make check, and the ones check-full adds (README.md,
+# "Kernels"); KERNELS= on the command line names others for either.
+CHECK_KERNELS := stock-6.1 stock-6.12 kcsan debug arm64-64k
+FULL_KERNELS := $(CHECK_KERNELS) arm64-4k debug-newest stock-6.12-rt rt-debug
+KERNELS_GIVEN := $(filter-out undefined default,$(origin KERNELS))
+KERNELS ?= $(CHECK_KERNELS)
 REPEAT ?= 3
 LOAD ?= 0
 KERNEL ?= stock-6.12
@@ -96,7 +103,8 @@ check-host: deps
 	@KERNELS= tools/dev/check.sh
 
 check-full: deps
-	@KRING_FULL=1 REPEAT=$(REPEAT) tools/dev/check.sh
+	@KRING_FULL=1 REPEAT=$(REPEAT) KERNELS="$(if $(KERNELS_GIVEN),$(KERNELS),$(FULL_KERNELS))" \
+		tools/dev/check.sh
 
 check-vm: deps
 	@tools/dev/check.sh --no-host

@@ -4,7 +4,8 @@
 # "N passed, N failed" (skips listed and counted apart). Non-zero exit on
 # any failure.
 #
-#   KERNELS="stock-6.1 stock-6.12 kcsan debug"   kernels to boot (empty: none)
+#   KERNELS="stock-6.1 stock-6.12 kcsan debug arm64-64k"
+#                                               kernels to boot (empty: none)
 #   GTEST_FILTER=...                            only these GoogleTest cases
 #   REPEAT=N                                    boot every kernel N times and
 #                                               list every test that ever failed
@@ -23,14 +24,17 @@
 set -uo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${KRING_BUILD:-$top/build}
-kernels=${KERNELS-stock-6.1 stock-6.12 kcsan debug}
+kernels=${KERNELS-stock-6.1 stock-6.12 kcsan debug arm64-64k}
 repeat=${REPEAT:-1}
 full=${KRING_FULL:-0}
 case $repeat in '' | *[!0-9]* | 0) echo "check.sh: REPEAT must be a positive number" >&2; exit 2 ;; esac
 load=${LOAD:-0}
 case $load in 0 | 1 | 2) ;; *) echo "check.sh: LOAD must be 0, 1 or 2" >&2; exit 2 ;; esac
-# check-full fuzzes for longer (up to 5*10^5 operations on debug and kcsan).
-vm_timeout=${KRING_VM_TIMEOUT:-900}
+# A guest's bound, for a hung guest only: the debug kernel's whole run
+# takes about 12 minutes on an idle 2-core host under TCG, and a loaded
+# or slower machine may take twice that. check-full fuzzes for longer (up
+# to 5*10^5 operations on debug and kcsan).
+vm_timeout=${KRING_VM_TIMEOUT:-1800}
 [ "$full" = 1 ] && vm_timeout=${KRING_VM_TIMEOUT:-3000}
 fuzz_seed=${FUZZ_SEED:-$(od -An -N6 -tu8 /dev/urandom | tr -d ' ')}
 case $fuzz_seed in '' | *[!0-9]*) echo "check.sh: FUZZ_SEED must be a number" >&2; exit 2 ;; esac
@@ -91,6 +95,50 @@ else
 	record FAIL build/user
 fi
 ubuild=$build/user
+
+# An arm64 kernel in KERNELS: the guest's programs cross-built for it.
+kernel_arch() { "$top/tools/dev/vm/kernel.sh" arch "$1"; }
+ubuild_arm64=
+for k in $kernels; do
+	[ "$(kernel_arch "$k")" = arm64 ] || continue
+	say "building the arm64 guest programs ($(elapsed))"
+	if ubuild_arm64=$("$top/tools/dev/build-user.sh" --arch arm64 2>"$out/user-arm64-build.log"); then
+		record PASS build/user-arm64
+	else
+		tail -40 "$out/user-arm64-build.log"
+		record FAIL build/user-arm64
+		ubuild_arm64=
+	fi
+	break
+done
+
+# guest_files BUILD: the --file arguments of a kernel's guest (files[]):
+# its modules ($mdir, $example) and the programs of the user build BUILD.
+guest_files() {
+	local gb=$1 t w
+	files=(--file "$mdir/kmod/kring.ko")
+	[ -f "$mdir/tests/kunit/kring_kunit.ko" ] && files+=(--file "$mdir/tests/kunit/kring_kunit.ko")
+	[ -n "$example" ] && files+=(--file "$example")
+	files+=(--file "$gb/tools/kring/kring:kring")
+	# kring record's workloads (tests/tool/).
+	for w in busy pingpong; do
+		[ -x "$gb/tests/tool/$w" ] && files+=(--file "$gb/tests/tool/$w:$w")
+	done
+	# The producer benchmark, run once briefly (make bench runs it in earnest).
+	[ -f "$mdir/tests/bench/kring_bench.ko" ] && [ -x "$gb/tests/bench/producer_bench" ] &&
+		files+=(--file "$mdir/tests/bench/kring_bench.ko"
+			--file "$gb/tests/bench/producer_bench:producer_bench"
+			--file "$gb/tests/bench/tracepoint_bench:tracepoint_bench"
+			--file "$gb/tests/bench/e2e_bench:e2e_bench")
+	# The syscall fuzzer; its length depends on the kernel (check-guest.sh).
+	[ -x "$gb/tests/fuzz/kring_fuzz" ] &&
+		files+=(--file "$gb/tests/fuzz/kring_fuzz:kring_fuzz")
+	[ -x "$gb/tests/stress/kring_stress" ] &&
+		files+=(--file "$gb/tests/stress/kring_stress:kring_stress")
+	for t in "$gb"/tests/vm/kring_vm_*; do
+		[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
+	done
+}
 
 if [ "$host" = 1 ] && [ -n "$filter" ] &&
 	! (cd "$ubuild" && ctest -N "${ctest_filter[@]}") 2>/dev/null | grep -q 'Test *#'; then
@@ -161,28 +209,14 @@ for k in $kernels; do
 		record FAIL "vm/$k (no kernel image)"
 		continue
 	fi
-	files=(--file "$mdir/kmod/kring.ko")
-	[ -f "$mdir/tests/kunit/kring_kunit.ko" ] && files+=(--file "$mdir/tests/kunit/kring_kunit.ko")
-	[ -n "$example" ] && files+=(--file "$example")
-	files+=(--file "$ubuild/tools/kring/kring:kring")
-	# The producer benchmark, run once briefly (make bench runs it in earnest).
-	[ -f "$mdir/tests/bench/kring_bench.ko" ] && [ -x "$ubuild/tests/bench/producer_bench" ] &&
-		files+=(--file "$mdir/tests/bench/kring_bench.ko"
-			--file "$ubuild/tests/bench/producer_bench:producer_bench"
-			--file "$ubuild/tests/bench/tracepoint_bench:tracepoint_bench"
-			--file "$ubuild/tests/bench/e2e_bench:e2e_bench")
-	# The syscall fuzzer; its length depends on the kernel (check-guest.sh).
-	[ -x "$ubuild/tests/fuzz/kring_fuzz" ] &&
-		files+=(--file "$ubuild/tests/fuzz/kring_fuzz:kring_fuzz")
-	[ -x "$ubuild/tests/stress/kring_stress" ] &&
-		files+=(--file "$ubuild/tests/stress/kring_stress:kring_stress")
-	# kring record's workloads (tests/tool/).
-	for w in busy pingpong; do
-		[ -x "$ubuild/tests/tool/$w" ] && files+=(--file "$ubuild/tests/tool/$w:$w")
-	done
-	for t in "$ubuild"/tests/vm/kring_vm_*; do
-		[ -x "$t" ] && files+=(--file "$t:bin/$(basename "$t")")
-	done
+	# The guest's programs, of the kernel's architecture.
+	gb=$ubuild
+	[ "$(kernel_arch "$k")" = arm64 ] && gb=$ubuild_arm64
+	if [ -z "$gb" ]; then
+		record FAIL "vm/$k (no guest programs for its architecture)"
+		continue
+	fi
+	guest_files "$gb"
 	# With REPEAT=N the kernel boots N times; run r>1 reports as vm/K@r
 	# and fuzzes with seed FUZZ_SEED+r-1.
 	for r in $(seq 1 "$repeat"); do
@@ -214,7 +248,7 @@ for k in $kernels; do
 		if ls "$out/$tag-out"/*.data >/dev/null 2>&1; then
 			say "kernel $k: perf reads the guest's recordings ($(elapsed))"
 			mkdir -p "$out/symfs/kring"
-			cp "$ubuild/tests/tool/busy" "$ubuild/tests/tool/pingpong" "$out/symfs/kring/"
+			cp "$gb/tests/tool/busy" "$gb/tests/tool/pingpong" "$out/symfs/kring/"
 			python3 "$top/tests/tool/perf_check.py" "$out/$tag-out" "$tag" \
 				--symfs "$out/symfs" >"$out/$tag-perf-check.log" 2>&1
 			grep -E '^(PASS|FAIL|SKIP) ' "$out/$tag-perf-check.log" >>"$results"

@@ -374,8 +374,9 @@ fi
 # vm-shell the "replay:" line it printed.
 fuzz() {
 	case ${KRING_KERNEL:-}:${KRING_FULL:-0} in
-	debug:1 | kcsan:1) ops=500000 ;;
-	debug:* | *:1) ops=100000 ;;
+	debug*:1 | kcsan:1) ops=500000 ;;
+	*:1) ops=100000 ;;
+	debug*:0) ops=50000 ;;
 	*) ops=20000 ;;
 	esac
 	echo 1 >/sys/module/kring/parameters/test_sources
