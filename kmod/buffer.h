@@ -90,12 +90,6 @@ struct kring_buffer {
 	struct rcu_work free_work;	/* the free, after a grace period (mmap.c) */
 };
 
-/* The clock of record timestamps: NMI-safe monotonic nanoseconds. */
-static inline u64 kring_clock_ns(void)
-{
-	return ktime_get_mono_fast_ns();
-}
-
 /* mmap.c */
 int kring_buffer_module_init(void);
 void kring_buffer_module_exit(void);

@@ -114,6 +114,13 @@ static inline bool ring_overwrite(const struct kring_ring *rb)
 	return rb->flags & KRING_RING_OVERWRITE;
 }
 
+#ifdef __KERNEL__
+u64 kring_clock_ns(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+#endif
+
 /*
  * Read the ring's clock (set). The default record clock is called
  * directly: an indirect call costs a retpoline where they are on, and
@@ -123,7 +130,7 @@ static inline bool ring_overwrite(const struct kring_ring *rb)
 static __always_inline u64 ring_clock(const struct kring_ring *rb)
 {
 #ifdef __KERNEL__
-	if (likely(rb->clock == kring_clock_mono))
+	if (likely(rb->clock == kring_clock_ns))
 		return ktime_get_mono_fast_ns();
 #endif
 	return rb->clock();
