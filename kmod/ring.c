@@ -487,13 +487,25 @@ static __always_inline unsigned int ring_get_handle(struct kring_output_handle *
 	return nest;
 }
 
+static noinline void ring_publish_slow(struct kring_output_handle *h);
+
 /*
  * Finish a writer: the outermost one publishes the counters and data_head
  * and issues a due wake-up; nested ones only step the nest count down.
+ *
+ * @commit (a constant) is the commit's fast path (kring_output_end()): its
+ * common case (no counter to mirror, no wake-up due, no writer
+ * interrupting the publication) inline; every other case goes to
+ * ring_publish_slow() before data_head is stored, or after ->nest dropped
+ * to 0 where the slow path goes round again, and it starts over. A tail
+ * call each: the inline part keeps no value across a call. The steps and
+ * their order are the same for both.
  */
-static __always_inline void ring_publish(struct kring_output_handle *h)
+static __always_inline void ring_publish(struct kring_output_handle *h,
+					 struct kring_ring *rb, const bool commit)
 {
-	struct kring_ring *rb = h->rb;
+	/* A commit reads it first; the slow path only to store (a load less per LOST) */
+	struct kring_ctl_page *ctl = commit ? rb->ctl : NULL;
 	unsigned long head;
 	unsigned int nest;
 	s64 seq;
@@ -520,22 +532,34 @@ again:
 	kring_irq_point(rb);
 
 	/*
-	 * After ->seq: a writer that marked counters after this point makes
-	 * the check at the end fail.
+	 * After ->seq: a writer that marks counters (or, for a commit, makes
+	 * a wake-up due) after this point makes the check at the end fail. A
+	 * wake-up a commit's own reservation made due is seen here, before
+	 * data_head is stored: ring_publish_slow() stores it, then checks
+	 * need_wakeup (E).
 	 */
 	barrier();
-	if (unlikely(READ_ONCE(rb->counts_dirty)))
+	if (commit) {
+		if (unlikely(READ_ONCE(rb->counts_dirty) ||
+			     h->wakeup != (unsigned long)local_read(&rb->wakeup_gen))) {
+			ring_publish_slow(h);
+			return;
+		}
+	} else if (unlikely(READ_ONCE(rb->counts_dirty))) {
 		ring_mirror_counts(rb);
-	WRITE_ONCE(rb->ctl->records_written,
-		   local64_read(&rb->records_written));
+	}
+	if (!commit)
+		ctl = rb->ctl;
+	WRITE_ONCE(ctl->records_written, local64_read(&rb->records_written));
 	kring_irq_point(rb);
 
 	smp_wmb(); /* B, matches C: record stores before the data_head store */
-	WRITE_ONCE(rb->ctl->data_head, head);
+	WRITE_ONCE(ctl->data_head, head);
 	WRITE_ONCE(rb->pub_head, head);
 	kring_irq_point(rb);
 
-	ring_wakeup_check(h);
+	if (!commit)
+		ring_wakeup_check(h);
 
 	/*
 	 * Publish the head before dropping the nest count: otherwise an
@@ -559,6 +583,10 @@ again:
 		     seq != local64_read(&rb->seq))) {
 		ring_cpu_enter(rb);
 		WRITE_ONCE(rb->nest, 1);
+		if (commit) {
+			ring_publish_slow(h);
+			return;
+		}
 		goto again;
 	}
 }
@@ -566,70 +594,7 @@ again:
 /* ring_publish() out of line, for the paths other than a commit. */
 static noinline void ring_publish_slow(struct kring_output_handle *h)
 {
-	ring_publish(h);
-}
-
-/*
- * ring_publish() for a commit: its common case (no counter to mirror, no
- * wake-up due, no writer interrupting the publication) inline; every other
- * case goes to ring_publish_slow() before data_head is stored, or after
- * ->nest dropped to 0 as ring_publish() goes round again, and it starts
- * over. A tail call each: the inline part keeps no value across a call.
- * The steps and their order are ring_publish()'s; see there.
- */
-static __always_inline void ring_publish_commit(struct kring_output_handle *h,
-						struct kring_ring *rb)
-{
-	struct kring_ctl_page *ctl = rb->ctl;
-	unsigned long head;
-	unsigned int nest;
-	s64 seq;
-
-	nest = READ_ONCE(rb->nest);
-	if (nest > 1) {
-		WRITE_ONCE(rb->nest, nest - 1);
-		return;
-	}
-
-	barrier();
-	head = local_read(&rb->head);
-	seq = local64_read(&rb->seq);
-	kring_irq_point(rb);
-
-	/*
-	 * After ->seq: a writer that marks counters or makes a wake-up due
-	 * after this point makes the check at the end fail. A wake-up our own
-	 * reservation made due is seen here, before data_head is stored:
-	 * ring_publish_slow() stores it, then checks need_wakeup (E).
-	 */
-	barrier();
-	if (unlikely(READ_ONCE(rb->counts_dirty) ||
-		     h->wakeup != (unsigned long)local_read(&rb->wakeup_gen))) {
-		ring_publish_slow(h);
-		return;
-	}
-	WRITE_ONCE(ctl->records_written, local64_read(&rb->records_written));
-	kring_irq_point(rb);
-
-	smp_wmb(); /* B, matches C: record stores before the data_head store */
-	WRITE_ONCE(ctl->data_head, head);
-	WRITE_ONCE(rb->pub_head, head);
-	kring_irq_point(rb);
-
-	/* As in ring_publish(): the head before the nest count, ... */
-	barrier();
-	WRITE_ONCE(rb->nest, 0);
-	ring_cpu_leave(rb);
-
-	/* ... the nest count before the re-read. */
-	barrier();
-	kring_irq_point(rb);
-	if (unlikely(head != (unsigned long)local_read(&rb->head) ||
-		     seq != local64_read(&rb->seq))) {
-		ring_cpu_enter(rb);
-		WRITE_ONCE(rb->nest, 1);
-		ring_publish_slow(h);
-	}
+	ring_publish(h, h->rb, false);
 }
 
 /* Write the LOST record reporting @lost at the handle's position. */
@@ -1131,7 +1096,7 @@ static noinline void ring_end_fill(struct kring_output_handle *h)
 	ring_write_pages(h, NULL, h->rem);
 	local64_inc(&rb->records_written);
 	kring_irq_point(rb);
-	ring_publish(h);
+	ring_publish(h, rb, false);
 }
 
 /**
@@ -1151,7 +1116,7 @@ void kring_output_end(struct kring_output_handle *h)
 	}
 	local64_inc(&rb->records_written);
 	kring_irq_point(rb);
-	ring_publish_commit(h, rb);
+	ring_publish(h, rb, true);
 }
 EXPORT_SYMBOL_GPL(kring_output_end);
 
