@@ -182,6 +182,19 @@ void kring_channels_exit(void);
 void kring_channel_wakeup(struct kring_channel *ch);
 int kring_channel_switch(struct kring_channel *ch, bool enable);
 
+/*
+ * What this module accepts in a kring_attr (kring_attr_validate()). Masks
+ * that grow with every version are the module's, not the ABI's: a consumer
+ * asks KRING_IOC_QUERY_ABI's feature bits.
+ */
+#define KRING_ATTR_F_ALL		(KRING_ATTR_F_OVERWRITE | KRING_ATTR_F_MIRROR)
+#define KRING_ATTR_F_CAPTURE_ALL	(KRING_ATTR_F_INHERIT | KRING_ATTR_F_EXCLUDE_KERNEL)
+#define KRING_SAMPLE_SUPPORTED	(KRING_SAMPLE_IP | KRING_SAMPLE_TID |	\
+				 KRING_SAMPLE_TIME | KRING_SAMPLE_ID |	\
+				 KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | \
+				 KRING_SAMPLE_RAW | KRING_SAMPLE_IDENTIFIER | \
+				 KRING_SAMPLE_SEQ)
+
 /* ioctl.c */
 void kring_abi_info_fill(struct kring_abi_info *info);
 int kring_abi_info_copy_size(__u32 user_size);
