@@ -89,6 +89,8 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <asm/barrier.h>
+
+#include "compat.h"
 #endif
 
 #include "ring.h"
@@ -1032,7 +1034,7 @@ int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 		return ring_begin(h, rb, size, time, true);
 	return ring_begin(h, rb, size, time, false);
 }
-EXPORT_SYMBOL_GPL(kring_output_begin);
+EXPORT_SYMBOL_IF_KUNIT(kring_output_begin);
 
 /**
  * kring_output_copy() - write the next @len bytes of the record
@@ -1118,7 +1120,7 @@ void kring_output_end(struct kring_output_handle *h)
 	kring_irq_point(rb);
 	ring_publish(h, rb, true);
 }
-EXPORT_SYMBOL_GPL(kring_output_end);
+EXPORT_SYMBOL_IF_KUNIT(kring_output_end);
 
 /**
  * kring_output_discard() - cancel the record
@@ -1146,7 +1148,7 @@ void kring_output_discard(struct kring_output_handle *h)
 	kring_irq_point(rb);
 	ring_publish_slow(h);
 }
-EXPORT_SYMBOL_GPL(kring_output_discard);
+EXPORT_SYMBOL_IF_KUNIT(kring_output_discard);
 
 /**
  * kring_ring_flush_lost() - report pending losses without a new record
@@ -1200,7 +1202,7 @@ out:
 	ring_publish_slow(&h);
 	return done && !local_read(&rb->lost_pending);
 }
-EXPORT_SYMBOL_GPL(kring_ring_flush_lost);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_flush_lost);
 
 /* Zero the counters and their figures in the control page. */
 static void ring_clear_counts(struct kring_ring *rb)
@@ -1344,7 +1346,7 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 	ctl->need_wakeup = 1;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(kring_ring_init);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_init);
 
 /**
  * kring_ring_reset() - empty the ring and zero its counters
@@ -1364,7 +1366,7 @@ void kring_ring_reset(struct kring_ring *rb)
 	for (i = 0; i < rb->nr_pages; i++)
 		memset(rb->data_pages[i], 0, PAGE_SIZE);
 }
-EXPORT_SYMBOL_GPL(kring_ring_reset);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_reset);
 
 /**
  * kring_ring_reset_counters() - zero the counters, keep the contents
@@ -1379,7 +1381,7 @@ void kring_ring_reset_counters(struct kring_ring *rb)
 {
 	ring_clear_counts(rb);
 }
-EXPORT_SYMBOL_GPL(kring_ring_reset_counters);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_reset_counters);
 
 /**
  * kring_ring_set_paused() - stop or resume output
@@ -1404,7 +1406,7 @@ void kring_ring_set_paused(struct kring_ring *rb, bool paused)
 		flags &= ~KRING_CTL_F_PAUSED;
 	WRITE_ONCE(rb->ctl->flags, flags);
 }
-EXPORT_SYMBOL_GPL(kring_ring_set_paused);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_set_paused);
 
 /**
  * kring_ring_set_wakeup() - when to wake the consumer
@@ -1429,7 +1431,7 @@ void kring_ring_set_wakeup(struct kring_ring *rb, unsigned long watermark_bytes,
 	WRITE_ONCE(rb->watermark, watermark_bytes);
 	WRITE_ONCE(rb->wakeup_events, wakeup_events);
 }
-EXPORT_SYMBOL_GPL(kring_ring_set_wakeup);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_set_wakeup);
 
 /**
  * kring_ring_read_counts() - read the ring's counters
@@ -1450,7 +1452,7 @@ void kring_ring_read_counts(struct kring_ring *rb, struct kring_ring_counts *c)
 	c->wakeups = local64_read(&rb->wakeups);
 	c->nested = local64_read(&rb->nested);
 }
-EXPORT_SYMBOL_GPL(kring_ring_read_counts);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_read_counts);
 
 /**
  * kring_ring_read_stats() - fill the counters of a KRING_IOC_STATS answer
@@ -1475,7 +1477,7 @@ void kring_ring_read_stats(struct kring_ring *rb, struct kring_stats *st)
 	st->wakeups = c.wakeups;
 	st->nested = c.nested;
 }
-EXPORT_SYMBOL_GPL(kring_ring_read_stats);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_read_stats);
 
 /**
  * kring_ring_readable() - has the consumer's wake-up condition been met?
@@ -1501,4 +1503,4 @@ bool kring_ring_readable(struct kring_ring *rb)
 		return true;
 	return unread && unread >= wm;
 }
-EXPORT_SYMBOL_GPL(kring_ring_readable);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_readable);
