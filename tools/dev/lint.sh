@@ -5,6 +5,7 @@
 #                              the example producer built against the SDK headers
 #   tools/dev/lint.sh format       clang-format (.clang-format) on every C++ file:
 #                              libkring, the tool, the examples and the tests
+#   tools/dev/lint.sh shellcheck   shellcheck on every shell script
 # Prints the findings and exits non-zero when there are any.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -61,7 +62,25 @@ format)
 	# One C++ style for the library, the tool and every C++ test.
 	mapfile -t cxx < <(git ls-files '*.cpp' '*.hpp')
 	clang-format --dry-run -Werror "${cxx[@]}" ;;
+shellcheck)
+	# Warnings and errors; shellcheck's notes (quoting style, mostly where
+	# the guest's scripts split lists on purpose) are not findings here.
+	# SC1007: `a= b=` in one line assigns empty strings on purpose
+	# (tools/dev/vm/run.sh declares its options so).
+	sc=(shellcheck -x -S warning -e SC1007)
+	mapfile -t files < <({ git ls-files '*.sh'
+		git grep -lE '^#!/bin/(ba)?sh|^#!/usr/bin/env (ba)?sh' -- ':!*.sh'; } | sort -u)
+	with=() without=()
+	for f in "${files[@]}"; do
+		if [ "$(head -c2 "$f")" = '#!' ]; then with+=("$f"); else without+=("$f"); fi
+	done
+	# Files without a shebang are the guest's (busybox sh) and the demo's
+	# fragments, which run inside the guest's script.
+	rc=0
+	"${sc[@]}" "${with[@]}" || rc=1
+	[ ${#without[@]} -eq 0 ] || "${sc[@]}" -s sh "${without[@]}" || rc=1
+	exit $rc ;;
 *)
-	echo "usage: $0 {checkpatch|sparse|format}" >&2
+	echo "usage: $0 {checkpatch|sparse|format|shellcheck}" >&2
 	exit 2 ;;
 esac
