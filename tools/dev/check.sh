@@ -127,8 +127,8 @@ if [ "$host" = 1 ] && [ -z "$filter" ]; then
 fi
 
 # 2. style: checkpatch --strict and sparse on kernel code, clang-format on
-# C++, shellcheck on the scripts
-for l in checkpatch sparse format shellcheck; do
+# C++, shellcheck on the scripts; the layers of docs/ARCHITECTURE.md
+for l in checkpatch sparse format shellcheck layers; do
 	say "lint: $l ($(elapsed))"
 	if "$top/tools/dev/lint.sh" "$l" >"$out/lint-$l.log" 2>&1; then
 		record PASS "lint/$l"

@@ -6,6 +6,10 @@
 #   tools/dev/lint.sh format       clang-format (.clang-format) on every C++ file:
 #                              libkring, the tool, the examples and the tests
 #   tools/dev/lint.sh shellcheck   shellcheck on every shell script
+#   tools/dev/lint.sh layers       every include and call goes down a layer
+#                              (tools/dev/layers.py, docs/ARCHITECTURE.md): the
+#                              sources, a stock-6.12 module build and the user
+#                              build (libkring and the tool, built if need be)
 # Prints the findings and exits non-zero when there are any.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -80,7 +84,12 @@ shellcheck)
 	"${sc[@]}" "${with[@]}" || rc=1
 	[ ${#without[@]} -eq 0 ] || "${sc[@]}" -s sh "${without[@]}" || rc=1
 	exit $rc ;;
+layers)
+	mdir=$("$top/tools/dev/build-modules.sh" stock-6.12)
+	"$top/tools/dev/build-user.sh" kring kring_tool >/dev/null
+	python3 "$top/tools/dev/layers.py" --kmod-build "$mdir" \
+		--user-build "${KRING_BUILD:-$top/build}/user" ;;
 *)
-	echo "usage: $0 {checkpatch|sparse|format|shellcheck}" >&2
+	echo "usage: $0 {checkpatch|sparse|format|shellcheck|layers}" >&2
 	exit 2 ;;
 esac
