@@ -782,7 +782,8 @@ struct kring_aux_record {
  * @lost_paused:	records dropped: output paused
  * @lost_overwritten:	records overwritten before they were read (overwrite mode)
  * @wakeups:		consumer wakeups issued
- * @nested:		records written while another writer of this ring was interrupted
+ * @nested:		writers that began (a record reserved, lost or refused) while
+ *			another writer of this ring was in flight, on the same CPU
  * @aux_bytes:		AUX area: bytes announced by AUX records
  * @aux_records:	AUX area: AUX records written
  * @aux_truncated:	AUX area: AUX records with KRING_AUX_FLAG_TRUNCATED

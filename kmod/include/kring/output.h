@@ -26,7 +26,9 @@ struct kring_ring;
  * struct kring_output_handle - one record being written
  * @rb:		the ring
  * @addr:	where the next byte goes
- * @page:	index of the data page holding @addr
+ * @page:	index of the data page holding @addr, where the data area is
+ *		separate pages (a ring kring's tests build); not set where it
+ *		is one piece, as a channel's mirrored area always is
  * @size:	bytes writable in one piece from @addr (to the end of its
  *		page; where the data area is one piece, to its end, or to the
  *		end of its second mapping where it is mapped twice)
