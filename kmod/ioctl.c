@@ -5,30 +5,17 @@
  * kring_attr copied in from user space (KRING_IOC_CONFIGURE). Every ioctl
  * copies its argument in and out outside ch->lock (channel.c).
  */
-#include <linux/fs.h>
-#include <linux/module.h>
-#include <linux/slab.h>
-#include <linux/uaccess.h>
-#include <linux/minmax.h>
-#include <linux/poll.h>
-#include <linux/cpumask.h>
-#include <linux/cpu.h>
-#include <linux/xarray.h>
-#include <linux/workqueue.h>
-#include <linux/delay.h>
 #include <linux/compat.h>
-#include <linux/hardirq.h>
-#include <linux/rculist.h>
+#include <linux/cpu.h>
+#include <linux/fs.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
-#include <linux/file.h>
-#include <linux/log2.h>
-#include <linux/capability.h>
+#include <linux/uaccess.h>
 
 #include "compat.h"
 #include "channel.h"
 #include "source.h"
 #include "aux.h"
-#include "user.h"
 
 /**
  * kring_abi_info_fill() - describe this module's ABI

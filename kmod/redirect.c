@@ -4,30 +4,15 @@
  * another channel's buffer, as perf_event_set_output() does. The graph's
  * rules and locks are in docs/ARCHITECTURE.md ("Set-output graph").
  */
-#include <linux/fs.h>
-#include <linux/module.h>
-#include <linux/slab.h>
-#include <linux/uaccess.h>
-#include <linux/minmax.h>
-#include <linux/poll.h>
-#include <linux/cpumask.h>
-#include <linux/cpu.h>
-#include <linux/xarray.h>
-#include <linux/workqueue.h>
-#include <linux/delay.h>
-#include <linux/compat.h>
-#include <linux/hardirq.h>
-#include <linux/rculist.h>
-#include <linux/mm.h>
 #include <linux/file.h>
-#include <linux/log2.h>
-#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/lockdep.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
 
 #include "compat.h"
 #include "channel.h"
 #include "source.h"
-#include "aux.h"
-#include "user.h"
 
 /* Whether @ch is configured with a source set-output can redirect. */
 static bool kring_channel_redirectable(struct kring_channel *ch)
