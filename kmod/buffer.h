@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Layer 2 of kring.ko, buffer and mapping (docs/ARCHITECTURE.md): the memory
- * behind a channel's mapping (mmap.c) and the record clocks and control
+ * behind a channel's mapping (buffer.c) and the record clocks and control
  * page time fields (clock.c). Built on the ring core (ring.h); knows the
  * channel above it only as an opaque owner it calls back through
  * struct kring_buffer_owner_ops.
@@ -87,16 +87,10 @@ struct kring_buffer {
 	/* the AUX area (aux.c), NULL until mapped; producers read it under RCU */
 	struct kring_aux __rcu *aux;
 	unsigned long time_refreshed;	/* jiffies of the last kring_clock_refresh_ctl() */
-	struct rcu_work free_work;	/* the free, after a grace period (mmap.c) */
+	struct rcu_work free_work;	/* the free, after a grace period (buffer.c) */
 };
 
-/* The clock of record timestamps: NMI-safe monotonic nanoseconds. */
-static inline u64 kring_clock_ns(void)
-{
-	return ktime_get_mono_fast_ns();
-}
-
-/* mmap.c */
+/* buffer.c */
 int kring_buffer_module_init(void);
 void kring_buffer_module_exit(void);
 void kring_queue_rcu_work(struct rcu_work *rwork);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * File operations of /dev/kring: one open file is one channel.
+ * File operations of /dev/kring: one open file is one channel. Its ioctls
+ * are in ioctl.c, set-output in redirect.c, the per-user count of open
+ * channels in user.c.
  *
  * Locking: ch->lock (a mutex) serialises configuration, enable/disable,
  * pause and buffer attach/detach. mmap and munmap take it with mmap_lock
@@ -41,89 +43,6 @@ static atomic64_t kring_next_id = ATOMIC64_INIT(0);
 /* Open channels by id, for kring_channel_get(); entries are RCU-freed. */
 static DEFINE_XARRAY(kring_channels);
 
-/**
- * kring_abi_info_fill() - describe this module's ABI
- * @info: filled completely; @info->size is set to sizeof(*info)
- */
-void kring_abi_info_fill(struct kring_abi_info *info)
-{
-	const struct kring_source_ops *src;
-	unsigned int i;
-
-	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
-	info->abi_major = KRING_ABI_MAJOR;
-	info->abi_minor = KRING_ABI_MINOR;
-	info->features = KRING_FEAT_ABI_QUERY | KRING_FEAT_DATA_RING |
-			 KRING_FEAT_OVERWRITE | KRING_FEAT_MIRROR |
-			 KRING_FEAT_CLOCKS | KRING_FEAT_AUX;
-	/* Each source's, when it works on this kernel. */
-	for (i = 0; i < ARRAY_SIZE(kring_sources); i++) {
-		src = kring_sources[i];
-		if (src && (!src->available || src->available()))
-			info->features |= src->features;
-	}
-	info->page_size = PAGE_SIZE;
-	info->max_data_pages_order = KRING_MAX_DATA_ORDER;
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_abi_info_fill);
-
-/**
- * kring_abi_info_copy_size() - how many bytes of the answer to copy out
- * @user_size: the size the caller declared in kring_abi_info.size
- *
- * A caller that knows an older, shorter struct gets the prefix it knows; a
- * newer, longer one gets ours and learns our size from the size field.
- *
- * Return: the byte count, or -EINVAL if @user_size is below the first
- * published size.
- */
-int kring_abi_info_copy_size(__u32 user_size)
-{
-	if (user_size < KRING_ABI_INFO_SIZE_VER0)
-		return -EINVAL;
-	return min_t(__u32, user_size, sizeof(struct kring_abi_info));
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_abi_info_copy_size);
-
-/**
- * kring_attr_validate() - check an attr copied in from user space
- * @attr: the attr; its size field is the caller's
- *
- * Return: 0, -EOPNOTSUPP for a source this module does not have, or
- * -EINVAL (the uapi header documents which values are accepted).
- */
-int kring_attr_validate(const struct kring_attr *attr)
-{
-	unsigned int i;
-
-	if (attr->source >= KRING_SOURCE_MAX)
-		return -EINVAL;
-	/* Known to the ABI but not built into this module. */
-	if (attr->source != KRING_SOURCE_NONE && !kring_sources[attr->source])
-		return -EOPNOTSUPP;
-	if (!kring_clock_valid(attr->clockid))
-		return -EINVAL;
-	if (attr->flags & ~(KRING_ATTR_F_ALL | KRING_ATTR_F_CAPTURE_ALL))
-		return -EINVAL;
-	if (attr->sample_type & ~KRING_SAMPLE_SUPPORTED)
-		return -EINVAL;
-	if (attr->cpu < -1 || (attr->cpu >= 0 && attr->cpu >= nr_cpu_ids))
-		return -EINVAL;
-	/* Only the sources that follow tasks take a pid (docs/CAPTURE.md). */
-	if (attr->pid < -1 ||
-	    (attr->pid != -1 && !kring_source_can(kring_sources[attr->source],
-						   KRING_SRC_FOLLOWS_TASKS)))
-		return -EINVAL;
-	if ((attr->flags & KRING_ATTR_F_INHERIT) && attr->pid == -1)
-		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(attr->reserved); i++)
-		if (attr->reserved[i])
-			return -EINVAL;
-	return 0;
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_attr_validate);
-
 /* ---- wakeups ----------------------------------------------------------- */
 
 /**
@@ -154,7 +73,7 @@ EXPORT_SYMBOL_IF_KUNIT(kring_attr_validate);
  */
 void kring_channel_wakeup(struct kring_channel *ch)
 {
-	struct kring_output_link *l;
+	struct kring_redirect_link *l;
 
 	smp_mb(); /* pairs with atomic_xchg() in kring_poll() */
 	if (!atomic_read(&ch->poll_pending))
@@ -187,7 +106,7 @@ static void kring_ring_wakeup(struct kring_ring *rb)
 static void kring_wakeup_work(struct irq_work *work)
 {
 	struct kring_channel *ch = container_of(work, struct kring_channel, wakeup_work);
-	struct kring_output_link *l;
+	struct kring_redirect_link *l;
 	struct kring_buffer *buf;
 	unsigned long flags;
 
@@ -249,11 +168,6 @@ static void kring_channel_attach(struct kring_channel *ch, struct kring_buffer *
 	kring_ring_set_wakeup(&buf->ring, ch->watermark, ch->wakeup_events);
 	kring_ring_set_paused(&buf->ring, ch->paused);
 	rcu_assign_pointer(ch->buf, buf);
-}
-
-static struct kring_buffer *kring_channel_buf(struct kring_channel *ch)
-{
-	return rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
 }
 
 /* ---- producer API (<kring/producer.h>) ------------------------------- */
@@ -477,220 +391,13 @@ int kring_channel_write_sample(struct kring_channel *ch,
 }
 EXPORT_SYMBOL_GPL(kring_channel_write_sample);
 
-/* ---- set-output -------------------------------------------------------- */
-
-/* Whether @ch is configured with a source set-output can redirect. */
-static bool kring_channel_redirectable(struct kring_channel *ch)
-{
-	return ch->configured && kring_source_can(ch->source, KRING_SRC_REDIRECTABLE);
-}
-
-/**
- * kring_channel_redirected() - whether set-output sends @ch's records away
- * @ch:	a channel, its lock held
- *
- * A redirected channel has no buffer of its own: kring_channel_mmap() refuses it.
- *
- * Return: true while @ch writes into another channel's buffer.
- */
-static bool kring_channel_redirected(struct kring_channel *ch)
-{
-	return rcu_access_pointer(ch->out);
-}
-
-/*
- * The locks of @a and of @b (NULL: @a's alone), the lower id first: the
- * one rule under which kring holds two channel locks (set-output).
- */
-static void kring_channel_lock_two(struct kring_channel *a, struct kring_channel *b)
-{
-	if (b && b->id < a->id)
-		swap(a, b);
-	mutex_lock(&a->lock);
-	if (b)
-		mutex_lock_nested(&b->lock, SINGLE_DEPTH_NESTING);
-}
-
-static void kring_channel_unlock_two(struct kring_channel *a, struct kring_channel *b)
-{
-	if (b)
-		mutex_unlock(&b->lock);
-	mutex_unlock(&a->lock);
-}
-
-/*
- * perf's constraints: the channels sharing a buffer are bound to the same
- * CPU, or follow the same single task without inherit (the buffer's
- * write_lock serialises what still runs on two CPUs: wakeups written on
- * the waker's CPU, AUX records from an ioctl). Both locks held.
- */
-static int kring_output_compatible(struct kring_channel *ch, struct kring_channel *t)
-{
-	lockdep_assert_held(&ch->lock);
-	lockdep_assert_held(&t->lock);
-	if (!t->configured || t->attr.clockid != ch->attr.clockid)
-		return -EINVAL;
-	if (ch->attr.cpu >= 0)
-		return t->attr.cpu == ch->attr.cpu ? 0 : -EINVAL;
-	if (t->attr.cpu != -1 || !kring_channel_redirectable(t) ||
-	    t->follow_task != ch->follow_task ||
-	    (ch->attr.flags & KRING_ATTR_F_INHERIT) || (t->attr.flags & KRING_ATTR_F_INHERIT))
-		return -EINVAL;
-	return 0;
-}
-
-/*
- * @ch's writers start (+1) or stop (-1) counting as writers of its
- * set-output target's buffer, for KRING_IOC_RESET of the target (ch->lock
- * held: @ch->out cannot change).
- */
-static void kring_output_writers(struct kring_channel *ch, int delta)
-{
-	struct kring_channel *t = rcu_dereference_protected(ch->out, lockdep_is_held(&ch->lock));
-
-	if (!t)
-		return;
-	spin_lock(&t->out_lock);
-	t->out_writers += delta;
-	spin_unlock(&t->out_lock);
-}
-
-/*
- * Take @ch out of its target's list (ch->lock held, @ch disabled). Returns
- * the old target for the caller to put once the locks are dropped; readers
- * of the old list may still be on the link (freed after a grace period)
- * and follow it to @ch (channels are RCU-freed).
- */
-static struct kring_channel *kring_output_unlink(struct kring_channel *ch)
-{
-	struct kring_output_link *link = ch->out_link;
-	struct kring_channel *old;
-
-	old = rcu_dereference_protected(ch->out, lockdep_is_held(&ch->lock));
-	if (!old)
-		return NULL;
-	spin_lock(&old->out_lock);
-	list_del_rcu(&link->node);
-	spin_unlock(&old->out_lock);
-	RCU_INIT_POINTER(ch->out, NULL);
-	ch->out_link = NULL;
-	kfree_rcu(link, rcu);
-	return old;
-}
-
-/**
- * kring_output_release() - a channel goes: undo its set-output
- * @ch:	the channel, disabled
- *
- * Its file is going: no set-output names @ch, as source or as target.
- */
-static void kring_output_release(struct kring_channel *ch)
-{
-	struct kring_channel *old;
-
-	mutex_lock(&ch->lock);
-	old = kring_output_unlink(ch);
-	mutex_unlock(&ch->lock);
-	kring_channel_put(old);
-}
-
-/**
- * kring_ioctl_set_output() - KRING_IOC_SET_OUTPUT
- * @ch:	the channel whose records are redirected
- * @fd:	a kring file descriptor (the target), or -1 to undo
- *
- * Runs under @ch's lock and the target's (kring_channel_lock_two(), as
- * perf_event_set_output() takes both events' mutexes), and no other lock
- * of anyone's: a channel's @out is set only under both locks, and a
- * channel's @redirected list grows only under its lock, so two calls that
- * could build a cycle or a chain (A to B while B to A, or A to B while B
- * to C) share a channel and are serialised by its lock: a target is never
- * redirected itself, and a channel that is a target is never redirected.
- * The link is allocated before any lock is taken, and nothing here waits
- * for a grace period (struct kring_output_link).
- *
- * Return: 0; -EBADF for a bad descriptor; -EINVAL for a target that is not
- * a configured kring channel, is @ch, is itself redirected or breaks the
- * constraints above, for a channel that is the target of another, or for
- * a channel whose source cannot be redirected; -EBUSY while @ch is enabled
- * or mapped; -ENOMEM.
- */
-static long kring_ioctl_set_output(struct kring_channel *ch, int fd)
-{
-	struct kring_channel *target = NULL, *old = NULL;
-	struct kring_output_link *link = NULL;
-	struct file *file = NULL;
-	long ret;
-
-	if (fd != -1) {
-		file = fget(fd);
-		if (!file)
-			return -EBADF;
-		if (file->f_op != &kring_fops || file->private_data == ch) {
-			ret = -EINVAL;
-			goto out_fput;
-		}
-		target = file->private_data;
-		link = kzalloc(sizeof(*link), GFP_KERNEL_ACCOUNT);
-		if (!link) {
-			ret = -ENOMEM;
-			goto out_fput;
-		}
-		link->ch = ch;
-	}
-	kring_channel_lock_two(ch, target);
-	if (target) {
-		bool is_target;
-
-		spin_lock(&ch->out_lock);
-		is_target = !list_empty(&ch->redirected);
-		spin_unlock(&ch->out_lock);
-		ret = -EINVAL;
-		if (is_target || rcu_access_pointer(target->out))
-			goto out_unlock;
-	}
-	if (!kring_channel_redirectable(ch)) {
-		ret = -EINVAL;
-		goto out_unlock;
-	}
-	if (ch->enabled || rcu_access_pointer(ch->buf)) {
-		ret = -EBUSY;
-		goto out_unlock;
-	}
-	if (target) {
-		ret = kring_output_compatible(ch, target);
-		if (ret)
-			goto out_unlock;
-	}
-	old = kring_output_unlink(ch);
-	if (target) {
-		refcount_inc(&target->refs);	/* the file holds one */
-		spin_lock(&target->out_lock);
-		list_add_tail_rcu(&link->node, &target->redirected);
-		spin_unlock(&target->out_lock);
-		ch->out_link = link;
-		link = NULL;
-		/* Disabled: no writer reads it until the channel is enabled again. */
-		rcu_assign_pointer(ch->out, target);
-	}
-	ret = 0;
-out_unlock:
-	kring_channel_unlock_two(ch, target);
-	kring_channel_put(old);
-	kfree(link);
-out_fput:
-	if (file)
-		fput(file);
-	return ret;
-}
-
 /* ---- mmap -------------------------------------------------------------- */
 
 /**
  * kring_channel_mmap() - mmap of a channel
  * @file: the channel
  * @vma: at offset 0, the data ring: 1 + 2^n pages, or 1 + 2 * 2^n pages
- *	with KRING_ATTR_F_MIRROR (mmap.c); elsewhere the AUX area (aux.c)
+ *	with KRING_ATTR_F_MIRROR (buffer.c); elsewhere the AUX area (aux.c)
  *
  * Return: 0, -EINVAL for a wrong length, offset or flags, for an
  * unconfigured or redirected (KRING_IOC_SET_OUTPUT) channel or one whose
@@ -755,84 +462,7 @@ out:
 	return ret;
 }
 
-/* ---- ioctls ------------------------------------------------------------ */
-
-static long kring_ioctl_query_abi(void __user *arg)
-{
-	struct kring_abi_info info;
-	__u32 user_size;
-	int len;
-
-	if (get_user(user_size, (__u32 __user *)arg))
-		return -EFAULT;
-	len = kring_abi_info_copy_size(user_size);
-	if (len < 0)
-		return len;
-	kring_abi_info_fill(&info);
-	info.size = len;
-	if (copy_to_user(arg, &info, len))
-		return -EFAULT;
-	return 0;
-}
-
-static long kring_ioctl_configure(struct kring_channel *ch, void __user *arg)
-{
-	const struct kring_source_ops *src;
-	struct kring_attr attr;
-	__u32 usize;
-	int ret;
-
-	if (get_user(usize, (__u32 __user *)arg))
-		return -EFAULT;
-	if (usize < KRING_ATTR_SIZE_VER0)
-		return -EINVAL;
-	/* perf's bound: a caller's struct is never larger than a page. */
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	/* -E2BIG when bytes we do not know are not zero. */
-	ret = copy_struct_from_user(&attr, sizeof(attr), arg, usize);
-	if (ret)
-		return ret;
-	ret = kring_attr_validate(&attr);
-	if (ret)
-		return ret;
-	attr.size = sizeof(attr);
-	src = kring_sources[attr.source];
-	/*
-	 * The channel's sample_type describes its SAMPLE records alone (perf's
-	 * rule): every SAMPLE carries SEQ, and some sources always write RAW.
-	 */
-	attr.sample_type |= KRING_SAMPLE_SEQ | (src ? src->sample_type : 0);
-	ret = kring_perm_source(src);
-	if (ret)
-		return ret;
-	if (src && src->prepare) {
-		ret = src->prepare();
-		if (ret)
-			return ret;
-	}
-
-	mutex_lock(&ch->lock);
-	if (ch->configured) {
-		ret = -EBUSY;
-		goto out;
-	}
-	ch->attr = attr;
-	ch->source = src;
-	if (src && src->configure) {
-		ret = src->configure(ch);
-		if (ret) {
-			ch->source = NULL;
-			goto out;
-		}
-	}
-	ch->watermark = attr.wakeup_watermark;
-	ch->wakeup_events = attr.wakeup_events;
-	ch->configured = true;
-out:
-	mutex_unlock(&ch->lock);
-	return ret;
-}
+/* ---- enable state ---------------------------------------------------- */
 
 /*
  * Start or stop @ch's source and publish the new state (ch->lock held).
@@ -842,7 +472,7 @@ out:
  * are not waited for here: the grace period that ends them is noted for
  * KRING_IOC_RESET, which waits for it outside the lock.
  */
-static int kring_channel_switch(struct kring_channel *ch, bool enable)
+int kring_channel_switch(struct kring_channel *ch, bool enable)
 {
 	int ret = 0;
 
@@ -850,11 +480,11 @@ static int kring_channel_switch(struct kring_channel *ch, bool enable)
 	if (ch->enabled == enable)
 		return 0;
 	if (enable) {
-		kring_output_writers(ch, 1);
+		kring_redirect_writers(ch, 1);
 		if (ch->source)
 			ret = ch->source->start(ch);
 		if (ret) {
-			kring_output_writers(ch, -1);
+			kring_redirect_writers(ch, -1);
 			return ret;
 		}
 		WRITE_ONCE(ch->enabled, true);	/* producers READ_ONCE() it */
@@ -864,199 +494,9 @@ static int kring_channel_switch(struct kring_channel *ch, bool enable)
 		ch->source->stop(ch);
 	WRITE_ONCE(ch->enabled, false);
 	ch->quiet_gp = get_state_synchronize_rcu();
-	kring_output_writers(ch, -1);
+	kring_redirect_writers(ch, -1);
 	return 0;
 }
-
-/*
- * ENABLE and DISABLE take @ch's lock and no lock of another channel or
- * user: what another user holds while it waits on its own work (a large
- * mmap, a grace period) never holds up this one.
- */
-static long kring_ioctl_enable(struct kring_channel *ch, bool enable)
-{
-	int ret;
-
-	/*
-	 * CPU hotplug is held off while a source starts or stops, taken
-	 * before ch->lock as the hotplug callbacks (kring_cpu_event()) take
-	 * it: a CPU-bound source sees its CPU's state settled.
-	 */
-	cpus_read_lock();
-	mutex_lock(&ch->lock);
-	ret = ch->configured ? kring_channel_switch(ch, enable) : -EINVAL;
-	mutex_unlock(&ch->lock);
-	cpus_read_unlock();
-	return ret;
-}
-
-static long kring_ioctl_pause(struct kring_channel *ch, bool pause)
-{
-	struct kring_buffer *buf;
-
-	mutex_lock(&ch->lock);
-	ch->paused = pause;
-	buf = kring_channel_buf(ch);
-	if (buf)
-		kring_ring_set_paused(&buf->ring, pause);
-	mutex_unlock(&ch->lock);
-	return 0;
-}
-
-/*
- * Zero the counters: only while no writer of the buffer is enabled, the
- * channel's own source and every channel redirected into it
- * (@ch->out_writers), and once the producer-API writers that found the
- * channel enabled before its last DISABLE are done (@ch->quiet_gp). That
- * wait is a grace period, taken with no lock held; only @ch's own lock is
- * taken, and the channels redirected into it are counted, not locked.
- */
-static long kring_ioctl_reset(struct kring_channel *ch)
-{
-	struct kring_buffer *buf;
-	unsigned long gp;
-	long ret = 0;
-
-	mutex_lock(&ch->lock);
-	/* A DISABLE since the last look starts a new grace period: wait again. */
-	while (!ch->enabled && kring_channel_buf(ch) &&
-	       !poll_state_synchronize_rcu(ch->quiet_gp)) {
-		gp = ch->quiet_gp;
-		mutex_unlock(&ch->lock);
-		cond_synchronize_rcu(gp);
-		mutex_lock(&ch->lock);
-	}
-	if (ch->enabled) {
-		ret = -EBUSY;	/* counters of a running source would race */
-		goto out;
-	}
-	buf = kring_channel_buf(ch);
-	spin_lock(&ch->out_lock);
-	if (ch->out_writers)
-		ret = -EBUSY;
-	else if (buf)
-		kring_ring_reset_counters(&buf->ring);
-	spin_unlock(&ch->out_lock);
-out:
-	mutex_unlock(&ch->lock);
-	return ret;
-}
-
-static long kring_ioctl_set_wakeup(struct kring_channel *ch, void __user *arg)
-{
-	struct kring_buffer *buf;
-	struct kring_wakeup w;
-
-	if (copy_from_user(&w, arg, sizeof(w)))
-		return -EFAULT;
-	mutex_lock(&ch->lock);
-	ch->watermark = w.watermark;
-	ch->wakeup_events = w.events;
-	buf = kring_channel_buf(ch);
-	if (buf)
-		kring_ring_set_wakeup(&buf->ring, w.watermark, w.events);
-	mutex_unlock(&ch->lock);
-	return 0;
-}
-
-static long kring_ioctl_stats(struct kring_channel *ch, void __user *arg)
-{
-	struct kring_stats st;
-	struct kring_buffer *buf;
-	__u32 usize;
-
-	if (get_user(usize, (__u32 __user *)arg))
-		return -EFAULT;
-	if (usize < KRING_STATS_SIZE_VER0)
-		return -EINVAL;
-	memset(&st, 0, sizeof(st));
-	mutex_lock(&ch->lock);
-	buf = kring_channel_buf(ch);
-	if (buf) {
-		kring_ring_read_stats(&buf->ring, &st);
-		kring_aux_read_stats(buf, &st);
-		st.flags |= KRING_STATS_F_MAPPED;
-	}
-	if (ch->enabled)
-		st.flags |= KRING_STATS_F_ENABLED;
-	if (ch->paused)
-		st.flags |= KRING_STATS_F_PAUSED;
-	if (READ_ONCE(ch->revoked))
-		st.flags |= KRING_STATS_F_REVOKED;
-	st.throttled = atomic64_read(&ch->throttled);
-	if (ch->configured)
-		st.sample_type = ch->attr.sample_type;
-	mutex_unlock(&ch->lock);
-	st.size = min_t(__u32, usize, sizeof(st));
-	if (copy_to_user(arg, &st, st.size))
-		return -EFAULT;
-	return 0;
-}
-
-/*
- * KRING_IOC_STATS encodes the caller's sizeof(struct kring_stats), which
- * grows with each version: any size matches, and kring_stats.size
- * negotiates what is filled in (kring_ioctl_stats()).
- */
-static unsigned int kring_ioctl_sized(unsigned int cmd)
-{
-	if (_IOC_TYPE(cmd) == _IOC_TYPE(KRING_IOC_STATS) &&
-	    _IOC_NR(cmd) == _IOC_NR(KRING_IOC_STATS) &&
-	    _IOC_DIR(cmd) == _IOC_DIR(KRING_IOC_STATS))
-		return KRING_IOC_STATS;
-	return cmd;
-}
-
-static long kring_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
-{
-	struct kring_channel *ch = file->private_data;
-	void __user *uarg = (void __user *)arg;
-
-	switch (kring_ioctl_sized(cmd)) {
-	case KRING_IOC_QUERY_ABI:
-		return kring_ioctl_query_abi(uarg);
-	case KRING_IOC_CONFIGURE:
-		return kring_ioctl_configure(ch, uarg);
-	case KRING_IOC_ENABLE:
-		return kring_ioctl_enable(ch, true);
-	case KRING_IOC_DISABLE:
-		return kring_ioctl_enable(ch, false);
-	case KRING_IOC_RESET:
-		return kring_ioctl_reset(ch);
-	case KRING_IOC_PAUSE_OUTPUT:
-		return kring_ioctl_pause(ch, true);
-	case KRING_IOC_RESUME_OUTPUT:
-		return kring_ioctl_pause(ch, false);
-	case KRING_IOC_SET_WAKEUP:
-		return kring_ioctl_set_wakeup(ch, uarg);
-	case KRING_IOC_ID:
-		return put_user(ch->id, (__u64 __user *)uarg);
-	case KRING_IOC_STATS:
-		return kring_ioctl_stats(ch, uarg);
-	case KRING_IOC_SET_OUTPUT:
-		return kring_ioctl_set_output(ch, (int)arg);
-	case KRING_IOC_AUX_SNAPSHOT:
-	case KRING_IOC_AUX_PAUSE:
-	case KRING_IOC_AUX_RESUME:
-		return kring_aux_ioctl(ch, cmd);
-	default:
-		return -ENOTTY;
-	}
-}
-
-#ifdef CONFIG_COMPAT
-/*
- * 32-bit callers: every argument is a pointer to a struct with the same
- * layout on both ABIs, but SET_OUTPUT's, which is an int (a descriptor or
- * -1) and must not go through compat_ptr().
- */
-static long kring_compat_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
-{
-	if (cmd == KRING_IOC_SET_OUTPUT)
-		return kring_ioctl(file, cmd, (unsigned long)(int)arg);
-	return kring_ioctl(file, cmd, (unsigned long)compat_ptr(arg));
-}
-#endif
 
 /* ---- poll -------------------------------------------------------------- */
 
@@ -1085,58 +525,6 @@ static __poll_t kring_poll(struct file *file, poll_table *wait)
 }
 
 /* ---- open/release ------------------------------------------------------ */
-
-/*
- * kring.max_user_channels bounds the channels one user holds open, as
- * fs.inotify.max_user_instances bounds inotify instances. Each channel may
- * cost every CPU work the user does not pay for: every context switch
- * walks the enabled followed channels (capture.c), and a channel bound to a
- * CPU ticks there in hard irq context (its floor tick, its timer). The
- * limit makes that work a constant per user. A user with CAP_PERFMON (or
- * CAP_SYS_ADMIN) is not bound, as with perf's limits.
- */
-static unsigned int kring_max_user_channels = 1024;
-module_param_named(max_user_channels, kring_max_user_channels, uint, 0644);
-MODULE_PARM_DESC(max_user_channels,
-		 "channels one user without CAP_PERFMON may hold open (0: no limit)");
-
-/*
- * Count one more channel for the caller's user in @ch->user, and for the
- * owner of every user namespace above it (user.c): ids mapped into a
- * namespace share their owner's limit.
- * Return: 0, -EMFILE beyond kring.max_user_channels, -ENOMEM.
- */
-static int kring_user_channel_add(struct kring_channel *ch)
-{
-	unsigned int max = READ_ONCE(kring_max_user_channels);
-	struct kring_user *u;
-
-	u = kring_user_get();
-	if (!u)
-		return -ENOMEM;
-	/*
-	 * At the limit only, ask for the capability, so that an ordinary
-	 * open is not audited as a denial; and outside the lock (capable()
-	 * may sleep).
-	 */
-	if (!kring_user_charge(u, KRING_USER_CHANNELS, 1, max ?: ULONG_MAX)) {
-		if (!perfmon_capable()) {
-			kring_user_put(u);
-			return -EMFILE;
-		}
-		kring_user_charge(u, KRING_USER_CHANNELS, 1, ULONG_MAX);
-	}
-	ch->user = u;
-	return 0;
-}
-
-/* The channel's file is released: one channel less for its opener. */
-static void kring_user_channel_del(struct kring_channel *ch)
-{
-	kring_user_uncharge(ch->user, KRING_USER_CHANNELS, 1);
-	kring_user_put(ch->user);
-	ch->user = NULL;
-}
 
 /*
  * The end of a release, after a grace period, on kring's workqueue (module
@@ -1171,15 +559,16 @@ static int kring_open(struct inode *inode, struct file *file)
 	ch->quiet_gp = get_completed_synchronize_rcu();
 	INIT_RCU_WORK(&ch->release_work, kring_release_work);
 	refcount_set(&ch->refs, 1);
-	ret = kring_user_channel_add(ch);
-	if (ret) {
+	ch->user = kring_user_channel_add();
+	if (IS_ERR(ch->user)) {
+		ret = PTR_ERR(ch->user);
 		kfree(ch);
 		return ret;
 	}
 	ch->id = atomic64_inc_return(&kring_next_id);
 	ret = xa_insert(&kring_channels, ch->id, ch, GFP_KERNEL_ACCOUNT);
 	if (ret) {
-		kring_user_channel_del(ch);
+		kring_user_channel_del(ch->user);
 		kfree(ch);
 		return ret;
 	}
@@ -1200,8 +589,9 @@ static int kring_release(struct inode *inode, struct file *file)
 	if (ch->source && ch->source->release)
 		ch->source->release(ch);
 	mutex_unlock(&ch->lock);
-	kring_output_release(ch);
-	kring_user_channel_del(ch);
+	kring_redirect_release(ch);
+	kring_user_channel_del(ch->user);
+	ch->user = NULL;
 	/* The file's reference goes after a grace period: kring_release_work(). */
 	kring_queue_rcu_work(&ch->release_work);
 	return 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Layer 3 of kring.ko, channel and ioctls (docs/ARCHITECTURE.md): one open
- * /dev/kring file is one channel (channel.c: file operations, ioctls,
+ * /dev/kring file is one channel (channel.c: file operations and the
+ * producer API; ioctl.c: the ioctls and the ABI checks; redirect.c:
  * set-output; aux.c: the channel's AUX area; perm.c: who may configure
  * what). Built on the buffer layer (buffer.h); calls the sources above it
  * only through their struct kring_source_ops (source.h).
@@ -27,7 +28,7 @@ struct file;
 struct task_struct;
 struct cred;
 struct kring_source_ops;
-struct kring_output_link;
+struct kring_redirect_link;
 
 /*
  * struct kring_channel - one open /dev/kring file
@@ -89,7 +90,7 @@ struct kring_channel {
 	void *source_priv;
 	const struct task_struct *follow_task;
 	struct kring_channel __rcu *out;
-	struct kring_output_link *out_link;
+	struct kring_redirect_link *out_link;
 	spinlock_t out_lock;		/* @redirected, @out_writers */
 	struct list_head redirected;
 	unsigned int out_writers;
@@ -99,7 +100,7 @@ struct kring_channel {
 };
 
 /*
- * struct kring_output_link - a channel in its set-output target's list
+ * struct kring_redirect_link - a channel in its set-output target's list
  * @node:	in the target's @redirected list (RCU)
  * @ch:		the redirected channel
  * @rcu:	freed after a grace period (a wakeup may be walking the list)
@@ -108,7 +109,7 @@ struct kring_channel {
  * another target gets a new link, so a node is never moved between two
  * lists that readers may be walking, and no one waits for them.
  */
-struct kring_output_link {
+struct kring_redirect_link {
 	struct list_head node;
 	struct kring_channel *ch;
 	struct rcu_head rcu;
@@ -169,13 +170,43 @@ static inline void kring_channel_vma_gone(struct kring_channel *ch)
 	kring_buffer_put(buf);
 }
 
+/* @ch's buffer (ch->lock held), NULL while unmapped. */
+static inline struct kring_buffer *kring_channel_buf(struct kring_channel *ch)
+{
+	return rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
+}
+
 /* channel.c */
 extern const struct file_operations kring_fops;
+void kring_channels_exit(void);
+void kring_channel_wakeup(struct kring_channel *ch);
+int kring_channel_switch(struct kring_channel *ch, bool enable);
+
+/*
+ * What this module accepts in a kring_attr (kring_attr_validate()). Masks
+ * that grow with every version are the module's, not the ABI's: a consumer
+ * asks KRING_IOC_QUERY_ABI's feature bits.
+ */
+#define KRING_ATTR_F_ALL		(KRING_ATTR_F_OVERWRITE | KRING_ATTR_F_MIRROR)
+#define KRING_ATTR_F_CAPTURE_ALL	(KRING_ATTR_F_INHERIT | KRING_ATTR_F_EXCLUDE_KERNEL)
+#define KRING_SAMPLE_SUPPORTED	(KRING_SAMPLE_IP | KRING_SAMPLE_TID |	\
+				 KRING_SAMPLE_TIME | KRING_SAMPLE_ID |	\
+				 KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | \
+				 KRING_SAMPLE_RAW | KRING_SAMPLE_IDENTIFIER | \
+				 KRING_SAMPLE_SEQ)
+
+/* ioctl.c */
 void kring_abi_info_fill(struct kring_abi_info *info);
 int kring_abi_info_copy_size(__u32 user_size);
 int kring_attr_validate(const struct kring_attr *attr);
-void kring_channels_exit(void);
-void kring_channel_wakeup(struct kring_channel *ch);
+long kring_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+long kring_compat_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* redirect.c */
+bool kring_channel_redirected(struct kring_channel *ch);
+void kring_redirect_writers(struct kring_channel *ch, int delta);
+void kring_redirect_release(struct kring_channel *ch);
+long kring_redirect_set(struct kring_channel *ch, int fd);
 
 /* perm.c */
 int kring_perm_source(const struct kring_source_ops *src);

@@ -33,12 +33,6 @@
 #include "compat.h"
 #include "buffer.h"
 
-/* ring.c calls ktime_get_mono_fast_ns() directly where this is the clock. */
-u64 kring_clock_mono(void)
-{
-	return ktime_get_mono_fast_ns();
-}
-
 static u64 kring_clock_raw(void)
 {
 	return ktime_get_raw_fast_ns();
@@ -71,7 +65,7 @@ kring_clock_t kring_clock_fn(u32 clockid)
 	switch (clockid) {
 	case KRING_CLOCK_DEFAULT:
 	case KRING_CLOCK_MONOTONIC:
-		return kring_clock_mono;
+		return kring_clock_ns;	/* the ring core's (ring.c) */
 	case KRING_CLOCK_MONOTONIC_RAW:
 		return kring_clock_raw;
 	case KRING_CLOCK_BOOTTIME:

@@ -89,6 +89,8 @@
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <asm/barrier.h>
+
+#include "compat.h"
 #endif
 
 #include "ring.h"
@@ -114,6 +116,13 @@ static inline bool ring_overwrite(const struct kring_ring *rb)
 	return rb->flags & KRING_RING_OVERWRITE;
 }
 
+#ifdef __KERNEL__
+u64 kring_clock_ns(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+#endif
+
 /*
  * Read the ring's clock (set). The default record clock is called
  * directly: an indirect call costs a retpoline where they are on, and
@@ -123,7 +132,7 @@ static inline bool ring_overwrite(const struct kring_ring *rb)
 static __always_inline u64 ring_clock(const struct kring_ring *rb)
 {
 #ifdef __KERNEL__
-	if (likely(rb->clock == kring_clock_mono))
+	if (likely(rb->clock == kring_clock_ns))
 		return ktime_get_mono_fast_ns();
 #endif
 	return rb->clock();
@@ -480,13 +489,25 @@ static __always_inline unsigned int ring_get_handle(struct kring_output_handle *
 	return nest;
 }
 
+static noinline void ring_publish_slow(struct kring_output_handle *h);
+
 /*
  * Finish a writer: the outermost one publishes the counters and data_head
  * and issues a due wake-up; nested ones only step the nest count down.
+ *
+ * @commit (a constant) is the commit's fast path (kring_output_end()): its
+ * common case (no counter to mirror, no wake-up due, no writer
+ * interrupting the publication) inline; every other case goes to
+ * ring_publish_slow() before data_head is stored, or after ->nest dropped
+ * to 0 where the slow path goes round again, and it starts over. A tail
+ * call each: the inline part keeps no value across a call. The steps and
+ * their order are the same for both.
  */
-static __always_inline void ring_publish(struct kring_output_handle *h)
+static __always_inline void ring_publish(struct kring_output_handle *h,
+					 struct kring_ring *rb, const bool commit)
 {
-	struct kring_ring *rb = h->rb;
+	/* A commit reads it first; the slow path only to store (a load less per LOST) */
+	struct kring_ctl_page *ctl = commit ? rb->ctl : NULL;
 	unsigned long head;
 	unsigned int nest;
 	s64 seq;
@@ -513,22 +534,34 @@ again:
 	kring_irq_point(rb);
 
 	/*
-	 * After ->seq: a writer that marked counters after this point makes
-	 * the check at the end fail.
+	 * After ->seq: a writer that marks counters (or, for a commit, makes
+	 * a wake-up due) after this point makes the check at the end fail. A
+	 * wake-up a commit's own reservation made due is seen here, before
+	 * data_head is stored: ring_publish_slow() stores it, then checks
+	 * need_wakeup (E).
 	 */
 	barrier();
-	if (unlikely(READ_ONCE(rb->counts_dirty)))
+	if (commit) {
+		if (unlikely(READ_ONCE(rb->counts_dirty) ||
+			     h->wakeup != (unsigned long)local_read(&rb->wakeup_gen))) {
+			ring_publish_slow(h);
+			return;
+		}
+	} else if (unlikely(READ_ONCE(rb->counts_dirty))) {
 		ring_mirror_counts(rb);
-	WRITE_ONCE(rb->ctl->records_written,
-		   local64_read(&rb->records_written));
+	}
+	if (!commit)
+		ctl = rb->ctl;
+	WRITE_ONCE(ctl->records_written, local64_read(&rb->records_written));
 	kring_irq_point(rb);
 
 	smp_wmb(); /* B, matches C: record stores before the data_head store */
-	WRITE_ONCE(rb->ctl->data_head, head);
+	WRITE_ONCE(ctl->data_head, head);
 	WRITE_ONCE(rb->pub_head, head);
 	kring_irq_point(rb);
 
-	ring_wakeup_check(h);
+	if (!commit)
+		ring_wakeup_check(h);
 
 	/*
 	 * Publish the head before dropping the nest count: otherwise an
@@ -552,6 +585,10 @@ again:
 		     seq != local64_read(&rb->seq))) {
 		ring_cpu_enter(rb);
 		WRITE_ONCE(rb->nest, 1);
+		if (commit) {
+			ring_publish_slow(h);
+			return;
+		}
 		goto again;
 	}
 }
@@ -559,70 +596,7 @@ again:
 /* ring_publish() out of line, for the paths other than a commit. */
 static noinline void ring_publish_slow(struct kring_output_handle *h)
 {
-	ring_publish(h);
-}
-
-/*
- * ring_publish() for a commit: its common case (no counter to mirror, no
- * wake-up due, no writer interrupting the publication) inline; every other
- * case goes to ring_publish_slow() before data_head is stored, or after
- * ->nest dropped to 0 as ring_publish() goes round again, and it starts
- * over. A tail call each: the inline part keeps no value across a call.
- * The steps and their order are ring_publish()'s; see there.
- */
-static __always_inline void ring_publish_commit(struct kring_output_handle *h,
-						struct kring_ring *rb)
-{
-	struct kring_ctl_page *ctl = rb->ctl;
-	unsigned long head;
-	unsigned int nest;
-	s64 seq;
-
-	nest = READ_ONCE(rb->nest);
-	if (nest > 1) {
-		WRITE_ONCE(rb->nest, nest - 1);
-		return;
-	}
-
-	barrier();
-	head = local_read(&rb->head);
-	seq = local64_read(&rb->seq);
-	kring_irq_point(rb);
-
-	/*
-	 * After ->seq: a writer that marks counters or makes a wake-up due
-	 * after this point makes the check at the end fail. A wake-up our own
-	 * reservation made due is seen here, before data_head is stored:
-	 * ring_publish_slow() stores it, then checks need_wakeup (E).
-	 */
-	barrier();
-	if (unlikely(READ_ONCE(rb->counts_dirty) ||
-		     h->wakeup != (unsigned long)local_read(&rb->wakeup_gen))) {
-		ring_publish_slow(h);
-		return;
-	}
-	WRITE_ONCE(ctl->records_written, local64_read(&rb->records_written));
-	kring_irq_point(rb);
-
-	smp_wmb(); /* B, matches C: record stores before the data_head store */
-	WRITE_ONCE(ctl->data_head, head);
-	WRITE_ONCE(rb->pub_head, head);
-	kring_irq_point(rb);
-
-	/* As in ring_publish(): the head before the nest count, ... */
-	barrier();
-	WRITE_ONCE(rb->nest, 0);
-	ring_cpu_leave(rb);
-
-	/* ... the nest count before the re-read. */
-	barrier();
-	kring_irq_point(rb);
-	if (unlikely(head != (unsigned long)local_read(&rb->head) ||
-		     seq != local64_read(&rb->seq))) {
-		ring_cpu_enter(rb);
-		WRITE_ONCE(rb->nest, 1);
-		ring_publish_slow(h);
-	}
+	ring_publish(h, h->rb, false);
 }
 
 /* Write the LOST record reporting @lost at the handle's position. */
@@ -1060,7 +1034,7 @@ int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 		return ring_begin(h, rb, size, time, true);
 	return ring_begin(h, rb, size, time, false);
 }
-EXPORT_SYMBOL_GPL(kring_output_begin);
+EXPORT_SYMBOL_IF_KUNIT(kring_output_begin);
 
 /**
  * kring_output_copy() - write the next @len bytes of the record
@@ -1124,7 +1098,7 @@ static noinline void ring_end_fill(struct kring_output_handle *h)
 	ring_write_pages(h, NULL, h->rem);
 	local64_inc(&rb->records_written);
 	kring_irq_point(rb);
-	ring_publish(h);
+	ring_publish(h, rb, false);
 }
 
 /**
@@ -1144,9 +1118,9 @@ void kring_output_end(struct kring_output_handle *h)
 	}
 	local64_inc(&rb->records_written);
 	kring_irq_point(rb);
-	ring_publish_commit(h, rb);
+	ring_publish(h, rb, true);
 }
-EXPORT_SYMBOL_GPL(kring_output_end);
+EXPORT_SYMBOL_IF_KUNIT(kring_output_end);
 
 /**
  * kring_output_discard() - cancel the record
@@ -1174,7 +1148,7 @@ void kring_output_discard(struct kring_output_handle *h)
 	kring_irq_point(rb);
 	ring_publish_slow(h);
 }
-EXPORT_SYMBOL_GPL(kring_output_discard);
+EXPORT_SYMBOL_IF_KUNIT(kring_output_discard);
 
 /**
  * kring_ring_flush_lost() - report pending losses without a new record
@@ -1228,7 +1202,7 @@ out:
 	ring_publish_slow(&h);
 	return done && !local_read(&rb->lost_pending);
 }
-EXPORT_SYMBOL_GPL(kring_ring_flush_lost);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_flush_lost);
 
 /* Zero the counters and their figures in the control page. */
 static void ring_clear_counts(struct kring_ring *rb)
@@ -1372,7 +1346,7 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 	ctl->need_wakeup = 1;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(kring_ring_init);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_init);
 
 /**
  * kring_ring_reset() - empty the ring and zero its counters
@@ -1392,7 +1366,7 @@ void kring_ring_reset(struct kring_ring *rb)
 	for (i = 0; i < rb->nr_pages; i++)
 		memset(rb->data_pages[i], 0, PAGE_SIZE);
 }
-EXPORT_SYMBOL_GPL(kring_ring_reset);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_reset);
 
 /**
  * kring_ring_reset_counters() - zero the counters, keep the contents
@@ -1407,7 +1381,7 @@ void kring_ring_reset_counters(struct kring_ring *rb)
 {
 	ring_clear_counts(rb);
 }
-EXPORT_SYMBOL_GPL(kring_ring_reset_counters);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_reset_counters);
 
 /**
  * kring_ring_set_paused() - stop or resume output
@@ -1432,7 +1406,7 @@ void kring_ring_set_paused(struct kring_ring *rb, bool paused)
 		flags &= ~KRING_CTL_F_PAUSED;
 	WRITE_ONCE(rb->ctl->flags, flags);
 }
-EXPORT_SYMBOL_GPL(kring_ring_set_paused);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_set_paused);
 
 /**
  * kring_ring_set_wakeup() - when to wake the consumer
@@ -1457,7 +1431,7 @@ void kring_ring_set_wakeup(struct kring_ring *rb, unsigned long watermark_bytes,
 	WRITE_ONCE(rb->watermark, watermark_bytes);
 	WRITE_ONCE(rb->wakeup_events, wakeup_events);
 }
-EXPORT_SYMBOL_GPL(kring_ring_set_wakeup);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_set_wakeup);
 
 /**
  * kring_ring_read_counts() - read the ring's counters
@@ -1478,7 +1452,7 @@ void kring_ring_read_counts(struct kring_ring *rb, struct kring_ring_counts *c)
 	c->wakeups = local64_read(&rb->wakeups);
 	c->nested = local64_read(&rb->nested);
 }
-EXPORT_SYMBOL_GPL(kring_ring_read_counts);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_read_counts);
 
 /**
  * kring_ring_read_stats() - fill the counters of a KRING_IOC_STATS answer
@@ -1503,7 +1477,7 @@ void kring_ring_read_stats(struct kring_ring *rb, struct kring_stats *st)
 	st->wakeups = c.wakeups;
 	st->nested = c.nested;
 }
-EXPORT_SYMBOL_GPL(kring_ring_read_stats);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_read_stats);
 
 /**
  * kring_ring_readable() - has the consumer's wake-up condition been met?
@@ -1529,4 +1503,4 @@ bool kring_ring_readable(struct kring_ring *rb)
 		return true;
 	return unread && unread >= wm;
 }
-EXPORT_SYMBOL_GPL(kring_ring_readable);
+EXPORT_SYMBOL_IF_KUNIT(kring_ring_readable);

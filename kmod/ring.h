@@ -256,8 +256,11 @@ struct kring_ring_counts {
 };
 
 #ifdef __KERNEL__
-/* The default record clock (CLOCK_MONOTONIC), see clock.c. */
-u64 kring_clock_mono(void);
+/*
+ * The record clock of every ring unless its channel chose another
+ * (kring_clock_fn(), clock.c): NMI-safe CLOCK_MONOTONIC nanoseconds.
+ */
+u64 kring_clock_ns(void);
 #endif
 
 int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,

@@ -11,7 +11,7 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 
-#include <kring/producer.h>
+#include <kring/output.h>
 
 #include "compat.h"
 

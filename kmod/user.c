@@ -25,9 +25,12 @@
  *
  * Context: process, for every function here.
  */
+#include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/err.h>
 #include <linux/hashtable.h>
 #include <linux/minmax.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uidgid.h>
@@ -248,6 +251,59 @@ void kring_user_uncharge(struct kring_user *u, enum kring_user_res res, unsigned
 		p->count[res] -= min(n, p->count[res]);
 	}
 	spin_unlock(&kring_users_lock);
+}
+
+/*
+ * kring.max_user_channels bounds the channels one user holds open, as
+ * fs.inotify.max_user_instances bounds inotify instances. Each channel may
+ * cost every CPU work the user does not pay for: every context switch
+ * walks the enabled followed channels (capture.c), and a channel bound to a
+ * CPU ticks there in hard irq context (its floor tick, its timer). The
+ * limit makes that work a constant per user. A user with CAP_PERFMON (or
+ * CAP_SYS_ADMIN) is not bound, as with perf's limits.
+ */
+static unsigned int kring_max_user_channels = 1024;
+module_param_named(max_user_channels, kring_max_user_channels, uint, 0644);
+MODULE_PARM_DESC(max_user_channels,
+		 "channels one user without CAP_PERFMON may hold open (0: no limit)");
+
+/**
+ * kring_user_channel_add() - count one more open channel for the caller
+ *
+ * Charged to the caller's user and to the owner of every user namespace
+ * above it: ids mapped into a namespace share their owner's limit.
+ *
+ * Return: the user charged, for kring_user_channel_del(); ERR_PTR(-EMFILE)
+ * beyond kring.max_user_channels, ERR_PTR(-ENOMEM).
+ */
+struct kring_user *kring_user_channel_add(void)
+{
+	unsigned int max = READ_ONCE(kring_max_user_channels);
+	struct kring_user *u;
+
+	u = kring_user_get();
+	if (!u)
+		return ERR_PTR(-ENOMEM);
+	/*
+	 * At the limit only, ask for the capability, so that an ordinary
+	 * open is not audited as a denial; and outside the lock (capable()
+	 * may sleep).
+	 */
+	if (!kring_user_charge(u, KRING_USER_CHANNELS, 1, max ?: ULONG_MAX)) {
+		if (!perfmon_capable()) {
+			kring_user_put(u);
+			return ERR_PTR(-EMFILE);
+		}
+		kring_user_charge(u, KRING_USER_CHANNELS, 1, ULONG_MAX);
+	}
+	return u;
+}
+
+/* A channel's file is released: one channel less for its opener @u. */
+void kring_user_channel_del(struct kring_user *u)
+{
+	kring_user_uncharge(u, KRING_USER_CHANNELS, 1);
+	kring_user_put(u);
 }
 
 /**

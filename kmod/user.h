@@ -2,7 +2,7 @@
 /*
  * Per-user accounting of kring.ko (docs/ARCHITECTURE.md, layer 2): what
  * each user holds of the per-user limits, the channels it has open
- * (channel.c) and the pages of its buffers and AUX areas (mmap.c). A charge
+ * (channel.c) and the pages of its buffers and AUX areas (buffer.c). A charge
  * is made at every level of the user's user-namespace chain, as the
  * kernel's ucounts are (kernel/ucount.c, inc_ucount()): to the user in its
  * namespace, then to the namespace's owner in the parent namespace, up to
@@ -31,6 +31,8 @@ unsigned long kring_user_room(struct kring_user *u, enum kring_user_res res,
 unsigned long kring_user_charge(struct kring_user *u, enum kring_user_res res,
 				unsigned long n, unsigned long max);
 void kring_user_uncharge(struct kring_user *u, enum kring_user_res res, unsigned long n);
+struct kring_user *kring_user_channel_add(void);
+void kring_user_channel_del(struct kring_user *u);
 void kring_users_exit(void);
 
 #endif /* _KRING_USER_H */

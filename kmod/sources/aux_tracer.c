@@ -42,6 +42,8 @@
 #include <linux/cpu.h>
 #include <linux/sched.h>
 
+#include <linux/kring_test.h>
+
 #include "../compat.h"
 #include "../capture.h"
 #include "../aux.h"

@@ -35,6 +35,8 @@
 #include <linux/slab.h>
 #include <linux/cpumask.h>
 
+#include <linux/kring_test.h>
+
 #include "../compat.h"
 #include "../channel.h"
 #include "sources.h"

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include <linux/kring.h>
+#include <linux/kring_test.h>
 
 namespace kt {
 

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include <linux/kring.h>
+#include <linux/kring_test.h>
 
 #include <array>
 #include <atomic>

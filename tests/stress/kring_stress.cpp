@@ -36,6 +36,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <linux/kring_test.h>
+
 #include "kring/aux.hpp"
 #include "kring/channel.hpp"
 #include "kring/reader.hpp"

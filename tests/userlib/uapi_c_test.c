@@ -2,6 +2,7 @@
 #include <stddef.h>
 
 #include <linux/kring.h>
+#include <linux/kring_test.h>
 
 _Static_assert(sizeof(struct kring_abi_info) == 56, "kring_abi_info size");
 _Static_assert(offsetof(struct kring_abi_info, features) == 8, "features offset");
@@ -41,7 +42,7 @@ _Static_assert(KRING_RAW_PADDED(0) == 4 && KRING_RAW_PADDED(4) == 4 &&
 	       KRING_RAW_PADDED(5) == 12 && KRING_RAW_PADDED(12) == 12, "RAW padding");
 /* 64 bits wide for a 64-bit size (a 32-bit mask once cut it to 4 bytes). */
 _Static_assert(KRING_RAW_PADDED(0xFFFFFFFDULL) == 0x100000004ULL, "RAW padding, wide");
-_Static_assert((KRING_SAMPLE_SUPPORTED & KRING_SAMPLE_SEQ) != 0, "SEQ is a sample_type bit");
+_Static_assert(KRING_SAMPLE_SEQ == 1ULL << 63, "SEQ is sample_type's top bit");
 
 /* AUX records: perf's PERF_RECORD_AUX and ITRACE_START bodies first. */
 _Static_assert(offsetof(struct kring_aux_record, aux_offset) == 8, "aux_offset offset");

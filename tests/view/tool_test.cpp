@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include <linux/kring.h>
+#include <linux/kring_test.h>
 
 #include "kring/perf_data.hpp"
 

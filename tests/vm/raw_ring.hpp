@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <linux/kring.h>
+#include <linux/kring_test.h>
 
 namespace kt {
 

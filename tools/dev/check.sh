@@ -69,8 +69,8 @@ say() { printf '==> %s\n' "$*"; }
 hogs=()
 start_load() {
 	[ "$load" -ge 1 ] || return 0
-	local i
-	for i in $(seq "$(nproc)"); do
+	local _
+	for _ in $(seq "$(nproc)"); do
 		(while :; do :; done) &
 		hogs+=($!)
 	done
@@ -174,8 +174,9 @@ if [ "$host" = 1 ] && [ -z "$filter" ]; then
 	fi
 fi
 
-# 2. style: checkpatch --strict and sparse on kernel code, clang-format on C++
-for l in checkpatch sparse format; do
+# 2. style: checkpatch --strict and sparse on kernel code, clang-format on
+# C++, shellcheck on the scripts; the layers of docs/ARCHITECTURE.md
+for l in checkpatch sparse format shellcheck layers; do
 	say "lint: $l ($(elapsed))"
 	if "$top/tools/dev/lint.sh" "$l" >"$out/lint-$l.log" 2>&1; then
 		record PASS "lint/$l"

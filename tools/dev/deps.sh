@@ -24,8 +24,8 @@ pkgs=(
 	libcli11-dev nlohmann-json3-dev relacy-dev
 	# the ring core's instruction counts (tools/dev/core-bench.sh)
 	valgrind
-	# one C++ style (tools/dev/lint.sh format)
-	clang-format
+	# one C++ style (tools/dev/lint.sh format), the scripts (lint.sh shellcheck)
+	clang-format shellcheck
 	# libFuzzer (tools/dev/fuzz.sh): clang and its fuzzer runtime
 	clang-14 libclang-rt-14-dev
 	# perf.data written by kring record, read by perf's own tools in the

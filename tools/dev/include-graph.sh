@@ -12,7 +12,9 @@
 #	tools/dev/build-modules.sh prints)
 #
 # Only quoted includes are followed: <linux/...> and the uapi header are
-# outside the graph. Paths are relative to kmod/.
+# outside the graph. Paths are relative to kmod/. tools/dev/layers.py
+# (tools/dev/lint.sh layers) checks both graphs against the layers of
+# docs/ARCHITECTURE.md.
 set -eu
 
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -5,6 +5,11 @@
 #                              the example producer built against the SDK headers
 #   tools/dev/lint.sh format       clang-format (.clang-format) on every C++ file:
 #                              libkring, the tool, the examples and the tests
+#   tools/dev/lint.sh shellcheck   shellcheck on every shell script
+#   tools/dev/lint.sh layers       every include and call goes down a layer
+#                              (tools/dev/layers.py, docs/ARCHITECTURE.md): the
+#                              sources, a stock-6.12 module build and the user
+#                              build (libkring and the tool, built if need be)
 # Prints the findings and exits non-zero when there are any.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -25,7 +30,7 @@ checkpatch)
 		grep -v -E '^total:|^$' || true)
 	# uapi: BIT_ULL() is not in uapi; static __inline__ is what C89
 	# consumers of a uapi header need.
-	out+=$("${cp[@]}" --ignore BIT_MACRO,INLINE uapi/linux/kring.h 2>&1 |
+	out+=$("${cp[@]}" --ignore BIT_MACRO,INLINE uapi/linux/kring.h uapi/linux/kring_test.h 2>&1 |
 		grep -v -E '^total:|^$' || true)
 	# compat.h was already checked above with its own exceptions.
 	out=$(echo "$out" | grep -v -E '^kmod/compat.h:.*(LINUX_VERSION_CODE|CONSTANT_COMPARISON)' | sed '/^$/d' || true)
@@ -61,7 +66,31 @@ format)
 	# One C++ style for the library, the tool and every C++ test.
 	mapfile -t cxx < <(git ls-files '*.cpp' '*.hpp')
 	clang-format --dry-run -Werror "${cxx[@]}" ;;
+shellcheck)
+	# Warnings and errors; shellcheck's notes (quoting style, mostly where
+	# the guest's scripts split lists on purpose) are not findings here.
+	# SC1007: `a= b=` in one line assigns empty strings on purpose
+	# (tools/dev/vm/run.sh declares its options so). SC2054: commas in an
+	# array element are QEMU's option syntax (run.sh: -cpu max,pauth-...).
+	sc=(shellcheck -x -S warning -e SC1007,SC2054)
+	mapfile -t files < <({ git ls-files '*.sh'
+		git grep -lE '^#!/bin/(ba)?sh|^#!/usr/bin/env (ba)?sh' -- ':!*.sh'; } | sort -u)
+	with=() without=()
+	for f in "${files[@]}"; do
+		if [ "$(head -c2 "$f")" = '#!' ]; then with+=("$f"); else without+=("$f"); fi
+	done
+	# Files without a shebang are the guest's (busybox sh) and the demo's
+	# fragments, which run inside the guest's script.
+	rc=0
+	"${sc[@]}" "${with[@]}" || rc=1
+	[ ${#without[@]} -eq 0 ] || "${sc[@]}" -s sh "${without[@]}" || rc=1
+	exit $rc ;;
+layers)
+	mdir=$("$top/tools/dev/build-modules.sh" stock-6.12)
+	"$top/tools/dev/build-user.sh" kring kring_tool >/dev/null
+	python3 "$top/tools/dev/layers.py" --kmod-build "$mdir" \
+		--user-build "${KRING_BUILD:-$top/build}/user" ;;
 *)
-	echo "usage: $0 {checkpatch|sparse|format}" >&2
+	echo "usage: $0 {checkpatch|sparse|format|shellcheck|layers}" >&2
 	exit 2 ;;
 esac

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <span>
 
+#include <linux/kring_test.h>
+
 namespace kring_tool {
 
 // What a run of packets held: sequence numbers, SYNC packets and gaps.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <linux/kring_test.h>
 
 #include "command.hpp"
 #include "kring/channel.hpp"

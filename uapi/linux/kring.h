@@ -26,6 +26,25 @@
  * first field, @size, and a KRING_*_SIZE_VER* constant per published size.
  *
  * This header compiles as C (C89 with the kernel's __u types) and as C++.
+ *
+ * Changes to this header since the ABI's first version (1.0):
+ *
+ *   - The test generators' payloads and configuration left this header for
+ *     <linux/kring_test.h>, which is not installed: struct
+ *     kring_synth_payload, kring_synth_byte(), kring_synth_checksum(),
+ *     KRING_SYNTH_F_*, struct kring_aux_packet, KRING_AUX_PKT_* and
+ *     KRING_AUX_SYNC_MAGIC. The records and packets the two sources write
+ *     are unchanged, but code that used these names from <linux/kring.h>
+ *     no longer compiles: an ABI change for anyone who used them, who may
+ *     copy the definitions (they are not ABI and may change).
+ *   - KRING_ATTR_F_ALL, KRING_ATTR_F_CAPTURE_ALL and KRING_SAMPLE_SUPPORTED
+ *     are gone: masks that grow with every version are the module's, not
+ *     the ABI's (ask KRING_IOC_QUERY_ABI's feature bits instead).
+ *   - KRING_SOURCE_MAX is marked non-ABI, as perf marks PERF_TYPE_MAX: it
+ *     grows with every source.
+ *
+ * KRING_ABI_MAJOR and _MINOR are unchanged: no value, layout or meaning
+ * the module and a consumer exchange changed.
  */
 #ifndef _UAPI_LINUX_KRING_H
 #define _UAPI_LINUX_KRING_H
@@ -208,10 +227,8 @@ struct kring_attr {
 /* kring_attr.flags */
 #define KRING_ATTR_F_OVERWRITE		(1ULL << 0)	/* overwrite on a read-write mapping */
 #define KRING_ATTR_F_MIRROR		(1ULL << 1)	/* data pages mapped twice in a row */
-#define KRING_ATTR_F_ALL		(KRING_ATTR_F_OVERWRITE | KRING_ATTR_F_MIRROR)
 #define KRING_ATTR_F_INHERIT		(1ULL << 8)	/* follow children (pid != -1) */
 #define KRING_ATTR_F_EXCLUDE_KERNEL	(1ULL << 9)	/* timer: drop kernel-mode samples */
-#define KRING_ATTR_F_CAPTURE_ALL	(KRING_ATTR_F_INHERIT | KRING_ATTR_F_EXCLUDE_KERNEL)
 
 /*
  * kring_attr.clockid: the clock of TIME fields (every value is nanoseconds).
@@ -256,56 +273,15 @@ enum kring_source {
 	KRING_SOURCE_SCHED	= 2,	/* context switches (sched tracepoints) */
 	KRING_SOURCE_TIMER	= 3,	/* per-CPU hrtimer sampler, like cpu-clock */
 	KRING_SOURCE_AUX_TRACER	= 4,	/* emulated hardware tracer writing the AUX area */
-	KRING_SOURCE_MAX,
+	KRING_SOURCE_MAX,		/* non-ABI: grows with every source */
 };
 
 /*
- * Synthetic source (KRING_SOURCE_SYNTHETIC): one generator on
- * kring_attr.cpu (which must name an online CPU) writing SAMPLE records
- * whose RAW field holds a struct kring_synth_payload; its SAMPLE ip is
- * always 0.
- *   config[0]  records per second, 0 = as fast as possible
- *   config[1]  payload bytes per record (>= sizeof(struct kring_synth_payload))
- *   config[2]  KRING_SYNTH_F_* flags
- *   config[3]  stop after this many records, 0 = never
+ * Synthetic source (KRING_SOURCE_SYNTHETIC): a test generator writing
+ * SAMPLE records (RAW always) on kring_attr.cpu. Its config[] and its RAW
+ * payload are not part of this ABI: they are in <linux/kring_test.h>,
+ * kring's own test header, which is not installed.
  */
-/* hardirq writers (an hrtimer, an irq_work per record held open) nest in task ones */
-#define KRING_SYNTH_F_NEST	(1ULL << 0)
-/* a timer_list writer (softirq) too, every jiffy: three nesting levels */
-#define KRING_SYNTH_F_SOFTIRQ	(1ULL << 1)
-
-/*
- * Payload of the synthetic source's records (the RAW field of its SAMPLE
- * records): @seq is the record's sequence number, @len the payload size
- * including this header, and @checksum covers the @len - 24 bytes after it,
- * byte i of which is kring_synth_byte(seq, i); kring_synth_checksum()
- * computes the checksum (FNV-1a seeded with the sequence number), so a
- * consumer detects any torn or misplaced byte.
- */
-struct kring_synth_payload {
-	__u64 seq;
-	__u32 cpu;
-	__u32 len;
-	__u64 checksum;
-	/* __u8 data[len - 24]; */
-};
-
-static __inline__ __u8 kring_synth_byte(__u64 seq, __u32 i)
-{
-	return (__u8)((seq * 0x9e3779b97f4a7c15ULL + i) >> 56) ^ (__u8)i;
-}
-
-static __inline__ __u64 kring_synth_checksum(__u64 seq, const __u8 *data, __u32 n)
-{
-	__u64 h = 0xcbf29ce484222325ULL ^ seq;
-	__u32 i;
-
-	for (i = 0; i < n; i++) {
-		h ^= data[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
 
 /*
  * Sched source (KRING_SOURCE_SCHED): a SAMPLE record (with RAW, whatever
@@ -379,42 +355,13 @@ struct kring_timer_raw {
 };
 
 /*
- * The emulated tracer (KRING_SOURCE_AUX_TRACER), a PT/ETM-like unit
- * writing packets straight into the AUX area (block 7): CPU mode (cpu = N,
- * pid = -1) traces CPU N; task mode (pid = P, cpu = -1 or N, inherit
- * allowed; needs KRING_FEAT_CAPTURE) runs only while a followed task is on
- * a CPU, started and stopped at context switches (docs/AUX.md):
- *   config[0]  packets per millisecond (of run time in task mode; default
- *		64, at most 4096)
- *   config[1]  payload bytes per DATA packet, a multiple of 8 (default 32,
- *		at most 4096); config[0] packets of 32 + config[1] bytes
- *		come to at most 16384 bytes (the work of one tick)
- *   config[2]  a SYNC packet every this many packets (default 16)
- *   config[3]  stop after this many packets, 0 = never
- * Its data-ring records are AUX and ITRACE_START records.
- *
- * Packets are 8-byte aligned and back to back inside an extent. Each
- * starts with struct kring_aux_packet; @seq counts every packet the tracer
- * generated, written or not, so a gap in @seq is data lost. Every extent
- * (after each start, resume or snapshot restart) begins with a SYNC
- * packet, whose payload is the 8 bytes KRING_AUX_SYNC_MAGIC: a snapshot
- * reader that starts in the middle of a packet scans 8-byte words for the
- * magic to resynchronise. A DATA packet's payload byte i is
- * kring_synth_byte(seq, i).
+ * The emulated tracer (KRING_SOURCE_AUX_TRACER): a test generator, a
+ * PT/ETM-like unit writing packets into the AUX area (block 7) and AUX and
+ * ITRACE_START records into the data ring, in CPU mode (cpu = N, pid = -1)
+ * or task mode (pid = P, cpu = -1 or N, inherit allowed; needs
+ * KRING_FEAT_CAPTURE). Its config[] and its packet format are not part of
+ * this ABI: they are in <linux/kring_test.h> (docs/AUX.md).
  */
-#define KRING_AUX_PKT_SYNC	1
-#define KRING_AUX_PKT_DATA	2
-#define KRING_AUX_SYNC_MAGIC	0x4253504e49524b21ULL	/* "!KRINPSB" */
-
-struct kring_aux_packet {
-	__u64	magic;		/* KRING_AUX_SYNC_MAGIC in SYNC packets, else 0 */
-	__u16	type;		/* KRING_AUX_PKT_* */
-	__u16	len;		/* bytes of the packet, this header included */
-	__u32	cpu;
-	__u64	seq;
-	__u64	time;		/* record clock */
-	/* DATA: __u8 payload[len - 32]; */
-};
 
 /*
  * =====================================================================
@@ -725,13 +672,6 @@ struct kring_itrace_start_record {
  */
 #define KRING_SAMPLE_SEQ		(1ULL << 63)
 
-/* Every KRING_SAMPLE_* bit this ABI version defines. */
-#define KRING_SAMPLE_SUPPORTED	(KRING_SAMPLE_IP | KRING_SAMPLE_TID |	\
-				 KRING_SAMPLE_TIME | KRING_SAMPLE_ID |	\
-				 KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | \
-				 KRING_SAMPLE_RAW | KRING_SAMPLE_IDENTIFIER | \
-				 KRING_SAMPLE_SEQ)
-
 /*
  * KRING_RECORD_SAMPLE body, perf's order, each field present when its bit
  * is set in the channel's sample_type (kring_stats.sample_type: that value
@@ -842,7 +782,8 @@ struct kring_aux_record {
  * @lost_paused:	records dropped: output paused
  * @lost_overwritten:	records overwritten before they were read (overwrite mode)
  * @wakeups:		consumer wakeups issued
- * @nested:		records written while another writer of this ring was interrupted
+ * @nested:		writers that began (a record reserved, lost or refused) while
+ *			another writer of this ring was in flight, on the same CPU
  * @aux_bytes:		AUX area: bytes announced by AUX records
  * @aux_records:	AUX area: AUX records written
  * @aux_truncated:	AUX area: AUX records with KRING_AUX_FLAG_TRUNCATED

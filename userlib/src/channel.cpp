@@ -48,7 +48,7 @@ std::vector<need> needs(const channel_options& o) {
     }
     if (o.pid)
         n.push_back({KRING_FEAT_CAPTURE, "following a task (pid)"});
-    if (flags & KRING_ATTR_F_CAPTURE_ALL)
+    if (flags & (KRING_ATTR_F_INHERIT | KRING_ATTR_F_EXCLUDE_KERNEL))
         n.push_back({KRING_FEAT_CAPTURE, "a capture flag (inherit, exclude-kernel)"});
     if (o.clockid != KRING_CLOCK_DEFAULT)
         n.push_back({KRING_FEAT_CLOCKS, "a record clock (clockid)"});

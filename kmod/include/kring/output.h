@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kring SDK: the handle of one record being written.
+ * kring SDK: the handle of one record being written, and the SAMPLE
+ * records written through it.
  *
  * Part of the producer API of <kring/producer.h>, and shared with kring's
  * ring core (kmod/ring.h), which fills the handle in. A producer declares
@@ -25,7 +26,9 @@ struct kring_ring;
  * struct kring_output_handle - one record being written
  * @rb:		the ring
  * @addr:	where the next byte goes
- * @page:	index of the data page holding @addr
+ * @page:	index of the data page holding @addr, where the data area is
+ *		separate pages (a ring kring's tests build); not set where it
+ *		is one piece, as a channel's mirrored area always is
  * @size:	bytes writable in one piece from @addr (to the end of its
  *		page; where the data area is one piece, to its end, or to the
  *		end of its second mapping where it is mapped twice)
@@ -96,5 +99,45 @@ static inline void *kring_output_ptr(struct kring_output_handle *h)
 	h->rem = 0;
 	return addr;
 }
+
+/*
+ * SAMPLE records written through a handle (kmod/sample.c). The largest RAW
+ * data (struct kring_sample_data.raw_size) a SAMPLE record carries,
+ * whatever its sample_type: with the header, the seven fixed fields, SEQ
+ * and RAW's size word the record is then KRING_RECORD_MAX_SIZE bytes.
+ * Larger RAW data is refused ("Limits" in <kring/producer.h>), as perf caps
+ * a sample's raw data where it is produced.
+ */
+#define KRING_SAMPLE_RAW_MAX	(KRING_RECORD_MAX_SIZE - 9U * 8U - 4U)
+
+/**
+ * struct kring_sample_data - the fields of a KRING_RECORD_SAMPLE
+ * @id:		IDENTIFIER and ID
+ * @ip:		IP
+ * @pid:	TID (first word)
+ * @tid:	TID (second word)
+ * @time:	TIME
+ * @cpu:	CPU
+ * @period:	PERIOD
+ * @raw:	RAW data, @raw_size bytes (may be NULL when @raw_size is 0)
+ * @raw_size:	RAW data size
+ *
+ * The sequence number comes from the output handle.
+ */
+struct kring_sample_data {
+	u64 id;
+	u64 ip;
+	u32 pid;
+	u32 tid;
+	u64 time;
+	u32 cpu;
+	u64 period;
+	const void *raw;
+	u32 raw_size;
+};
+
+unsigned int kring_sample_size(u64 sample_type, u32 raw_size);
+int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
+			const struct kring_sample_data *d);
 
 #endif /* _KRING_OUTPUT_H */

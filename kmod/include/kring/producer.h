@@ -112,46 +112,7 @@
  */
 #define KRING_PRODUCER_API_VERSION	2
 
-/*
- * The largest RAW data (struct kring_sample_data.raw_size) a SAMPLE record
- * carries, whatever its sample_type: with the header, the seven fixed
- * fields, SEQ and RAW's size word the record is then KRING_RECORD_MAX_SIZE
- * bytes. Larger RAW data is refused (see "Limits" above), as perf caps a
- * sample's raw data where it is produced.
- */
-#define KRING_SAMPLE_RAW_MAX	(KRING_RECORD_MAX_SIZE - 9U * 8U - 4U)
-
 struct kring_channel;
-
-/**
- * struct kring_sample_data - the fields of a KRING_RECORD_SAMPLE
- * @id:		IDENTIFIER and ID
- * @ip:		IP
- * @pid:	TID (first word)
- * @tid:	TID (second word)
- * @time:	TIME
- * @cpu:	CPU
- * @period:	PERIOD
- * @raw:	RAW data, @raw_size bytes (may be NULL when @raw_size is 0)
- * @raw_size:	RAW data size
- *
- * The sequence number comes from the output handle.
- */
-struct kring_sample_data {
-	u64 id;
-	u64 ip;
-	u32 pid;
-	u32 tid;
-	u64 time;
-	u32 cpu;
-	u64 period;
-	const void *raw;
-	u32 raw_size;
-};
-
-unsigned int kring_sample_size(u64 sample_type, u32 raw_size);
-int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
-			const struct kring_sample_data *d);
 
 struct kring_channel *__kring_channel_get(u64 id, unsigned int api_version);
 struct kring_channel *__kring_channel_get_fd(int fd, unsigned int api_version);

@@ -12,7 +12,7 @@ proper (seen: the timekeeping core's seqcount-latch reads in
 ktime_get_mono_fast_ns(), which KCSAN_STRICT reports as races of unknown
 origin with the timer tick) is the kernel's own, whoever called it.
 
-kring's clock wrappers (kring_clock_mono and its siblings in
+kring's clock wrappers (kring_clock_ns in kmod/ring.c and its siblings in
 kmod/clock.c) make no memory access of their own: each is one call to the
 kernel's NMI-safe clock accessor. KCSAN has been seen to attribute that
 accessor's seqcount-latch read to the wrapper's frame (the return address
@@ -41,7 +41,7 @@ STRIP = re.compile(r"^\[\s*\d+\.\d+\] ")
 
 
 # kring functions that are a bare call into the kernel's clock accessors.
-CLOCK_WRAPPERS = {"kring_clock_mono", "kring_clock_raw", "kring_clock_boot", "kring_clock_local"}
+CLOCK_WRAPPERS = {"kring_clock_ns", "kring_clock_raw", "kring_clock_boot", "kring_clock_local"}
 
 
 def is_kring(frame, mod):

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check that every include and every call of kring goes down a layer.
+
+The layers are the tables of docs/ARCHITECTURE.md between the markers
+<!-- layers: ROOT --> and <!-- /layers -->, one per side (ROOT: kmod/ for
+the kernel module, ./ for libkring and the tool). Each row is
+
+    | LAYER | what | `file` `file` ... |
+
+with LAYER a number (lowest first) or "N (table)" for an ops table: a file
+of layer N whose symbols any layer may use (the upward calls that go
+through a table of operations, sources/sources.c). File names may be
+globs, relative to ROOT.
+
+Rules, for the files each table names (every .c/.h of kmod/, every file
+of userlib/include/kring/, userlib/src/ and tools/kring/ must be in one
+row, and only one):
+
+  includes  a file includes only files of its own layer or below it
+            ("..." resolved against its own directory, <kring/...> against
+            kmod/include/ or userlib/include/; anything else is outside);
+  calls     an object uses only symbols (functions and data, strong
+            definitions: what nm lists as T, D, R or B) of objects of its
+            own layer or below, or of an ops table. From the objects of a
+            module build (--kmod-build, the directory
+            tools/dev/build-modules.sh prints) and of the user build
+            (--user-build, $KRING_BUILD/user with libkring and the tool
+            built).
+
+Prints every edge that goes up and exits 1 if there is one.
+
+    tools/dev/layers.py [--kmod-build DIR] [--user-build DIR]
+"""
+import argparse
+import fnmatch
+import glob
+import os
+import re
+import subprocess
+import sys
+
+TOP = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+DOC = os.path.join(TOP, "docs", "ARCHITECTURE.md")
+# What each side's table must cover, relative to the repository.
+SIDES = {
+    "kmod/": ["kmod/*.c", "kmod/*.h", "kmod/sources/*.c", "kmod/sources/*.h",
+              "kmod/include/kring/*.h", "kmod/examples/*.c"],
+    "./": ["userlib/include/kring/*.hpp", "userlib/src/*.cpp", "tools/kring/*.cpp",
+           "tools/kring/*.hpp"],
+}
+# <kring/...> on each side.
+ANGLED = {"kmod/": "kmod/include", "./": "userlib/include"}
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def read_tables():
+    """{root: {file: (layer, is_table)}} from the document."""
+    text = open(DOC, encoding="utf-8").read()
+    tables = {}
+    for m in re.finditer(r"<!-- layers: (\S+) -->(.*?)<!-- /layers -->", text, re.S):
+        root, body = m.group(1), m.group(2)
+        files = {}
+        for line in body.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < 3 or not re.match(r"^\d+( \(table\))?$", cells[0]):
+                continue
+            layer = int(cells[0].split()[0])
+            table = cells[0].endswith("(table)")
+            for pat in re.findall(r"`([^`]+)`", cells[2]):
+                path = os.path.normpath(os.path.join(root, pat))
+                hits = sorted(glob.glob(os.path.join(TOP, path)))
+                if not hits:
+                    sys.exit(f"layers.py: {DOC}: {pat} ({root}) names no file")
+                for h in hits:
+                    rel = os.path.relpath(h, TOP)
+                    if rel in files:
+                        sys.exit(f"layers.py: {rel} is in two rows")
+                    files[rel] = (layer, table)
+        tables[root] = files
+    if set(tables) != set(SIDES):
+        sys.exit(f"layers.py: {DOC} has layer tables for {sorted(tables)}, not {sorted(SIDES)}")
+    return tables
+
+
+def covered(root, files):
+    errors = []
+    for pat in SIDES[root]:
+        for h in sorted(glob.glob(os.path.join(TOP, pat))):
+            rel = os.path.relpath(h, TOP)
+            if rel not in files:
+                errors.append(f"{rel}: in no layer of docs/ARCHITECTURE.md")
+    return errors
+
+
+def check_includes(root, files):
+    errors = []
+    for f, (layer, _) in sorted(files.items()):
+        src = open(os.path.join(TOP, f), encoding="utf-8").read()
+        for kind, inc in INCLUDE.findall(src):
+            cands = [os.path.join(os.path.dirname(f), inc)] if kind == '"' else []
+            cands.append(os.path.join(ANGLED[root], inc))
+            for c in cands:
+                c = os.path.normpath(c)
+                if c in files:
+                    if files[c][0] > layer:
+                        errors.append(f"include up: {f} (layer {layer}) includes "
+                                      f"{c} (layer {files[c][0]})")
+                    break
+    return errors
+
+
+def nm(obj, *flags):
+    out = subprocess.run(["nm", *flags, obj], check=True, capture_output=True, text=True).stdout
+    return [line.split() for line in out.splitlines() if line.strip()]
+
+
+def check_calls(objs, files):
+    """objs: {object path: source file (repository-relative)}."""
+    defs = {}
+    for o, f in objs.items():
+        for fields in nm(o, "--defined-only"):
+            if len(fields) == 3 and fields[1] in "TDRB" and not fields[2].startswith("__"):
+                defs.setdefault(fields[2], f)
+    errors = []
+    for o, f in sorted(objs.items(), key=lambda x: x[1]):
+        layer = files[f][0]
+        ups = {}
+        for fields in nm(o, "--undefined-only"):
+            sym = fields[-1]
+            g = defs.get(sym)
+            if g is None or g == f:
+                continue
+            glayer, table = files[g]
+            if glayer > layer and not table:
+                ups.setdefault(g, []).append(sym)
+        for g, syms in sorted(ups.items()):
+            errors.append(f"call up: {f} (layer {layer}) uses {g} (layer {files[g][0]}): "
+                          + " ".join(sorted(syms)[:5]))
+    return errors
+
+
+def kmod_objects(build, files):
+    objs = {}
+    for o in glob.glob(os.path.join(build, "kmod", "**", "*.o"), recursive=True):
+        rel = os.path.relpath(o, build)
+        src = rel[:-2] + ".c"
+        if rel.endswith(".mod.o") or src not in files or not os.path.exists(os.path.join(build, src)):
+            continue
+        objs[o] = src
+    if not objs:
+        sys.exit(f"layers.py: no object of kmod/ in {build}")
+    return objs
+
+
+def user_objects(build, files):
+    objs = {}
+    for d, prefix in (("userlib/CMakeFiles/kring.dir", "userlib/"),
+                      ("tools/kring/CMakeFiles/kring_tool.dir", "tools/kring/")):
+        base = os.path.join(build, d)
+        for o in glob.glob(os.path.join(base, "**", "*.o"), recursive=True):
+            src = prefix + os.path.relpath(o, base)[:-2]
+            if src in files:
+                objs[o] = src
+    if not objs:
+        sys.exit(f"layers.py: no object of libkring or the tool in {build}")
+    return objs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kmod-build", help="a module build directory (build-modules.sh)")
+    ap.add_argument("--user-build", help="the user build directory ($KRING_BUILD/user)")
+    args = ap.parse_args()
+    tables = read_tables()
+    errors = []
+    for root, files in tables.items():
+        errors += covered(root, files)
+        errors += check_includes(root, files)
+    if args.kmod_build:
+        errors += check_calls(kmod_objects(args.kmod_build, tables["kmod/"]), tables["kmod/"])
+    if args.user_build:
+        errors += check_calls(user_objects(args.user_build, tables["./"]), tables["./"])
+    for e in errors:
+        print(e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
