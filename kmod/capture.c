@@ -13,9 +13,12 @@
  * nothing, and loading or unloading it patches no kernel text (attaching
  * the first probe to a tracepoint flips its static key, which rewrites
  * every call site while the other CPUs run them). Their probes walk the RCU list of enabled
- * channels; they run with preemption disabled (sched_switch also with the
- * runqueue lock held and interrupts off), so nothing here sleeps or takes
- * a lock that the scheduler could take inside it.
+ * channels with preemption disabled, which they do themselves: up to 6.x a
+ * tracepoint calls its probes so, but newer kernels (7.x) call them
+ * preemptible, under SRCU, and kring's writers need their CPU and the
+ * channel list its RCU read side (sched_switch also runs with the
+ * runqueue lock held and interrupts off). Nothing here sleeps or takes a
+ * lock that the scheduler could take inside it.
  *
  * Followed tasks are matched by their task_struct, never by an id, as
  * perf's events stay with theirs. The channel holds a reference on the
@@ -64,9 +67,11 @@ static void kring_probe_switch(void *data, bool preempt, struct task_struct *pre
 {
 	struct kring_capture *cap;
 
+	preempt_disable_notrace();	/* see the top of this file */
 	list_for_each_entry_rcu(cap, &kring_capture_list, node)
 		if (cap->ops->sched_switch)
 			cap->ops->sched_switch(cap, preempt, prev, next, prev_state);
+	preempt_enable_notrace();
 }
 
 static void kring_follow_add(struct kring_capture *cap, struct task_struct *child)
@@ -99,24 +104,28 @@ static void kring_probe_fork(void *data, struct task_struct *parent,
 {
 	struct kring_capture *cap;
 
+	preempt_disable_notrace();
 	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
 		if (cap->inherit && kring_capture_follows(cap, parent))
 			kring_follow_add(cap, child);
 		if (cap->ops->fork)
 			cap->ops->fork(cap, parent, child);
 	}
+	preempt_enable_notrace();
 }
 
 static void kring_probe_exit(void *data, struct task_struct *p)
 {
 	struct kring_capture *cap;
 
+	preempt_disable_notrace();
 	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
 		if (cap->ops->exit)
 			cap->ops->exit(cap, p);
 		/* Forget the children that exit, before they are freed. */
 		kring_follow_forget(cap, p);
 	}
+	preempt_enable_notrace();
 }
 
 /* Stop following, for good: the owner may not observe a followed task. */
@@ -141,17 +150,21 @@ static void kring_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 {
 	struct kring_capture *cap;
 
+	preempt_disable_notrace();
 	list_for_each_entry_rcu(cap, &kring_capture_list, node)
 		kring_capture_follows(cap, p);	/* revokes if need be */
+	preempt_enable_notrace();
 }
 
 static void kring_probe_wakeup(void *data, struct task_struct *p)
 {
 	struct kring_capture *cap;
 
+	preempt_disable_notrace();
 	list_for_each_entry_rcu(cap, &kring_capture_list, node)
 		if (cap->ops->wakeup)
 			cap->ops->wakeup(cap, p);
+	preempt_enable_notrace();
 }
 
 /* ---- tracepoint lookup ------------------------------------------------- */
@@ -539,7 +552,7 @@ void kring_capture_disable(struct kring_capture *cap)
 	list_del_rcu(&cap->node);
 	mutex_unlock(&kring_capture_mutex);
 	/*
-	 * Probes run with preemption disabled: an RCU read side. Hotplug
+	 * Probes disable preemption: an RCU read side. Hotplug
 	 * callbacks act under ch->lock, which our caller holds, and see
 	 * @floor_stop: none re-arms the floor tick after this.
 	 */

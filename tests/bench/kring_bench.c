@@ -542,11 +542,17 @@ static void bench_tp_probe(void *data, u64 seq, u64 val)
 		.raw_size = sizeof(raw),
 	};
 
-	/* Tracepoint probes run with preemption disabled. */
+	/*
+	 * The producer API wants preemption disabled. A tracepoint gave
+	 * that to its probes up to 6.x; 7.x calls them preemptible (SRCU),
+	 * so a probe that writes into kring disables it itself.
+	 */
+	preempt_disable_notrace();
 	if (kring_channel_write_sample(tp->ch, &d))
 		tp->fail++;
 	else
 		tp->ok++;
+	preempt_enable_notrace();
 }
 
 static int bench_tp_thread(void *arg)
