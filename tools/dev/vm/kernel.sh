@@ -223,14 +223,6 @@ fragments() {
 	esac
 }
 
-# The make variables of a kernel's architecture: for the kernel's own
-# build and for every module built against it (kernel.sh make-args).
-make_args() {
-	case $1 in
-	arm64-*) echo "ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-" ;;
-	esac
-}
-
 # A kernel's Debian architecture (the guest's programs are built for it).
 arch_of() {
 	case $1 in
@@ -239,18 +231,25 @@ arch_of() {
 	esac
 }
 
+# The make variables of a kernel's architecture: for the kernel's own
+# build and for every module built against it (kernel.sh make-args).
+make_args() {
+	[ "$(arch_of "$1")" = arm64 ] && echo "ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-"
+	return 0
+}
+
 # The compiler a kernel is built with (a part of its build's key).
 compiler() {
-	case $1 in
-	arm64-*) aarch64-linux-gnu-gcc --version | head -1 ;;
+	case $(arch_of "$1") in
+	arm64) aarch64-linux-gnu-gcc --version | head -1 ;;
 	*) gcc --version | head -1 ;;
 	esac
 }
 
 # Where a built kernel's bootable image is.
 image_path() {
-	case $1 in
-	arm64-*) echo arch/arm64/boot/Image ;;
+	case $(arch_of "$1") in
+	arm64) echo arch/arm64/boot/Image ;;
 	*) echo arch/x86/boot/bzImage ;;
 	esac
 }
