@@ -259,6 +259,10 @@ for k in $kernels; do
 		fi
 		if [ "$vmrc" != 0 ]; then
 			cat "$out/$tag-vm.err"
+			if grep -q '^console-check: first report' "$out/$tag-vm.err"; then
+				echo "==> vm/$tag: the console's first kernel report"
+				sed -n '/^console-check: first report/,$p' "$out/$tag-vm.err" | tail -n +2
+			fi >>"$out/reports.txt"
 			record FAIL "vm/$tag/guest (console: $out/$tag-console.log)"
 		else
 			record PASS "vm/$tag/guest"
@@ -271,4 +275,9 @@ if [ -n "$filter" ] && ! grep -qvE '^(PASS|FAIL) (build/|sdk/|lint/|vm/[^/ ]+/gu
 	record FAIL "GTEST_FILTER=$filter selected no test"
 fi
 say "done in $(elapsed); logs in $out"
-python3 "$top/tools/dev/vm/results.py" summary "$results"
+rc=0
+python3 "$top/tools/dev/vm/results.py" summary "$results" || rc=$?
+# A CI log is read from its end: the kernel reports that failed a guest
+# come last.
+[ -s "$out/reports.txt" ] && cat "$out/reports.txt"
+exit $rc
