@@ -10,6 +10,7 @@
 #include "channel.h"
 #include "capture.h"
 #include "user.h"
+#include "sources/sources.h"
 
 /*
  * Device node mode. The default lets root alone in, no looser than a
@@ -38,16 +39,21 @@ static int __init kring_init(void)
 	ret = kring_capture_module_init();
 	if (ret)
 		goto err_buffer;
+	ret = kring_synth_module_init();
+	if (ret)
+		goto err_capture;
 	ret = misc_register(&kring_misc);
 	if (ret) {
 		pr_err("kring: cannot register /dev/%s: %d\n",
 		       KRING_DEVICE_NAME, ret);
-		goto err_capture;
+		goto err_synth;
 	}
 	pr_info("kring: ABI %u.%u ready on /dev/%s\n", KRING_ABI_MAJOR,
 		KRING_ABI_MINOR, KRING_DEVICE_NAME);
 	return 0;
 
+err_synth:
+	kring_synth_module_exit();
 err_capture:
 	kring_capture_module_exit();
 err_buffer:
@@ -58,6 +64,7 @@ err_buffer:
 static void __exit kring_exit(void)
 {
 	misc_deregister(&kring_misc);
+	kring_synth_module_exit();
 	kring_capture_module_exit();
 	kring_channels_exit();
 	/*

@@ -12,4 +12,7 @@ extern const struct kring_source_ops kring_sched_source;
 extern const struct kring_source_ops kring_timer_source;
 extern const struct kring_source_ops kring_aux_tracer_source;
 
+int kring_synth_module_init(void);
+void kring_synth_module_exit(void);
+
 #endif /* _KRING_SOURCES_H */

@@ -19,9 +19,13 @@
  * inside its own): task, softirq and hardirq writers nest three deep.
  *
  * The ring wants one writer CPU at a time: both writers write only while
- * they run on the channel's CPU (checked with preemption off). A CPU that
- * goes offline moves the thread and the timer elsewhere; they then write
- * nothing, and the thread binds itself back once the CPU returns.
+ * they run on the channel's CPU (checked with preemption off). The thread
+ * is a per-CPU kthread and is parked while its CPU is offline, as
+ * smpboot's threads are: a CPU hotplug callback parks it before the CPU
+ * goes (it stops its timers first) and unparks it, bound again, once the
+ * CPU is back. Hotplug never has to break its affinity (which PREEMPT_RT's
+ * migrate_disable() accounting does not survive: a thread that rebinds
+ * itself there trips affine_move_task()'s WARN).
  *
  * A test and benchmark source: it needs CAP_PERFMON or CAP_SYS_ADMIN
  * unless kring.test_sources=1 (perm.c).
@@ -34,6 +38,9 @@
 #include <linux/pid.h>
 #include <linux/slab.h>
 #include <linux/cpumask.h>
+#include <linux/cpuhotplug.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
 
 #include <linux/kring_test.h>
 
@@ -57,6 +64,7 @@
 struct kring_synth {
 	struct kring_channel *ch;
 	struct task_struct *thread;
+	struct list_head node;	/* on kring_synth_threads while ->thread runs */
 	struct hrtimer timer;
 	struct irq_work nest_work;	/* the forced nested write */
 	struct timer_list soft_timer;
@@ -75,6 +83,15 @@ struct kring_synth {
 	u8 *soft_buf;
 	u8 *timer_buf;
 };
+
+/*
+ * The generators that run, for the hotplug callbacks that park and unpark
+ * them. Taken after cpus_read_lock() (ENABLE) or without it (release);
+ * the callbacks take it with the hotplug lock held for writing.
+ */
+static LIST_HEAD(kring_synth_threads);
+static DEFINE_MUTEX(kring_synth_mutex);
+static int kring_synth_hp_state;
 
 /* Fill @buf with the payload of record @seq (struct kring_synth_payload). */
 static void kring_synth_fill(u8 *buf, u32 len, u64 seq, u32 cpu)
@@ -219,6 +236,17 @@ static void kring_synth_soft(struct timer_list *t)
 		mod_timer(&sy->soft_timer, jiffies + 1);
 }
 
+/* Stop the thread's timers: none runs or is queued after this. */
+static void kring_synth_quiesce(struct kring_synth *sy, bool nest, bool soft)
+{
+	if (nest) {
+		hrtimer_cancel(&sy->timer);
+		irq_work_sync(&sy->nest_work);	/* one that outlived its wait */
+	}
+	if (soft)
+		kring_synth_soft_cancel(sy);
+}
+
 static int kring_synth_thread(void *arg)
 {
 	struct kring_synth *sy = arg;
@@ -229,11 +257,11 @@ static int kring_synth_thread(void *arg)
 	int ret;
 
 	while (!kthread_should_stop()) {
-		if (raw_smp_processor_id() != sy->ch->attr.cpu) {
-			/* Its CPU went away and came back (or not yet). */
-			if (cpu_online(sy->ch->attr.cpu))
-				set_cpus_allowed_ptr(current, cpumask_of(sy->ch->attr.cpu));
-			usleep_range(1000, 2000);
+		if (kthread_should_park()) {
+			/* Its CPU goes offline: nothing of ours may stay there. */
+			kring_synth_quiesce(sy, nest, soft);
+			kthread_parkme();
+			WRITE_ONCE(sy->soft_stop, false);	/* re-armed below */
 			continue;
 		}
 		if (nest && !hrtimer_active(&sy->timer))
@@ -261,7 +289,7 @@ static int kring_synth_thread(void *arg)
 				continue;
 			}
 			set_current_state(TASK_INTERRUPTIBLE);
-			if (!kthread_should_stop())
+			if (!kthread_should_stop() && !kthread_should_park())
 				schedule();
 			__set_current_state(TASK_RUNNING);
 			continue;
@@ -295,12 +323,7 @@ static int kring_synth_thread(void *arg)
 		if (!(n & 31))
 			cond_resched();
 	}
-	if (sy->flags & KRING_SYNTH_F_NEST) {
-		hrtimer_cancel(&sy->timer);
-		irq_work_sync(&sy->nest_work);	/* one that outlived its wait */
-	}
-	if (soft)
-		kring_synth_soft_cancel(sy);
+	kring_synth_quiesce(sy, sy->flags & KRING_SYNTH_F_NEST, soft);
 	return 0;
 }
 
@@ -358,6 +381,10 @@ static int kring_synth_start(struct kring_channel *ch)
 	if (IS_ERR(t))
 		return PTR_ERR(t);
 	sy->thread = t;
+	/* Our caller holds cpus_read_lock(): the CPU stays until it is listed. */
+	mutex_lock(&kring_synth_mutex);
+	list_add(&sy->node, &kring_synth_threads);
+	mutex_unlock(&kring_synth_mutex);
 	wake_up_process(t);
 	return 0;
 }
@@ -367,9 +394,70 @@ static void kring_synth_stop(struct kring_channel *ch)
 	struct kring_synth *sy = ch->source_priv;
 
 	if (sy->thread) {
+		/* Unlisted first: no callback parks or unparks it after this. */
+		mutex_lock(&kring_synth_mutex);
+		list_del(&sy->node);
+		mutex_unlock(&kring_synth_mutex);
+		/* Parked (its CPU offline): kthread_stop() unparks it to end. */
 		kthread_stop(sy->thread);
 		sy->thread = NULL;
 	}
+}
+
+/*
+ * CPU hotplug, with the hotplug lock held for writing: park the generators
+ * of a CPU before it goes, on that CPU (teardown of CPUHP_AP_ONLINE_DYN);
+ * unpark them, bound to it again, once it is back.
+ */
+static int kring_synth_cpu_event(unsigned int cpu, bool online)
+{
+	struct kring_synth *sy;
+
+	mutex_lock(&kring_synth_mutex);
+	list_for_each_entry(sy, &kring_synth_threads, node) {
+		if (sy->ch->attr.cpu != cpu)
+			continue;
+		if (online)
+			kthread_unpark(sy->thread);
+		else
+			kthread_park(sy->thread);
+	}
+	mutex_unlock(&kring_synth_mutex);
+	return 0;
+}
+
+static int kring_synth_cpu_online(unsigned int cpu)
+{
+	return kring_synth_cpu_event(cpu, true);
+}
+
+static int kring_synth_cpu_offline(unsigned int cpu)
+{
+	return kring_synth_cpu_event(cpu, false);
+}
+
+/**
+ * kring_synth_module_init() - register the generators' hotplug callbacks
+ *
+ * Return: 0, or the error of cpuhp_setup_state_nocalls().
+ */
+int kring_synth_module_init(void)
+{
+	int ret;
+
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "kring/synth:online",
+					kring_synth_cpu_online, kring_synth_cpu_offline);
+	if (ret < 0)
+		return ret;
+	kring_synth_hp_state = ret;
+	return 0;
+}
+
+void kring_synth_module_exit(void)
+{
+	if (kring_synth_hp_state > 0)
+		cpuhp_remove_state_nocalls(kring_synth_hp_state);
+	kring_synth_hp_state = 0;
 }
 
 static void kring_synth_release(struct kring_channel *ch)

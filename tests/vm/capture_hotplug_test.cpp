@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -11,6 +15,24 @@
 #include "hotplug.hpp"
 
 namespace {
+
+// The scheduler states (the letter of /proc/PID/stat) of the kernel
+// threads named @comm.
+std::vector<char> thread_states(const std::string& comm) {
+    std::vector<char> states;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        std::ifstream f(e.path() / "stat");
+        std::string line;
+        if (!std::getline(f, line))
+            continue;
+        auto open = line.find('('), close = line.rfind(')');
+        if (open == std::string::npos || close == std::string::npos || close + 2 >= line.size())
+            continue;
+        if (line.substr(open + 1, close - open - 1) == comm)
+            states.push_back(line[close + 2]);
+    }
+    return states;
+}
 
 // Records of a CPU 1 channel that say another CPU.
 long samples_off_cpu1(const kt::channel& c) {
@@ -122,11 +144,11 @@ TEST(CaptureHotplug, EnableWhileCpuOffline) {
 }
 
 // The synthetic generator on CPU 1, with its nesting timer, while CPU 1
-// goes offline and comes back. Hotplug moves its thread and timer to
-// another CPU; there they write nothing (a ring has one writer CPU at a
-// time, and a debug kernel would warn), and once CPU 1 is back the thread
-// binds itself to it again and writing resumes. Every record is intact,
-// says CPU 1, and the accounting is exact.
+// goes offline and comes back. Its thread is parked before the CPU goes
+// (state P while it is offline: hotplug never moves it, which on
+// PREEMPT_RT broke the scheduler's bookkeeping) and runs on CPU 1 again
+// once it is back. Every record is intact, says CPU 1, and the accounting
+// is exact.
 TEST(CaptureHotplug, SyntheticWritesOnlyOnItsCpu) {
     if (!kt::cpu1_hotpluggable() || ::geteuid() != 0)
         GTEST_SKIP() << "needs root and a CPU 1 that can go offline (" << kt::cpu1_online << ")";
@@ -168,6 +190,8 @@ TEST(CaptureHotplug, SyntheticWritesOnlyOnItsCpu) {
     ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
     run_for(300);
     ASSERT_EQ(kt::set_cpu1_online(false), 0);
+    // Parked by the hotplug callback, before the write above returned.
+    const std::vector<char> offline_states = thread_states("kring_synth/1");
     run_for(300);
     ASSERT_EQ(kt::set_cpu1_online(true), 0);
     back_at = kt::now_ns();
@@ -186,6 +210,8 @@ TEST(CaptureHotplug, SyntheticWritesOnlyOnItsCpu) {
     EXPECT_EQ(bad, 0);
     EXPECT_GT(good, 0);
     EXPECT_GT(after_return, 0) << "the generator did not resume on CPU 1";
+    ASSERT_EQ(offline_states.size(), 1u) << "one generator thread while CPU 1 was offline";
+    EXPECT_EQ(offline_states[0], 'P') << "the generator was not parked while its CPU was offline";
     EXPECT_EQ(st.produced, st.written + st.lost_no_space + st.lost_too_big + st.lost_paused);
 }
 
