@@ -60,9 +60,10 @@ stop_guest_load() {
 step() { # step NAME CMD...: run CMD, report it as one result
 	name=$1; shift
 	echo "==== KRING-BEGIN step $name"
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	"$@"
 	r=$?
-	echo "==== KRING-END step $name rc=$r"
+	echo "==== KRING-END step $name rc=$r secs=$(awk -v t0="$t0" '{ printf "%.1f", $1 - t0 }' /proc/uptime)"
 	[ $r = 0 ] || rc=1
 	return $r
 }
