@@ -157,6 +157,6 @@ static inline bool kring_capture_may_see(struct kring_capture *cap, const struct
 #define KRING_THROTTLE_WINDOW_NS	(10 * NSEC_PER_MSEC)
 bool kring_throttle_enter(u64 *t0);
 void kring_throttle_exit(u64 t0);
-u64 kring_throttle_defer(struct hrtimer *t, u64 period);
+u64 kring_throttle_defer(struct hrtimer *t, u64 period, u64 passed);
 
 #endif /* _KRING_CAPTURE_H */

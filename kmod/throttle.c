@@ -81,6 +81,8 @@ bool kring_throttle_enter(u64 *t0)
  * kring_throttle_defer() - a periodic source was refused: tick next window
  * @t:		its hrtimer, in its callback (not enqueued)
  * @period:	its period in ns
+ * @passed:	the ticks the caller already forwarded @t past (the refused
+ *		one included: hrtimer_forward_now()'s answer), 0 if it did not
  *
  * A source that kring_throttle_enter() refused does not tick again before
  * the CPU's next window: every tick in between would be refused too, and a
@@ -92,16 +94,18 @@ bool kring_throttle_enter(u64 *t0)
  * sources' hrtimers).
  *
  * Context: hard irq, the hrtimer's callback.
- * Return: the ticks @t will not run, the refused one included: what the
- * caller counts as throttled.
+ * Return: the ticks @t will not run: the refused one, those it expired
+ * late by (a timer held up, e.g. on a loaded host, skips periods) and
+ * those to the next window; what the caller counts as throttled, so that
+ * every period of the source is either in a sample's PERIOD or throttled.
  */
-u64 kring_throttle_defer(struct hrtimer *t, u64 period)
+u64 kring_throttle_defer(struct hrtimer *t, u64 period, u64 passed)
 {
 	u64 now = ktime_get_mono_fast_ns();
 	u64 next = (div64_u64(now, KRING_THROTTLE_WINDOW_NS) + 1) * KRING_THROTTLE_WINDOW_NS;
 
-	hrtimer_forward_now(t, ns_to_ktime(period));
-	return 1 + hrtimer_forward(t, ns_to_ktime(next), ns_to_ktime(period));
+	passed += hrtimer_forward_now(t, ns_to_ktime(period));
+	return max_t(u64, passed, 1) + hrtimer_forward(t, ns_to_ktime(next), ns_to_ktime(period));
 }
 
 /**

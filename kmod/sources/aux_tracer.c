@@ -246,7 +246,7 @@ static enum hrtimer_restart kring_aux_tracer_timer(struct hrtimer *t)
 	/* A throttled tick writes nothing: the next extent starts with SYNC. */
 	if (!kring_throttle_enter(&t0)) {
 		/* This tick and the ones skipped count as throttled. */
-		atomic64_add(kring_throttle_defer(t, KRING_AUX_TICK_NS), &tr->ch->throttled);
+		atomic64_add(kring_throttle_defer(t, KRING_AUX_TICK_NS, 0), &tr->ch->throttled);
 		return HRTIMER_RESTART;
 	}
 	if (!tr->task_mode) {

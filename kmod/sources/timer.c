@@ -83,7 +83,8 @@ static enum hrtimer_restart kring_timer_fire(struct hrtimer *t)
 	if (regs) {
 		if (!kring_throttle_enter(&t0)) {
 			/* The periods skipped count as throttled samples too. */
-			atomic64_add(kring_throttle_defer(t, tm->period), &tm->cap.ch->throttled);
+			atomic64_add(kring_throttle_defer(t, tm->period, overruns),
+				     &tm->cap.ch->throttled);
 			return HRTIMER_RESTART;
 		}
 		kring_timer_sample(tm, regs, overruns ? overruns : 1);
