@@ -30,7 +30,7 @@ int run(const context& ctx) {
     o.data_pages_order = 0;
     auto ch = kring::channel::open(o);
     if (!ch)
-        return report(kring::error(ch.error().code(), "a test channel: " + ch.error().message()));
+        return report(ch.error().with_context("a test channel"));
     const kring_ctl_page* ctl = ch->ctl();
     fmt::print("ctl page    version {}, live figures up to offset {}\n", ctl->version, ctl->size);
     fmt::print("data ring   data_offset {}, data_size {} (smallest)\n", ctl->data_offset,

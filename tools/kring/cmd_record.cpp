@@ -640,9 +640,7 @@ struct recorder {
             if (res && !restart)
                 res = copy();
             if (!res)
-                return kring::error(
-                    res.error().code(),
-                    fmt::format("AUX snapshot of {}: {}", ring_name(*r), res.error().message()));
+                return res.error().with_context("AUX snapshot of " + ring_name(*r));
             r->snapshots++;
         }
         return {};
@@ -870,9 +868,7 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
             std::string who = t.cpu && t.pid ? fmt::format("task {} on cpu {}", *t.pid, *t.cpu)
                               : t.cpu        ? fmt::format("cpu {}", *t.cpu)
                                              : fmt::format("task {}", *t.pid);
-            return kring::error(
-                ch.error().code(),
-                fmt::format("{} channel for {}: {}", kind_name(k), who, ch.error().message()));
+            return ch.error().with_context(fmt::format("{} channel for {}", kind_name(k), who));
         }
         auto r = std::make_unique<ring>(k, std::move(*ch));
         auto id = r->ch.id();
@@ -994,9 +990,7 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
     for (auto& r : rec.rings)
         if (auto e = r->ch.enable(); !e) {
             abandon_child();
-            return report(kring::error(
-                e.error().code(),
-                fmt::format("enable {}: {}", recorder::ring_name(*r), e.error().message())));
+            return report(e.error().with_context("enable " + recorder::ring_name(*r)));
         }
     if (child) {
         // Release the child and wait for its exec. Its COMM (exec) and

@@ -140,7 +140,7 @@ kring::result<std::size_t> drain(ring& r, summary& s) {
 }
 
 int report_cpu(const ring& r, const kring::error& e) {
-    return report(kring::error(e.code(), fmt::format("cpu {}: {}", r.cpu(), e.message())));
+    return report(e.with_context(fmt::format("cpu {}", r.cpu())));
 }
 
 int run(const context& ctx, options o) {

@@ -71,7 +71,7 @@ kring::channel_options channel_options(const options& o, int cpu, const std::str
 }
 
 int report_cpu(int cpu, const kring::error& e) {
-    return report(kring::error(e.code(), fmt::format("cpu {}: {}", cpu, e.message())));
+    return report(e.with_context(fmt::format("cpu {}", cpu)));
 }
 
 void check_sample(cpu_ring& r, const kring::record& rec) {

@@ -17,11 +17,8 @@ std::string& device_path() {
 }
 
 // Whether @e is the failure to open the device node itself (libkring's
-// device::open(): "cannot open <path>...: <errno text>", maybe behind a
-// "cpu N: " or other prefix).
-bool is_device_open_error(const kring::error& e) {
-    return e.message().find("cannot open " + device_path()) != std::string::npos;
-}
+// device::open(), maybe passed on with a "cpu N: " or other context).
+bool is_device_open_error(const kring::error& e) { return e.op() == kring::operation::open_device; }
 
 }  // namespace
 
