@@ -118,10 +118,8 @@ int run(const options& o) {
 
 }  // namespace
 
-void add_export(CLI::App& app, context& ctx) {
+void add_export(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand(
-        "export", "convert a perf.data file into Chrome trace-event JSON (Perfetto UI)");
     sub->add_option("--chrome", o.chrome, "write Chrome trace-event JSON here (- for stdout)")
         ->required();
     sub->add_option("file", o.input, "the recording")->capture_default_str();

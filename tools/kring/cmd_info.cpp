@@ -45,8 +45,7 @@ int run(const context& ctx) {
 
 }  // namespace
 
-void add_info(CLI::App& app, context& ctx) {
-    auto* sub = app.add_subcommand("info", "show the kring module's ABI and features");
+void add_info(CLI::App* sub, context& ctx) {
     sub->footer(
         "Opens the device, queries its ABI and maps the smallest channel.\n"
         "\n"

@@ -1256,9 +1256,8 @@ std::vector<std::string> own_cmdline() {
 
 }  // namespace
 
-void add_record(CLI::App& app, context& ctx) {
+void add_record(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand("record", "record into a perf.data file that perf reads");
     sub->footer(
         "Examples:\n"
         "  kring record -a -e sched -e timer -d 5          every CPU for 5 s\n"

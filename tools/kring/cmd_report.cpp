@@ -225,9 +225,8 @@ int run(const options& o) {
 
 }  // namespace
 
-void add_report(CLI::App& app, context& ctx) {
+void add_report(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand("report", "summarise a perf.data file");
     sub->add_option("file", o.input, "the recording")->capture_default_str();
     sub->add_option("--svg", o.svg, "also draw the per-CPU timeline of the tasks into this SVG");
     sub->add_option("--top", o.top, "tasks per top list")->capture_default_str();

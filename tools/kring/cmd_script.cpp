@@ -170,10 +170,8 @@ int run(const options& o) {
 
 }  // namespace
 
-void add_script(CLI::App& app, context& ctx) {
+void add_script(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand(
-        "script", "print every record of a perf.data file, one line each, in time order");
     sub->add_option("file", o.input, "the recording")->capture_default_str();
     sub->add_option("-i,--input", o.input, "the recording (as perf's -i)");
     sub->add_flag("--json", o.json, "one JSON object per line (and no summary line)");

@@ -286,10 +286,8 @@ int run(const context& ctx, const options& o) {
 
 }  // namespace
 
-void add_stat(CLI::App& app, context& ctx) {
+void add_stat(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand(
-        "stat", "count sched and timer records per interval from the control pages");
     sub->add_flag("-a,--all-cpus", o.all_cpus, "every online CPU (the default)");
     sub->add_option("-C,--cpu", o.cpu_list, "only these CPUs (e.g. 0,2-3)");
     sub->add_option("-I,--interval", o.interval_ms, "print every MS milliseconds")

@@ -1,6 +1,6 @@
-// The kring tool's commands. Each command lives in its own cmd_*.cpp and
-// adds itself to the CLI11 application through one add_* function listed
-// in main.cpp. Commands use libkring only: channels, readers and parsers.
+// The kring tool's commands. Each command of commands.def lives in its own
+// cmd_<name>.cpp and fills its subcommand through add_<name>(). Commands
+// use libkring only: channels, readers and parsers.
 //
 // Errors: through report() (errors.hpp), one line on stderr, and the exit
 // status it returns: 0 success, 1 runtime error, 2 usage error.
@@ -35,14 +35,11 @@ std::optional<std::vector<int>> parse_cpu_list(std::string_view list);
 void print_summary(std::string_view command,
                    const std::vector<std::pair<std::string, std::uint64_t>>& fields);
 
-void add_info(CLI::App& app, context& ctx);
-void add_synth(CLI::App& app, context& ctx);
-void add_sched(CLI::App& app, context& ctx);
-void add_aux(CLI::App& app, context& ctx);
-void add_record(CLI::App& app, context& ctx);
-void add_report(CLI::App& app, context& ctx);
-void add_script(CLI::App& app, context& ctx);
-void add_export(CLI::App& app, context& ctx);
-void add_stat(CLI::App& app, context& ctx);
+// One add_<name>() per command of commands.def, in cmd_<name>.cpp: it
+// fills @sub, the command's subcommand (main() made it with the command's
+// name and summary), with its options, footer and callback.
+#define KRING_COMMAND(name, summary) void add_##name(CLI::App* sub, context& ctx);
+#include "commands.def"
+#undef KRING_COMMAND
 
 }  // namespace kring_tool
