@@ -42,6 +42,16 @@ TEST(Result, FromErrnoNamesTheCall) {
     EXPECT_EQ(e.code(), ENOENT);
     EXPECT_NE(e.message().find("cannot open /x: "), std::string::npos);
     EXPECT_NE(e.message().find("No such file"), std::string::npos);
+    EXPECT_EQ(e.op(), kring::operation::other);
+}
+
+TEST(Result, ContextKeepsCodeAndOperation) {
+    auto e = kring::error::from_errno(EACCES, "cannot open /x", kring::operation::open_device);
+    EXPECT_EQ(e.op(), kring::operation::open_device);
+    auto c = e.with_context("cpu 3");
+    EXPECT_EQ(c.code(), EACCES);
+    EXPECT_EQ(c.op(), kring::operation::open_device);
+    EXPECT_EQ(c.message(), "cpu 3: " + e.message());
 }
 
 TEST(Result, VoidResult) {

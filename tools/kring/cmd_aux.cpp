@@ -191,9 +191,8 @@ int run(const context& ctx, const options& o) {
 
 }  // namespace
 
-void add_aux(CLI::App& app, context& ctx) {
+void add_aux(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand("aux", "run the emulated hardware tracer into an AUX area");
     auto* cpu = sub->add_option("--cpu", o.cpu, "CPU mode: the CPU the tracer runs on")
                     ->capture_default_str();
     auto* pid =

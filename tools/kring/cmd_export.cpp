@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "recording.hpp"
 #include "trace_model.hpp"
 
 namespace kring_tool {
@@ -29,13 +30,7 @@ struct options {
 // Trace-event times are microseconds; a double keeps the nanoseconds.
 double us(std::uint64_t ns) { return double(ns) / 1000.0; }
 
-int run(const options& o) {
-    auto loaded = trace_model::load(o.input);
-    if (!loaded)
-        return report(loaded.error());
-    const trace_model& m = *loaded;
-    warn_truncated(m);
-
+int show(const options& o, const trace_model& m) {
     using json = nlohmann::json;
     json events = json::array();
     events.push_back({{"ph", "M"},
@@ -113,19 +108,17 @@ int run(const options& o) {
                                  {"counters", counters},
                                  {"cpus", m.cpus.size()},
                                  {"truncated", m.truncation ? 1 : 0}});
-    return m.truncation ? exit_runtime : exit_ok;
+    return exit_ok;
 }
 
 }  // namespace
 
-void add_export(CLI::App& app, context& ctx) {
+void add_export(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand(
-        "export", "convert a perf.data file into Chrome trace-event JSON (Perfetto UI)");
     sub->add_option("--chrome", o.chrome, "write Chrome trace-event JSON here (- for stdout)")
         ->required();
-    sub->add_option("file", o.input, "the recording")->capture_default_str();
-    sub->add_option("-i,--input", o.input, "the recording (as perf's -i)");
+    add_recording_file(sub, o.input);
+    add_recording_input(sub, o.input);
     sub->add_flag("--idle", o.idle, "also the idle task's slices");
     sub->footer(
         "One track per CPU (process \"CPUs\", thread = CPU): the tasks' slices from the\n"
@@ -138,7 +131,9 @@ void add_export(CLI::App& app, context& ctx) {
         "\n"
         "  kring export --chrome trace.json run1.data\n"
         "      another recording");
-    sub->callback([&ctx] { ctx.exit_code = run(o); });
+    sub->callback([&ctx] {
+        ctx.exit_code = show_recording(o.input, [](const trace_model& m) { return show(o, m); });
+    });
 }
 
 }  // namespace kring_tool

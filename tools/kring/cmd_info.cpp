@@ -30,7 +30,7 @@ int run(const context& ctx) {
     o.data_pages_order = 0;
     auto ch = kring::channel::open(o);
     if (!ch)
-        return report(kring::error(ch.error().code(), "a test channel: " + ch.error().message()));
+        return report(ch.error().with_context("a test channel"));
     const kring_ctl_page* ctl = ch->ctl();
     fmt::print("ctl page    version {}, live figures up to offset {}\n", ctl->version, ctl->size);
     fmt::print("data ring   data_offset {}, data_size {} (smallest)\n", ctl->data_offset,
@@ -45,8 +45,7 @@ int run(const context& ctx) {
 
 }  // namespace
 
-void add_info(CLI::App& app, context& ctx) {
-    auto* sub = app.add_subcommand("info", "show the kring module's ABI and features");
+void add_info(CLI::App* sub, context& ctx) {
     sub->footer(
         "Opens the device, queries its ABI and maps the smallest channel.\n"
         "\n"

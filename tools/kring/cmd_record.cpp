@@ -340,7 +340,7 @@ kring::result<void> synth_kernel(synth_out& o) {
         std::string("[kernel.kallsyms]") + refs[ref], false, sid, st_trailer));
 }
 
-// ---- the recording
+// ---- the recording: kring records converted into perf.data records
 
 struct recorder {
     const options& o;
@@ -640,9 +640,7 @@ struct recorder {
             if (res && !restart)
                 res = copy();
             if (!res)
-                return kring::error(
-                    res.error().code(),
-                    fmt::format("AUX snapshot of {}: {}", ring_name(*r), res.error().message()));
+                return res.error().with_context("AUX snapshot of " + ring_name(*r));
             r->snapshots++;
         }
         return {};
@@ -706,15 +704,88 @@ std::string human_bytes(double b) {
     return fmt::format("{:.0f} B", b);
 }
 
-int run(const context& ctx, options o, const std::vector<std::string>& argv_all) {
-    // ---- arguments
-    std::string bad;
-    auto ev_opt = parse_events(o.events, bad);
-    if (!ev_opt) {
-        fmt::print(stderr, "kring: unknown event {} (see --help)\n", bad);
-        return exit_usage;
+// ---- run()'s steps, as perf's __cmd_record has them: check the options,
+// fork the command, open the channels, create the file and synthesize what
+// was there before, start, loop, drain, write the file's end.
+
+// One channel's target: a CPU, a task, or a task on a CPU (inherited by
+// its children when the command is followed).
+struct target {
+    std::optional<int> cpu;
+    std::optional<pid_t> pid;
+    bool inherit = false;
+};
+
+// The recording's state, passed from step to step.
+struct session {
+    const context& ctx;
+    options o;
+    event_set ev;
+    std::uint32_t clock = KRING_CLOCK_MONOTONIC;
+    std::vector<int> cpus;
+    bool command = false;   // -- COMMAND
+    bool followed = false;  // a task's channels (the hint for EACCES)
+    triggers trig;
+    std::optional<child_proc> child;
+    std::optional<recorder> rec;
+    std::chrono::steady_clock::time_point t0;  // just before the channels are enabled
+    bool tty = false;
+    int child_status = -1;  // the command's wait status, once it ended
+    bool stop_signal = false;
+    std::uint64_t first_id = 0;  // the file's first event's id, for synthesized records
+    std::uint64_t lost_by[4] = {0, 0, 0, 0};  // no_space, too_big, paused, overwritten
+
+    session(const context& c, options opts) : ctx(c), o(std::move(opts)) {}
+
+    // Before the command is released: it exits 127 without exec.
+    void abandon_child() {
+        if (child) {
+            ::close(child->go_w);
+            ::waitpid(child->pid, nullptr, 0);
+            child.reset();
+        }
     }
-    event_set ev = *ev_opt;
+    // A failure before the command is released.
+    int abandon(const kring::error& e, std::string_view hint = {}) {
+        abandon_child();
+        return report(e, hint);
+    }
+};
+
+// The usage error of a bad option: one line, exit_usage.
+template <class... Args>
+int usage(fmt::format_string<Args...> f, Args&&... args) {
+    fmt::print(stderr, "kring: {} (see --help)\n", fmt::format(f, std::forward<Args>(args)...));
+    return exit_usage;
+}
+
+// -m, --aux-pages and --snapshot=SIZE (which sets the AUX pages).
+int check_sizes(options& o) {
+    if (o.pages == 0 || (o.pages & (o.pages - 1)))
+        return usage("-m {}: the data pages must be a power of 2", o.pages);
+    if (o.aux_pages == 0 || (o.aux_pages & (o.aux_pages - 1)))
+        return usage("--aux-pages {}: must be a power of 2", o.aux_pages);
+    if (!o.snapshot_size.empty()) {
+        char* end = nullptr;
+        unsigned long long sz = std::strtoull(o.snapshot_size.c_str(), &end, 0);
+        long page = ::sysconf(_SC_PAGESIZE);
+        if (*end || sz == 0)
+            return usage("--snapshot={}: a size in bytes", o.snapshot_size);
+        std::uint64_t pages = (sz + std::uint64_t(page) - 1) / std::uint64_t(page);
+        o.aux_pages = 1u << log2_exact(pages);
+    }
+    return exit_ok;
+}
+
+// Every option, before anything is opened: exit_ok, or exit_usage after
+// one line on stderr.
+int check_options(session& s) {
+    options& o = s.o;
+    std::string bad;
+    auto ev = parse_events(o.events, bad);
+    if (!ev)
+        return usage("unknown event {}", bad);
+    s.ev = *ev;
     auto clock = parse_clock(o.clock);
     if (!clock) {
         fmt::print(stderr,
@@ -723,183 +794,139 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
                    o.clock);
         return exit_usage;
     }
+    s.clock = *clock;
     int modes = int(o.all_cpus) + int(!o.cpu_list.empty()) + int(o.pid.has_value()) +
                 int(o.tid.has_value());
-    bool command = !o.command.empty();
-    if ((modes > 1 && !(o.all_cpus && !o.cpu_list.empty())) || (modes && command)) {
-        fmt::print(stderr, "kring: choose one of -a, -C, -p, -t or a command (see --help)\n");
-        return exit_usage;
-    }
-    if (!modes && !command) {
-        fmt::print(stderr,
-                   "kring: nothing to record: give -a, -C, -p, -t or -- COMMAND (see "
-                   "--help)\n");
-        return exit_usage;
-    }
-    if (o.pages == 0 || (o.pages & (o.pages - 1))) {
-        fmt::print(stderr, "kring: -m {}: the data pages must be a power of 2 (see --help)\n",
-                   o.pages);
-        return exit_usage;
-    }
-    if (o.aux_pages == 0 || (o.aux_pages & (o.aux_pages - 1))) {
-        fmt::print(stderr, "kring: --aux-pages {}: must be a power of 2 (see --help)\n",
-                   o.aux_pages);
-        return exit_usage;
-    }
-    if (!o.snapshot_size.empty()) {
-        char* end = nullptr;
-        unsigned long long sz = std::strtoull(o.snapshot_size.c_str(), &end, 0);
-        long page = ::sysconf(_SC_PAGESIZE);
-        if (*end || sz == 0) {
-            fmt::print(stderr, "kring: --snapshot={}: a size in bytes (see --help)\n",
-                       o.snapshot_size);
-            return exit_usage;
-        }
-        std::uint64_t pages = (sz + std::uint64_t(page) - 1) / std::uint64_t(page);
-        o.aux_pages = 1u << log2_exact(pages);
-    }
-    if (o.snapshot && !ev.aux) {
-        fmt::print(stderr, "kring: --snapshot needs -e aux (see --help)\n");
-        return exit_usage;
-    }
-    std::vector<int> cpus;
+    s.command = !o.command.empty();
+    if ((modes > 1 && !(o.all_cpus && !o.cpu_list.empty())) || (modes && s.command))
+        return usage("choose one of -a, -C, -p, -t or a command");
+    if (!modes && !s.command)
+        return usage("nothing to record: give -a, -C, -p, -t or -- COMMAND");
+    if (int rc = check_sizes(o); rc != exit_ok)
+        return rc;
+    if (o.snapshot && !s.ev.aux)
+        return usage("--snapshot needs -e aux");
     if (!o.cpu_list.empty()) {
         auto l = parse_cpu_list(o.cpu_list);
-        if (!l) {
-            fmt::print(stderr, "kring: -C {}: not a CPU list such as 0,2-3 (see --help)\n",
-                       o.cpu_list);
-            return exit_usage;
-        }
-        cpus = *l;
+        if (!l)
+            return usage("-C {}: not a CPU list such as 0,2-3", o.cpu_list);
+        s.cpus = *l;
     }
+    return exit_ok;
+}
 
-    triggers trig;
-    if (auto r = trig.setup(o.control); !r)
-        return report(r.error());
-
-    // ---- the command, forked first: its pid is what the channels follow
-    std::optional<child_proc> child;
-    if (command) {
-        auto c = fork_command(o.command);
-        if (!c)
-            return report(c.error());
-        child = *c;
-    }
-    auto abandon_child = [&] {
-        if (child) {
-            ::close(child->go_w);  // it exits 127 without exec
-            ::waitpid(child->pid, nullptr, 0);
-            child.reset();
-        }
-    };
-
-    // ---- channels: one per ring and event kind
-    kring::merge_options mo;
-    if (auto pc = posix_clock(*clock))
-        mo.clock = *pc;
-    recorder rec(o, mo);
-    rec.ev = ev;
-    rec.clockid = *clock;
-
-    struct target {
-        std::optional<int> cpu;
-        std::optional<pid_t> pid;
-        bool inherit = false;
-    };
+// What the channels follow: every CPU asked for (all online ones for -a or
+// a command; the command's tasks on each), or the threads of -p, or -t.
+kring::result<std::vector<target>> find_targets(session& s) {
+    const options& o = s.o;
     std::vector<target> targets;
-    bool followed = false;
-    if (o.all_cpus || !cpus.empty() || command) {
-        if (cpus.empty())
+    if (o.all_cpus || !s.cpus.empty() || s.command) {
+        if (s.cpus.empty())
             for (int c = 0; c < int(::sysconf(_SC_NPROCESSORS_CONF)); c++)
                 if (read_small(fmt::format("/sys/devices/system/cpu/cpu{}/online", c)) != "0")
-                    cpus.push_back(c);
-        for (int c : cpus) {
+                    s.cpus.push_back(c);
+        for (int c : s.cpus) {
             target t;
             t.cpu = c;
-            if (command) {
-                t.pid = child->pid;
+            if (s.command) {
+                t.pid = s.child->pid;
                 t.inherit = true;
-                followed = true;
+                s.followed = true;
             }
             targets.push_back(t);
         }
     } else if (o.pid) {
         auto tids = list_numeric(fmt::format("/proc/{}/task", *o.pid));
         if (tids.empty())
-            return report(kring::error(ESRCH, fmt::format("no process {}", *o.pid)));
+            return kring::error(ESRCH, fmt::format("no process {}", *o.pid));
         for (int tid : tids)
             targets.push_back(target{std::nullopt, tid, false});
-        followed = true;
+        s.followed = true;
     } else if (o.tid) {
         targets.push_back(target{std::nullopt, *o.tid, false});
-        followed = true;
+        s.followed = true;
     }
+    return targets;
+}
 
-    auto open_ring = [&](kind k, const target& t) -> kring::result<void> {
-        kring::channel_options co;
-        co.device = ctx.device;
-        co.cpu = t.cpu;
-        co.pid = t.pid;
-        co.clockid = *clock;
-        co.data_pages_order = log2_exact(o.pages);
-        co.mirror = o.mirror;
-        co.overwrite = o.overwrite;
-        co.extra_attr_flags = t.inherit ? KRING_ATTR_F_INHERIT : 0;
-        switch (k) {
-            case kind::sched:
-                co.source = KRING_SOURCE_SCHED;
-                co.sample_type = KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
-                                 KRING_SAMPLE_CPU | KRING_SAMPLE_RAW;
-                co.config[0] = ev.wakeups ? KRING_SCHED_CFG_WAKEUPS : 0;
-                break;
-            case kind::timer:
-                co.source = KRING_SOURCE_TIMER;
-                co.sample_type = KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_IP | KRING_SAMPLE_TID |
-                                 KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD |
-                                 KRING_SAMPLE_RAW;
-                co.config[0] = ev.timer_hz;
-                break;
-            case kind::aux:
-                co.source = KRING_SOURCE_AUX_TRACER;
-                co.aux_pages_order = log2_exact(o.aux_pages);
-                co.aux_snapshot = o.snapshot;
-                break;
-        }
-        auto ch = kring::channel::open(co);
-        if (!ch) {
-            std::string who = t.cpu && t.pid ? fmt::format("task {} on cpu {}", *t.pid, *t.cpu)
-                              : t.cpu        ? fmt::format("cpu {}", *t.cpu)
-                                             : fmt::format("task {}", *t.pid);
-            return kring::error(
-                ch.error().code(),
-                fmt::format("{} channel for {}: {}", kind_name(k), who, ch.error().message()));
-        }
-        auto r = std::make_unique<ring>(k, std::move(*ch));
-        auto id = r->ch.id();
-        if (!id)
-            return id.error();
-        r->id = *id;
-        r->sample_type = r->ch.sample_type();
-        r->cpu = t.cpu.value_or(-1);
-        r->pid = t.pid.value_or(-1);
-        r->source = co.source;
-        r->index = rec.rings.size();
-        rec.rings.push_back(std::move(r));
-        return {};
-    };
-    for (const auto& t : targets) {
+// The channel options of one ring of kind @k on @t.
+kring::channel_options channel_options_for(const session& s, kind k, const target& t) {
+    const options& o = s.o;
+    kring::channel_options co;
+    co.device = s.ctx.device;
+    co.cpu = t.cpu;
+    co.pid = t.pid;
+    co.clockid = s.clock;
+    co.data_pages_order = log2_exact(o.pages);
+    co.mirror = o.mirror;
+    co.overwrite = o.overwrite;
+    co.extra_attr_flags = t.inherit ? KRING_ATTR_F_INHERIT : 0;
+    switch (k) {
+        case kind::sched:
+            co.source = KRING_SOURCE_SCHED;
+            co.sample_type = KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
+                             KRING_SAMPLE_CPU | KRING_SAMPLE_RAW;
+            co.config[0] = s.ev.wakeups ? KRING_SCHED_CFG_WAKEUPS : 0;
+            break;
+        case kind::timer:
+            co.source = KRING_SOURCE_TIMER;
+            co.sample_type = KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_IP | KRING_SAMPLE_TID |
+                             KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD |
+                             KRING_SAMPLE_RAW;
+            co.config[0] = s.ev.timer_hz;
+            break;
+        case kind::aux:
+            co.source = KRING_SOURCE_AUX_TRACER;
+            co.aux_pages_order = log2_exact(s.o.aux_pages);
+            co.aux_snapshot = s.o.snapshot;
+            break;
+    }
+    return co;
+}
+
+// Opens and maps one ring of kind @k on @t, the recorder's next.
+kring::result<void> open_ring(session& s, kind k, const target& t) {
+    const kring::channel_options co = channel_options_for(s, k, t);
+    auto ch = kring::channel::open(co);
+    if (!ch) {
+        std::string who = t.cpu && t.pid ? fmt::format("task {} on cpu {}", *t.pid, *t.cpu)
+                          : t.cpu        ? fmt::format("cpu {}", *t.cpu)
+                                         : fmt::format("task {}", *t.pid);
+        return ch.error().with_context(fmt::format("{} channel for {}", kind_name(k), who));
+    }
+    auto r = std::make_unique<ring>(k, std::move(*ch));
+    auto id = r->ch.id();
+    if (!id)
+        return id.error();
+    r->id = *id;
+    r->sample_type = r->ch.sample_type();
+    r->cpu = t.cpu.value_or(-1);
+    r->pid = t.pid.value_or(-1);
+    r->source = co.source;
+    r->index = s.rec->rings.size();
+    s.rec->rings.push_back(std::move(r));
+    return {};
+}
+
+// One ring per target and event kind.
+int open_rings(session& s) {
+    auto targets = find_targets(s);
+    if (!targets)
+        return s.abandon(targets.error());
+    for (const auto& t : *targets) {
         for (kind k : {kind::sched, kind::timer, kind::aux}) {
-            if ((k == kind::sched && !ev.sched) || (k == kind::timer && !ev.timer) ||
-                (k == kind::aux && !ev.aux))
+            if ((k == kind::sched && !s.ev.sched) || (k == kind::timer && !s.ev.timer) ||
+                (k == kind::aux && !s.ev.aux))
                 continue;
-            if (auto r = open_ring(k, t); !r) {
-                abandon_child();
-                return report(r.error(), hint(r.error(), followed, k));
-            }
+            if (auto r = open_ring(s, k, t); !r)
+                return s.abandon(r.error(), hint(r.error(), s.followed, k));
         }
     }
+    return exit_ok;
+}
 
-    // ---- the file: attrs with the rings' ids
+// The file's events, each with the ids of its rings.
+std::vector<pd::event_attr> file_attrs(const session& s) {
     std::vector<pd::event_attr> attrs;
     auto add_attr = [&](kind k, const char* name, std::uint64_t st, std::uint64_t id_bits) {
         pd::event_attr a;
@@ -910,18 +937,18 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
         a.attr.sample_type = st;
         a.attr.sample_id_all = 1;
         a.attr.sample_period = 1;
-        for (auto& r : rec.rings)
+        for (auto& r : s.rec->rings)
             if (r->k == k)
                 a.ids.push_back(r->id | id_bits);
         attrs.push_back(std::move(a));
         return &attrs.back();
     };
-    if (ev.timer) {
+    if (s.ev.timer) {
         auto* a = add_attr(kind::timer, "cpu-clock", st_timer, 0);
         a->attr.config = PERF_COUNT_SW_CPU_CLOCK;
-        a->attr.sample_period = 1000000000ull / ev.timer_hz;
+        a->attr.sample_period = 1000000000ull / s.ev.timer_hz;
     }
-    if (ev.sched) {
+    if (s.ev.sched) {
         auto* a = add_attr(kind::sched, "kring:sched", st_sched, 0);
         a->attr.context_switch = 1;
         a->attr.task = 1;
@@ -929,119 +956,133 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
         a->attr.mmap = 1;
         a->attr.mmap2 = 1;
     }
-    if (ev.wakeups)
+    if (s.ev.wakeups)
         add_attr(kind::sched, "kring:sched_wakeup", st_wakeup, wakeup_id_bit);
-    if (ev.aux)
+    if (s.ev.aux)
         add_attr(kind::aux, "kring:aux", st_aux, 0);
-    const std::uint64_t first_id = attrs.front().ids.empty() ? 0 : attrs.front().ids.front();
+    return attrs;
+}
 
-    // perf's habit: an existing output becomes <name>.old.
+// The output file with @attrs; perf's habit: an existing one becomes
+// <name>.old.
+kring::result<void> create_file(session& s, const std::vector<pd::event_attr>& attrs) {
+    const std::string& out = s.o.output;
     struct stat st;
-    if (::stat(o.output.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-        std::string old = o.output + ".old";
-        if (::rename(o.output.c_str(), old.c_str()) < 0) {
-            abandon_child();
-            return report(kring::error::from_errno(errno, "rename " + o.output + " to " + old));
-        }
+    if (::stat(out.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        std::string old = out + ".old";
+        if (::rename(out.c_str(), old.c_str()) < 0)
+            return kring::error::from_errno(errno, "rename " + out + " to " + old);
     }
-    {
-        auto w = pd::writer::create(o.output, attrs);
-        if (!w) {
-            abandon_child();
-            return report(w.error());
-        }
-        rec.w.emplace(std::move(*w));
-    }
+    auto w = pd::writer::create(out, attrs);
+    if (!w)
+        return w.error();
+    s.rec->w.emplace(std::move(*w));
+    return {};
+}
 
-    // ---- /proc: the processes already there
-    synth_out so{*rec.w, first_id};
-    if (auto r = synth_kernel(so); !r) {
-        abandon_child();
-        return report(r.error());
-    }
-    if (child) {
+// What was there before the recording: the kernel's mapping, then the
+// processes of /proc that the recording covers (every one system-wide,
+// the one of -p or -t). The command's own come once it has exec'd.
+kring::result<void> synthesize(session& s, synth_out& so) {
+    const options& o = s.o;
+    if (auto r = synth_kernel(so); !r)
+        return r;
+    if (s.child) {
         // Until its exec the child is a copy of this process, named as
         // this one: no COMM of that name for it, or perf would keep it
         // past the exec (the sched source has no exec record; the exec's
-        // COMM is synthesized below).
+        // COMM is synthesized after it).
         std::string self = read_small("/proc/self/comm");
-        rec.comms_seen.insert({std::uint32_t(child->pid), std::uint32_t(child->pid), self});
+        s.rec->comms_seen.insert({std::uint32_t(s.child->pid), std::uint32_t(s.child->pid), self});
     }
-    if (o.all_cpus || (!cpus.empty() && !command)) {
+    if (o.all_cpus || (!s.cpus.empty() && !s.command)) {
         for (int p : list_numeric("/proc"))
-            if (auto r = synth_process(so, p, 0, false); !r) {
-                abandon_child();
-                return report(r.error());
-            }
+            if (auto r = synth_process(so, p, 0, false); !r)
+                return r;
     } else if (o.pid || o.tid) {
         int p = o.pid ? *o.pid : *o.tid;
         if (o.tid) {
             // The thread's process.
-            std::ifstream s(fmt::format("/proc/{}/status", *o.tid));
+            std::ifstream f(fmt::format("/proc/{}/status", *o.tid));
             std::string line;
-            while (std::getline(s, line))
+            while (std::getline(f, line))
                 if (line.rfind("Tgid:", 0) == 0)
                     p = std::atoi(line.c_str() + 5);
         }
         if (auto r = synth_process(so, p, 0, false); !r)
-            return report(r.error());
+            return r;
     }
+    return {};
+}
 
-    // ---- go
-    for (auto& r : rec.rings)
-        rec.merger.add(r->rd, r->sample_type);
-    const auto t0 = std::chrono::steady_clock::now();
-    for (auto& r : rec.rings)
-        if (auto e = r->ch.enable(); !e) {
-            abandon_child();
-            return report(kring::error(
-                e.error().code(),
-                fmt::format("enable {}: {}", recorder::ring_name(*r), e.error().message())));
-        }
-    if (child) {
-        // Release the child and wait for its exec. Its COMM (exec) and
-        // MMAP2s are read from /proc after the exec, so they describe the
-        // new image; they carry the time read just before the child was
-        // released (on the channels' clock). Every record of the new image
-        // is later than that, so perf, which applies a mapping from its
-        // time on, resolves all of the command's samples. The price: the
-        // few samples between the release and the execve() (the child
-        // still in kring's code) are looked up in the new image's maps
-        // and come out unresolved. Read after the exec instead, the time
-        // would come after the samples of the image's first instructions
-        // (ld.so), which would then stay unresolved. KRING_CLOCK_LOCAL has
-        // no user-space reading: time 0 (before everything) there.
-        auto pc = posix_clock(*clock);
-        std::uint64_t t_go = pc ? clock_now(*pc) : 0;
-        char c = 'g';
-        if (::write(child->go_w, &c, 1) != 1) {
-            abandon_child();
-            return report(kring::error::from_errno(errno, "release the command"));
-        }
-        ::close(child->go_w);
-        int err = 0;
-        ssize_t n = ::read(child->ready_r, &err, sizeof(err));
-        ::close(child->ready_r);
-        if (n == sizeof(err)) {
-            ::waitpid(child->pid, nullptr, 0);
-            return report(kring::error(
-                err, fmt::format("cannot run {}: {}", o.command[0], std::strerror(err))));
-        }
-        if (auto r = synth_process(so, child->pid, t_go, true); !r)
-            return report(r.error());
+// The file: created with the rings' events, then what synthesize() finds.
+int open_file(session& s) {
+    const auto attrs = file_attrs(s);
+    const std::uint64_t first_id = attrs.front().ids.empty() ? 0 : attrs.front().ids.front();
+    if (auto r = create_file(s, attrs); !r)
+        return s.abandon(r.error());
+    synth_out so{*s.rec->w, first_id};
+    if (auto r = synthesize(s, so); !r)
+        return s.abandon(r.error());
+    s.first_id = first_id;
+    return exit_ok;
+}
+
+// Releases the command once every channel is enabled and waits for its
+// exec; then its COMM (exec) and MMAP2s.
+int release_command(session& s) {
+    // Its COMM and MMAP2s are read from /proc after the exec, so they
+    // describe the new image; they carry the time read just before the
+    // child was released (on the channels' clock). Every record of the new
+    // image is later than that, so perf, which applies a mapping from its
+    // time on, resolves all of the command's samples. The price: the few
+    // samples between the release and the execve() (the child still in
+    // kring's code) are looked up in the new image's maps and come out
+    // unresolved. Read after the exec instead, the time would come after
+    // the samples of the image's first instructions (ld.so), which would
+    // then stay unresolved. KRING_CLOCK_LOCAL has no user-space reading:
+    // time 0 (before everything) there.
+    auto pc = posix_clock(s.clock);
+    std::uint64_t t_go = pc ? clock_now(*pc) : 0;
+    char c = 'g';
+    if (::write(s.child->go_w, &c, 1) != 1)
+        return s.abandon(kring::error::from_errno(errno, "release the command"));
+    ::close(s.child->go_w);
+    int err = 0;
+    ssize_t n = ::read(s.child->ready_r, &err, sizeof(err));
+    ::close(s.child->ready_r);
+    if (n == sizeof(err)) {
+        ::waitpid(s.child->pid, nullptr, 0);
+        return report(kring::error(
+            err, fmt::format("cannot run {}: {}", s.o.command[0], std::strerror(err))));
     }
+    synth_out so{*s.rec->w, s.first_id};
+    if (auto r = synth_process(so, s.child->pid, t_go, true); !r)
+        return report(r.error());
+    return exit_ok;
+}
 
-    // ---- the loop
-    const bool tty = ::isatty(1);
-    const auto end = t0 + std::chrono::duration<double>(o.duration);
-    auto last_status = t0;
+// Every ring into the merger, every channel enabled, then the command.
+int start(session& s) {
+    for (auto& r : s.rec->rings)
+        s.rec->merger.add(r->rd, r->sample_type);
+    s.t0 = std::chrono::steady_clock::now();
+    for (auto& r : s.rec->rings)
+        if (auto e = r->ch.enable(); !e)
+            return s.abandon(e.error().with_context("enable " + recorder::ring_name(*r)));
+    return s.child ? release_command(s) : exit_ok;
+}
+
+// The status line a terminal shows, once a second and at the end.
+struct status_line {
+    std::chrono::steady_clock::time_point t0, last;
     std::uint64_t last_bytes = 0, last_records = 0;
-    int child_status = -1;
-    bool stop_signal = false;
-    unsigned requests = 0;
-    auto status_line = [&](bool final_) {
+
+    explicit status_line(std::chrono::steady_clock::time_point start) : t0(start), last(start) {}
+
+    void print(const recorder& rec, bool final_) {
         auto now = std::chrono::steady_clock::now();
-        double dt = std::chrono::duration<double>(now - last_status).count();
+        double dt = std::chrono::duration<double>(now - last).count();
         double el = std::chrono::duration<double>(now - t0).count();
         std::uint64_t bytes = rec.w->data_size();
         std::uint64_t nsp = 0, tb = 0, pa = 0, ow = 0;
@@ -1060,165 +1101,191 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
             ow, human_bytes(double(rec.auxtrace_bytes)));
         fmt::print("\r\033[K{}{}", line, final_ ? "\n" : "");
         std::fflush(stdout);
-        last_status = now;
+        last = now;
         last_bytes = bytes;
         last_records = rec.records;
-    };
-    int rc = exit_ok;
+    }
+};
+
+// Until a signal, 'stop', the duration or the command's end: snapshots as
+// asked, the rings' records into the file (not for --overwrite, read at
+// the end), the status line.
+int record_loop(session& s, status_line& status) {
+    const options& o = s.o;
+    recorder& rec = *s.rec;
+    const auto end = s.t0 + std::chrono::duration<double>(o.duration);
+    unsigned requests = 0;
     for (;;) {
-        if (trig.wait(o.overwrite ? 100 : 50, requests))
-            stop_signal = true;
+        if (s.trig.wait(o.overwrite ? 100 : 50, requests))
+            s.stop_signal = true;
         if (o.snapshot)
             while (rec.snapshot_requests < requests) {
                 rec.snapshot_requests++;
-                if (auto r = rec.aux_snapshot(true); !r) {
-                    rc = report(r.error());
-                    break;
-                }
+                if (auto r = rec.aux_snapshot(true); !r)
+                    return report(r.error());
             }
-        if (rc != exit_ok)
-            break;
         if (!o.overwrite)
-            if (auto r = rec.flush(false); !r) {
-                rc = report(r.error());
-                break;
-            }
-        if (child) {
-            int s;
-            if (::waitpid(child->pid, &s, WNOHANG) == child->pid) {
-                child_status = s;
-                child.reset();
+            if (auto r = rec.flush(false); !r)
+                return report(r.error());
+        if (s.child) {
+            int st;
+            if (::waitpid(s.child->pid, &st, WNOHANG) == s.child->pid) {
+                s.child_status = st;
+                s.child.reset();
                 break;
             }
         }
-        if (stop_signal)
+        if (s.stop_signal)
             break;
         if (o.duration > 0 && std::chrono::steady_clock::now() >= end)
             break;
-        if (tty && std::chrono::steady_clock::now() - last_status >= std::chrono::seconds(1))
-            status_line(false);
+        if (s.tty && std::chrono::steady_clock::now() - status.last >= std::chrono::seconds(1))
+            status.print(rec, false);
     }
+    return exit_ok;
+}
 
-    // ---- the end: the last snapshot, disable, read the rest
-    if (rc == exit_ok && o.snapshot)
+// --overwrite: a backward ring is read once, at the end, newest first:
+// every ring's records, written in time order; none after a failure (@rc
+// not exit_ok).
+int read_overwritten(session& s, int rc) {
+    recorder& rec = *s.rec;
+    struct held {
+        std::uint64_t time;
+        std::size_t ring;
+        std::vector<std::byte> bytes;
+    };
+    std::vector<held> all;
+    for (std::size_t i = 0; i < rec.rings.size() && rc == exit_ok; i++) {
+        auto& r = *rec.rings[i];
+        kring::overwrite_reader orr(r.ch.ring());
+        auto n = orr.read([&](const kring::record& x) {
+            all.push_back({kring::record_time(x, r.sample_type).value_or(0), i,
+                           std::vector<std::byte>(x.bytes().begin(), x.bytes().end())});
+        });
+        if (!n)
+            rc = report(n.error());
+    }
+    std::stable_sort(all.begin(), all.end(),
+                     [](const held& a, const held& b) { return a.time < b.time; });
+    for (auto& h : all)
+        rec.on_record(*rec.rings[h.ring], kring::record(h.bytes, 0, true));
+    if (!all.empty())
+        rec.put(pd::make_finished_round());
+    return rc;
+}
+
+// The end, whatever ended the loop (@rc its status): the last snapshot,
+// the channels disabled, the command stopped, the rest of the rings read.
+int drain(session& s, int rc) {
+    recorder& rec = *s.rec;
+    if (rc == exit_ok && s.o.snapshot)
         if (auto r = rec.aux_snapshot(false); !r)
             rc = report(r.error());
     for (auto& r : rec.rings)
         if (auto e = r->ch.disable(); !e && rc == exit_ok)
             rc = report(e.error());
-    if (child) {
+    if (s.child) {
         // Stopped by a signal, 'stop' or the duration before the command
         // ended: it gets SIGTERM, as perf record's workload does, and its
         // status is reported.
-        ::kill(child->pid, SIGTERM);
-        int s;
-        if (::waitpid(child->pid, &s, 0) == child->pid)
-            child_status = s;
-        child.reset();
+        ::kill(s.child->pid, SIGTERM);
+        int st;
+        if (::waitpid(s.child->pid, &st, 0) == s.child->pid)
+            s.child_status = st;
+        s.child.reset();
     }
-    if (o.overwrite) {
-        // A backward ring is read once, at the end, newest first: gather
-        // every ring's records and write them in time order.
-        struct held {
-            std::uint64_t time;
-            std::size_t ring;
-            std::vector<std::byte> bytes;
-        };
-        std::vector<held> all;
-        for (std::size_t i = 0; i < rec.rings.size() && rc == exit_ok; i++) {
-            auto& r = *rec.rings[i];
-            kring::overwrite_reader orr(r.ch.ring());
-            auto n = orr.read([&](const kring::record& x) {
-                all.push_back({kring::record_time(x, r.sample_type).value_or(0), i,
-                               std::vector<std::byte>(x.bytes().begin(), x.bytes().end())});
-            });
-            if (!n)
-                rc = report(n.error());
-        }
-        std::stable_sort(all.begin(), all.end(),
-                         [](const held& a, const held& b) { return a.time < b.time; });
-        for (auto& h : all)
-            rec.on_record(*rec.rings[h.ring], kring::record(h.bytes, 0, true));
-        if (!all.empty())
-            rec.put(pd::make_finished_round());
+    if (s.o.overwrite) {
+        rc = read_overwritten(s, rc);
     } else if (rc == exit_ok) {
         for (std::size_t i = 0; i < rec.rings.size(); i++)
             rec.merger.finish(i);
         if (auto r = rec.flush(true); !r)
             rc = report(r.error());
     }
-    if (tty)
-        status_line(true);
+    return rc;
+}
 
-    // ---- features and the kring section
+// kring's section of the file: the clock and every ring's counters; the
+// loss by cause is also summed into s.lost_by. A failure is reported if
+// it is the first (@rc).
+pd::kring_section kring_section(session& s, int& rc) {
     pd::kring_section ks;
-    ks.clockid = *clock;
-    std::uint64_t lost_by[4] = {0, 0, 0, 0};
-    for (auto& r : rec.rings) {
+    ks.clockid = s.clock;
+    for (auto& r : s.rec->rings) {
         pd::kring_ring_info ri;
         ri.cpu = r->cpu;
         ri.pid = r->pid;
         ri.source = r->source;
         ri.id = r->id;
-        if (auto s = r->ch.stats()) {
-            ri.produced = s->produced;
-            ri.written = s->written;
-            ri.lost_no_space = s->lost_no_space;
-            ri.lost_too_big = s->lost_too_big;
-            ri.lost_paused = s->lost_paused;
-            ri.lost_overwritten = s->lost_overwritten;
-            ri.throttled = s->throttled;
-            ri.wakeups = s->wakeups;
-            ri.nested = s->nested;
-            ri.aux_bytes = s->aux_bytes;
-            ri.aux_records = s->aux_records;
-            ri.aux_truncated = s->aux_truncated;
+        if (auto st = r->ch.stats()) {
+            ri.produced = st->produced;
+            ri.written = st->written;
+            ri.lost_no_space = st->lost_no_space;
+            ri.lost_too_big = st->lost_too_big;
+            ri.lost_paused = st->lost_paused;
+            ri.lost_overwritten = st->lost_overwritten;
+            ri.throttled = st->throttled;
+            ri.wakeups = st->wakeups;
+            ri.nested = st->nested;
+            ri.aux_bytes = st->aux_bytes;
+            ri.aux_records = st->aux_records;
+            ri.aux_truncated = st->aux_truncated;
         } else if (rc == exit_ok) {
-            rc = report(s.error());
+            rc = report(st.error());
         }
         ri.aux_snapshots = r->snapshots;
         ri.lost_ranges = r->lost_ranges;
-        lost_by[0] += ri.lost_no_space;
-        lost_by[1] += ri.lost_too_big;
-        lost_by[2] += ri.lost_paused;
-        lost_by[3] += ri.lost_overwritten;
+        s.lost_by[0] += ri.lost_no_space;
+        s.lost_by[1] += ri.lost_too_big;
+        s.lost_by[2] += ri.lost_paused;
+        s.lost_by[3] += ri.lost_overwritten;
         ks.rings.push_back(std::move(ri));
     }
+    return ks;
+}
+
+// The file's features (perf's header sections and kring's) and its
+// header: the file is complete.
+int finish_file(session& s, const std::vector<std::string>& argv_all, int rc) {
+    pd::kring_section ks = kring_section(s, rc);
     std::vector<const char*> cargv;
     for (const auto& a : argv_all)
         cargv.push_back(a.c_str());
     auto f = pd::features::from_system(int(cargv.size()), cargv.data());
     // HEADER_CLOCKID: the record clock's resolution in ns (what perf keeps
     // there); the clock itself is in the kring section.
-    if (auto pc = posix_clock(*clock)) {
+    if (auto pc = posix_clock(s.clock)) {
         timespec res{};
         if (::clock_getres(*pc, &res) == 0)
             f.clockid = std::uint64_t(res.tv_sec) * 1000000000ull + std::uint64_t(res.tv_nsec);
     }
-    if (rec.first_time)
-        f.sample_time = std::make_pair(rec.first_time, rec.last_time);
+    if (s.rec->first_time)
+        f.sample_time = std::make_pair(s.rec->first_time, s.rec->last_time);
     f.kring = ks;
-    if (auto r = rec.w->finish(f); !r && rc == exit_ok)
+    if (auto r = s.rec->w->finish(f); !r && rc == exit_ok)
         rc = report(r.error());
+    return rc;
+}
 
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::uint64_t snaps = 0;
-    for (auto& r : rec.rings)
+// On a terminal, a last human line under the status line; everywhere the
+// summary. Then the malformed records, if any, are the failure.
+int print_end(const session& s, int rc) {
+    const recorder& rec = *s.rec;
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.t0).count();
+    std::uint64_t snaps = 0, aux_rings = 0;
+    for (auto& r : rec.rings) {
         snaps += r->snapshots;
-    std::uint64_t aux_rings = 0;
-    for (auto& r : rec.rings)
         aux_rings += r->k == kind::aux;
-    // On a terminal, a last human line under the status line; elsewhere
-    // only the summary.
-    if (tty)
-        fmt::print(
-            "kring record: {} records from {} rings in {:.2f} s into {} ({} bytes){}\n",
-            rec.records, rec.rings.size(), secs, o.output, rec.w->data_size(),
-            child_status >= 0
-                ? (WIFEXITED(child_status)
-                       ? fmt::format(", command exited {}", WEXITSTATUS(child_status))
-                       : fmt::format(", command killed by {}", signal_name(WTERMSIG(child_status))))
-                : std::string());
+    }
+    const int cs = s.child_status;
+    if (s.tty)
+        fmt::print("kring record: {} records from {} rings in {:.2f} s into {} ({} bytes){}\n",
+                   rec.records, rec.rings.size(), secs, s.o.output, rec.w->data_size(),
+                   cs >= 0 ? (WIFEXITED(cs) ? fmt::format(", command exited {}", WEXITSTATUS(cs))
+                                            : fmt::format(", command killed by {}",
+                                                          signal_name(WTERMSIG(cs))))
+                           : std::string());
     std::vector<std::pair<std::string, std::uint64_t>> sum = {
         {"rings", rec.rings.size()},
         {"records", rec.records},
@@ -1233,22 +1300,56 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
         {"aux_bytes", rec.auxtrace_bytes},
         {"snapshots", aux_rings ? snaps / aux_rings : 0},
         {"lost", rec.lost},
-        {"lost_no_space", lost_by[0]},
-        {"lost_too_big", lost_by[1]},
-        {"lost_paused", lost_by[2]},
-        {"lost_overwritten", lost_by[3]},
+        {"lost_no_space", s.lost_by[0]},
+        {"lost_too_big", s.lost_by[1]},
+        {"lost_paused", s.lost_by[2]},
+        {"lost_overwritten", s.lost_by[3]},
         {"bad", rec.bad},
-        {"stopped_by_signal", stop_signal ? 1u : 0u},
+        {"stopped_by_signal", s.stop_signal ? 1u : 0u},
     };
-    if (child_status >= 0) {
-        sum.push_back({"command_exited", WIFEXITED(child_status) ? 1u : 0u});
-        sum.push_back({"command_status", WIFEXITED(child_status) ? WEXITSTATUS(child_status)
-                                                                 : 128 + WTERMSIG(child_status)});
+    if (cs >= 0) {
+        sum.push_back({"command_exited", WIFEXITED(cs) ? 1u : 0u});
+        sum.push_back({"command_status", WIFEXITED(cs) ? WEXITSTATUS(cs) : 128 + WTERMSIG(cs)});
     }
     print_summary("record", sum);
     if (rc == exit_ok && rec.bad)
         rc = report(fmt::format("{} malformed records", rec.bad));
     return rc;
+}
+
+int run(const context& ctx, options o, const std::vector<std::string>& argv_all) {
+    session s(ctx, std::move(o));
+    if (int rc = check_options(s); rc != exit_ok)
+        return rc;
+    if (auto r = s.trig.setup(s.o.control); !r)
+        return report(r.error());
+    // The command is forked first: its pid is what the channels follow.
+    if (s.command) {
+        auto c = fork_command(s.o.command);
+        if (!c)
+            return report(c.error());
+        s.child = *c;
+    }
+    kring::merge_options mo;
+    if (auto pc = posix_clock(s.clock))
+        mo.clock = *pc;
+    s.rec.emplace(s.o, mo);
+    s.rec->ev = s.ev;
+    s.rec->clockid = s.clock;
+    if (int rc = open_rings(s); rc != exit_ok)
+        return rc;
+    if (int rc = open_file(s); rc != exit_ok)
+        return rc;
+    if (int rc = start(s); rc != exit_ok)
+        return rc;
+    s.tty = ::isatty(1);
+    status_line status(s.t0);
+    int rc = record_loop(s, status);
+    rc = drain(s, rc);
+    if (s.tty)
+        status.print(*s.rec, true);
+    rc = finish_file(s, argv_all, rc);
+    return print_end(s, rc);
 }
 
 std::vector<std::string> own_cmdline() {
@@ -1262,9 +1363,8 @@ std::vector<std::string> own_cmdline() {
 
 }  // namespace
 
-void add_record(CLI::App& app, context& ctx) {
+void add_record(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand("record", "record into a perf.data file that perf reads");
     sub->footer(
         "Examples:\n"
         "  kring record -a -e sched -e timer -d 5          every CPU for 5 s\n"
@@ -1321,9 +1421,7 @@ void add_record(CLI::App& app, context& ctx) {
         o.snapshot = snap->count() > 0;
         if (!o.control.empty()) {
             if (o.control.rfind("fifo:", 0) != 0) {
-                fmt::print(stderr, "kring: --control {}: expected fifo:PATH (see --help)\n",
-                           o.control);
-                ctx.exit_code = exit_usage;
+                ctx.exit_code = usage("--control {}: expected fifo:PATH", o.control);
                 return;
             }
             o.control = o.control.substr(5);

@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include "command.hpp"
+#include "recording.hpp"
 #include "svg_timeline.hpp"
 #include "trace_model.hpp"
 
@@ -78,13 +79,7 @@ void top_tasks(const trace_model& m, unsigned top, const char* title,
         fmt::print("  ... and {} more\n", v.size() - top);
 }
 
-int run(const options& o) {
-    auto loaded = trace_model::load(o.input);
-    if (!loaded)
-        return report(loaded.error());
-    const trace_model& m = *loaded;
-    warn_truncated(m);
-
+int show(const options& o, const trace_model& m) {
     std::string names;
     for (const auto& a : m.attrs)
         names += (names.empty() ? "" : ", ") + (a.name.empty() ? std::string("?") : a.name);
@@ -216,19 +211,16 @@ int run(const options& o) {
                              {"lost_ranges", ranges},
                              {"unparsed", m.unparsed},
                              {"truncated", m.truncation ? 1 : 0}});
-    if (m.truncation)
-        return exit_runtime;
-    if (m.unparsed && status == exit_ok)
+    if (!m.truncation && m.unparsed && status == exit_ok)
         return report(fmt::format("{}: {} records too short for their type", m.path, m.unparsed));
     return status;
 }
 
 }  // namespace
 
-void add_report(CLI::App& app, context& ctx) {
+void add_report(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand("report", "summarise a perf.data file");
-    sub->add_option("file", o.input, "the recording")->capture_default_str();
+    add_recording_file(sub, o.input);
     sub->add_option("--svg", o.svg, "also draw the per-CPU timeline of the tasks into this SVG");
     sub->add_option("--top", o.top, "tasks per top list")->capture_default_str();
     sub->footer(
@@ -246,8 +238,10 @@ void add_report(CLI::App& app, context& ctx) {
         "\n"
         "  kring report trace.data --svg timeline.svg\n"
         "      also the per-CPU timeline");
-    sub->add_option("-i,--input", o.input, "the recording (as perf's -i)");
-    sub->callback([&ctx] { ctx.exit_code = run(o); });
+    add_recording_input(sub, o.input);
+    sub->callback([&ctx] {
+        ctx.exit_code = show_recording(o.input, [](const trace_model& m) { return show(o, m); });
+    });
 }
 
 }  // namespace kring_tool

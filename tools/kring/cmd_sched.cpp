@@ -140,7 +140,7 @@ kring::result<std::size_t> drain(ring& r, summary& s) {
 }
 
 int report_cpu(const ring& r, const kring::error& e) {
-    return report(kring::error(e.code(), fmt::format("cpu {}: {}", r.cpu(), e.message())));
+    return report(e.with_context(fmt::format("cpu {}", r.cpu())));
 }
 
 int run(const context& ctx, options o) {
@@ -225,10 +225,8 @@ int run(const context& ctx, options o) {
 
 }  // namespace
 
-void add_sched(CLI::App& app, context& ctx) {
+void add_sched(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand(
-        "sched", "capture context switches (system-wide or one task) and summarise them per task");
     sub->add_flag("-a,--all-cpus", o.all_cpus,
                   "one channel per online CPU (default without --pid)");
     auto* pid = sub->add_option("-p,--pid", o.pid_arg,

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "recording.hpp"
 #include "trace_model.hpp"
 
 namespace kring_tool {
@@ -143,12 +144,7 @@ std::string json_line(const trace_event& e) {
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-int run(const options& o) {
-    auto loaded = trace_model::load(o.input);
-    if (!loaded)
-        return report(loaded.error());
-    const trace_model& m = *loaded;
-    warn_truncated(m);
+int show(const options& o, const trace_model& m) {
     std::string out;
     for (const auto& e : m.events) {
         out += o.json ? json_line(e) : text_line(e);
@@ -165,17 +161,15 @@ int run(const options& o) {
     if (!o.json)  // JSON lines stay JSON to the end
         print_summary("script",
                       {{"records", m.events.size()}, {"truncated", m.truncation ? 1 : 0}});
-    return m.truncation ? exit_runtime : exit_ok;
+    return exit_ok;
 }
 
 }  // namespace
 
-void add_script(CLI::App& app, context& ctx) {
+void add_script(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand(
-        "script", "print every record of a perf.data file, one line each, in time order");
-    sub->add_option("file", o.input, "the recording")->capture_default_str();
-    sub->add_option("-i,--input", o.input, "the recording (as perf's -i)");
+    add_recording_file(sub, o.input);
+    add_recording_input(sub, o.input);
     sub->add_flag("--json", o.json, "one JSON object per line (and no summary line)");
     sub->footer(
         "Line format (stable; docs/TOOL.md):\n"
@@ -191,7 +185,9 @@ void add_script(CLI::App& app, context& ctx) {
         "\n"
         "  kring script run1.data --json | jq -c 'select(.event == \"sample\")'\n"
         "      the samples as JSON");
-    sub->callback([&ctx] { ctx.exit_code = run(o); });
+    sub->callback([&ctx] {
+        ctx.exit_code = show_recording(o.input, [](const trace_model& m) { return show(o, m); });
+    });
 }
 
 }  // namespace kring_tool

@@ -192,18 +192,15 @@ int run(const context& ctx, const options& o) {
                 co.cpu = c;
                 auto ch = kring::channel::open(co);
                 if (!ch)
-                    return report(kring::error(ch.error().code(),
-                                               fmt::format("{} on cpu {}: {}", specs[i].name, c,
-                                                           ch.error().message())),
-                                  hint(ch.error().code()));
+                    return report(
+                        ch.error().with_context(fmt::format("{} on cpu {}", specs[i].name, c)),
+                        hint(ch.error().code()));
                 opened.push_back(std::move(*ch));
             }
         } else {
             auto all = kring::channel::open_per_cpu(co);
             if (!all)
-                return report(
-                    kring::error(all.error().code(), specs[i].name + ": " + all.error().message()),
-                    hint(all.error().code()));
+                return report(all.error().with_context(specs[i].name), hint(all.error().code()));
             opened = std::move(*all);
         }
         for (auto& ch : opened) {
@@ -289,10 +286,8 @@ int run(const context& ctx, const options& o) {
 
 }  // namespace
 
-void add_stat(CLI::App& app, context& ctx) {
+void add_stat(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand(
-        "stat", "count sched and timer records per interval from the control pages");
     sub->add_flag("-a,--all-cpus", o.all_cpus, "every online CPU (the default)");
     sub->add_option("-C,--cpu", o.cpu_list, "only these CPUs (e.g. 0,2-3)");
     sub->add_option("-I,--interval", o.interval_ms, "print every MS milliseconds")

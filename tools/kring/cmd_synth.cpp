@@ -71,7 +71,7 @@ kring::channel_options channel_options(const options& o, int cpu, const std::str
 }
 
 int report_cpu(int cpu, const kring::error& e) {
-    return report(kring::error(e.code(), fmt::format("cpu {}: {}", cpu, e.message())));
+    return report(e.with_context(fmt::format("cpu {}", cpu)));
 }
 
 void check_sample(cpu_ring& r, const kring::record& rec) {
@@ -221,10 +221,8 @@ int run(const context& ctx, const options& o) {
 
 }  // namespace
 
-void add_synth(CLI::App& app, context& ctx) {
+void add_synth(CLI::App* sub, context& ctx) {
     static options o;
-    auto* sub = app.add_subcommand(
-        "synth", "run the synthetic generator on every CPU, verify and count the records");
     sub->add_option("-n,--count", o.count, "records per CPU")->capture_default_str();
     sub->add_option("--rate", o.rate, "records per second per CPU (0: flat out)")
         ->capture_default_str();

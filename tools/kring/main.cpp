@@ -1,10 +1,11 @@
 // kring: command-line front end of libkring. `kring --help` lists the
-// commands; each is implemented in cmd_<name>.cpp.
+// commands of commands.def; each is implemented in cmd_<name>.cpp.
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "command.hpp"
+#include "commands.hpp"
 #include "kring/device.hpp"
 
 int main(int argc, char** argv) {
@@ -32,15 +33,8 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->each([](const std::string& path) { set_device_path(path); });
 
-    add_info(app, ctx);
-    add_synth(app, ctx);
-    add_sched(app, ctx);
-    add_aux(app, ctx);
-    add_record(app, ctx);
-    add_stat(app, ctx);
-    add_report(app, ctx);
-    add_script(app, ctx);
-    add_export(app, ctx);
+    for (const command_entry& c : commands())
+        c.add(app.add_subcommand(std::string(c.name), std::string(c.summary)), ctx);
 
     // A command's own footer (what it does, its examples) comes first,
     // then the exit statuses every command shares.

@@ -12,7 +12,7 @@
 
 #include <fmt/core.h>
 
-#include "command.hpp"
+#include "errors.hpp"
 
 namespace kring_tool {
 namespace {

@@ -146,8 +146,7 @@ result<std::vector<channel>> channel::open_per_cpu(channel_options o) {
         o.cpu = cpu;
         auto ch = open(o);
         if (!ch)
-            return error(ch.error().code(),
-                         "cpu " + std::to_string(cpu) + ": " + ch.error().message());
+            return ch.error().with_context("cpu " + std::to_string(cpu));
         chans.push_back(std::move(*ch));
     }
     return chans;

@@ -63,13 +63,15 @@ result<abi_info> query_abi(int fd) {
     if (::ioctl(fd, KRING_IOC_QUERY_ABI, &raw) < 0) {
         int e = errno;
         if (e == ENOTTY || e == EINVAL)
-            return error(ENOTTY, "not a kring device: KRING_IOC_QUERY_ABI: " +
-                                     std::string(std::strerror(e)));
-        return error::from_errno(e, "KRING_IOC_QUERY_ABI");
+            return error(
+                ENOTTY, "not a kring device: KRING_IOC_QUERY_ABI: " + std::string(std::strerror(e)),
+                operation::query_abi);
+        return error::from_errno(e, "KRING_IOC_QUERY_ABI", operation::query_abi);
     }
     if (raw.size < KRING_ABI_INFO_SIZE_VER0 || raw.size > sizeof(raw))
         return error(EPROTO,
-                     "KRING_IOC_QUERY_ABI answered an invalid size " + std::to_string(raw.size));
+                     "KRING_IOC_QUERY_ABI answered an invalid size " + std::to_string(raw.size),
+                     operation::query_abi);
     abi_info info;
     info.major = raw.abi_major;
     info.minor = raw.abi_minor;
@@ -81,17 +83,22 @@ result<abi_info> query_abi(int fd) {
 
 result<void> check_compatible(const abi_info& info, std::uint64_t required) {
     if (info.major != KRING_ABI_MAJOR)
-        return error(EPROTO, "kring module ABI " + std::to_string(info.major) + "." +
-                                 std::to_string(info.minor) +
-                                 " is incompatible with libkring built for ABI " +
-                                 std::to_string(KRING_ABI_MAJOR) + ".x");
+        return error(EPROTO,
+                     "kring module ABI " + std::to_string(info.major) + "." +
+                         std::to_string(info.minor) +
+                         " is incompatible with libkring built for ABI " +
+                         std::to_string(KRING_ABI_MAJOR) + ".x",
+                     operation::check_abi);
     std::uint64_t missing = required & ~info.features;
     if (missing)
-        return error(EPROTO, "kring module lacks required features " + hex(missing) + " (" +
-                                 feature_names(missing) + ")");
+        return error(EPROTO,
+                     "kring module lacks required features " + hex(missing) + " (" +
+                         feature_names(missing) + ")",
+                     operation::check_abi);
     if (info.page_size == 0 || (info.page_size & (info.page_size - 1)))
-        return error(
-            EPROTO, "kring module reported an invalid page size " + std::to_string(info.page_size));
+        return error(EPROTO,
+                     "kring module reported an invalid page size " + std::to_string(info.page_size),
+                     operation::check_abi);
     return {};
 }
 
@@ -105,7 +112,7 @@ result<device> device::open(std::string_view path, std::uint64_t required) {
             what += " (is kring.ko loaded?)";
         else if (e == EMFILE)
             what += " (RLIMIT_NOFILE, or the user's kring.max_user_channels, is reached)";
-        return error::from_errno(e, what);
+        return error::from_errno(e, what, operation::open_device);
     }
     unique_fd owner(fd);
     auto abi = query_abi(owner.get());

@@ -42,13 +42,13 @@ const char* feature_name(std::uint64_t bit) noexcept;
 std::string feature_names(std::uint64_t features);
 
 // Ask an open kring fd for its ABI. Fails with ENOTTY ("not a kring device")
-// for any other file.
+// for any other file; its errors are operation::query_abi.
 result<abi_info> query_abi(int fd);
 
 // Whether a module answering @info can serve this build of libkring: the
 // major versions must match and @required must be a subset of its features.
-// The error (EPROTO, or EOPNOTSUPP for missing features) names what does
-// not match, missing features by name.
+// The error (EPROTO, operation::check_abi) names what does not match,
+// missing features by name.
 result<void> check_compatible(const abi_info& info, std::uint64_t required = required_features);
 
 // An open, ABI-checked /dev/kring file descriptor (one channel before it is
@@ -56,8 +56,8 @@ result<void> check_compatible(const abi_info& info, std::uint64_t required = req
 class device {
 public:
     // Opens @path with O_RDWR | O_CLOEXEC, queries the ABI and checks it
-    // with check_compatible(@required). ENOENT says whether kring.ko is
-    // loaded.
+    // with check_compatible(@required). A failed open(2) is
+    // operation::open_device (ENOENT says whether kring.ko is loaded).
     static result<device> open(std::string_view path = default_device_path,
                                std::uint64_t required = required_features);
 

@@ -2,7 +2,9 @@
 //
 // Nothing in libkring throws across its API. A call that can fail returns
 // kring::result<T>: either a T or a kring::error carrying a positive errno
-// value and a human-readable message that says what was attempted.
+// value, the operation that failed where a caller may want to act on it
+// (kring::operation), and a human-readable message that says what was
+// attempted. A caller decides on code() and op(), never on the message.
 //
 // kring::result<T> follows the contract of C++23 std::expected<T, error>,
 // so that moving to it is a matter of names:
@@ -21,6 +23,7 @@
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -31,20 +34,37 @@
 
 namespace kring {
 
+// What failed, for the errors a caller tells apart by more than their
+// errno: opening the device node (ENOENT: the module is not loaded;
+// EACCES: its mode) is not opening an output file.
+enum class operation : std::uint8_t {
+    other,        // any other: the message says what
+    open_device,  // open(2) of the device node (device::open())
+    query_abi,    // KRING_IOC_QUERY_ABI on it (ENOTTY: not a kring device)
+    check_abi,    // its ABI does not suit this libkring (check_compatible())
+};
+
 class error {
 public:
     error() = default;
-    error(int code, std::string message) : code_(code), message_(std::move(message)) {}
+    error(int code, std::string message, operation op = operation::other)
+        : code_(code), op_(op), message_(std::move(message)) {}
 
     // "what: strerror(code)", for failures of a system call.
-    static error from_errno(int code, std::string_view what);
+    static error from_errno(int code, std::string_view what, operation op = operation::other);
 
     int code() const noexcept { return code_; }
+    operation op() const noexcept { return op_; }
     const std::string& message() const noexcept { return message_; }
     std::error_code error_code() const noexcept { return {code_, std::generic_category()}; }
 
+    // The same error, its message behind "@what: ": the context a caller
+    // adds when it passes an error on (code() and op() stay).
+    error with_context(std::string_view what) const;
+
 private:
     int code_ = 0;
+    operation op_ = operation::other;
     std::string message_;
 };
 
