@@ -344,18 +344,24 @@ void note(field_verdict& v, long& counter, const char* what, const field_rec& r)
     counter++;
     if (!v.first[0])
         std::snprintf(v.first, sizeof(v.first),
-                      "%s: kind %u flags %#x cpu %u/%u state %#llx prev %u/%u next %u/%u tid %u",
+                      "%s: kind %u flags %#x cpu %u/%u state %#llx prev %u/%u prio %d next "
+                      "%u/%u prio %d tid %u",
                       what, r.sched.kind, r.sched.flags, r.sched.cpu, r.s.cpu,
                       (unsigned long long)r.sched.prev_state, r.sched.prev_pid, r.sched.prev_tid,
-                      r.sched.next_pid, r.sched.next_tid, r.s.tid);
+                      r.sched.prev_prio, r.sched.next_pid, r.sched.next_tid, r.sched.next_prio,
+                      r.s.tid);
 }
 
 // Every field of one sched record, by the table of docs/SECURITY.md.
 void judge_sched(const field_context& x, const field_rec& r, field_verdict& v) {
     const kring_sched_raw& k = r.sched;
     auto own = [&](std::uint32_t tid) { return tid && x.own.count(tid); };
+    // The follower's own tasks are normal ones (prio 100-139), but their
+    // effective priority may be an RT one while priority inheritance
+    // boosts them (on PREEMPT_RT, for a spinlock an RT thread waits on):
+    // any kernel priority, 0-139.
     auto own_side = [&](std::uint32_t pid, std::uint32_t tid, std::int32_t prio, const char* comm) {
-        return own(tid) && pid == tid && prio >= 100 && prio < 140 && comm[0] && !comm[15];
+        return own(tid) && pid == tid && prio >= 0 && prio < 140 && comm[0] && !comm[15];
     };
     v.records++;
     if (r.s.id != x.sched_id || r.s.id2 != x.sched_id || r.s.ip != 0 || r.s.period != 1 ||
