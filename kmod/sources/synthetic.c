@@ -136,7 +136,11 @@ static int kring_synth_emit(struct kring_synth *sy, u8 *buf, bool window)
 	struct kring_buffer *b;
 	int ret;
 
-	/* Moved off its CPU by hotplug: another CPU's writer may be in flight. */
+	/*
+	 * The ring's one writer CPU: the thread is parked and the timers are
+	 * cancelled before their CPU goes, so no writer runs elsewhere; this
+	 * keeps it so should one ever do.
+	 */
 	if (smp_processor_id() != ch->attr.cpu)
 		return -EXDEV;
 	rcu_read_lock();
@@ -198,7 +202,7 @@ static enum hrtimer_restart kring_synth_timer(struct hrtimer *t)
 {
 	struct kring_synth *sy = container_of(t, struct kring_synth, timer);
 
-	/* Migrated by hotplug: stop; the thread re-arms it on its CPU. */
+	/* Off its CPU (see kring_synth_emit()): stop; the thread re-arms it. */
 	if (kring_synth_emit(sy, sy->timer_buf, false) == -EXDEV)
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, ns_to_ktime(KRING_SYNTH_NEST_PERIOD_NS));
@@ -229,7 +233,7 @@ static void kring_synth_soft(struct timer_list *t)
 	preempt_disable();
 	ret = kring_synth_emit(sy, sy->soft_buf, false);
 	preempt_enable();
-	/* Migrated by hotplug: stop; the thread re-arms it on its CPU. */
+	/* Off its CPU (see kring_synth_emit()): stop; the thread re-arms it. */
 	if (ret == -EXDEV)
 		return;
 	if (!READ_ONCE(sy->soft_stop))
