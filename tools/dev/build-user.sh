@@ -28,7 +28,10 @@ arm64)
 	;;
 *) echo "build-user.sh: unknown architecture '$arch' (amd64, arm64)" >&2; exit 2 ;;
 esac
-cmake -S "$top" -B "$b" -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" "${cfg[@]}" >/dev/null
+# shellcheck source=tools/dev/ccache.sh
+. "$top/tools/dev/ccache.sh" "$top"
+cmake -S "$top" -B "$b" -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" \
+	"${ccache_cmake[@]}" "${cfg[@]}" >/dev/null
 targets=()
 for t in "$@"; do
 	targets+=(--target "$t")

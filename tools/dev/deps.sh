@@ -19,8 +19,9 @@ pkgs=(
 	qemu-system-x86 qemu-system-arm busybox-static file
 	# static analysis of the module
 	sparse
-	# libkring, its tests and tools
-	cmake pkg-config libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
+	# libkring, its tests and tools (ccache: a warm cache rebuilds them
+	# from tools/dev/ccache.sh's cache)
+	cmake ccache pkg-config libgtest-dev libgmock-dev libbenchmark-dev libfmt-dev
 	libcli11-dev nlohmann-json3-dev relacy-dev
 	# the ring core's instruction counts (tools/dev/core-bench.sh)
 	valgrind

@@ -23,8 +23,10 @@ targets=("$@")
 cc=$(command -v clang-14 || command -v clang) || { echo "fuzz.sh: clang not found (tools/dev/deps.sh installs it)" >&2; exit 1; }
 cxx=$(command -v clang++-14 || command -v clang++) || { echo "fuzz.sh: clang++ not found" >&2; exit 1; }
 mkdir -p "$b"
+# shellcheck source=tools/dev/ccache.sh
+. "$top/tools/dev/ccache.sh" "$top"
 if ! { cmake -S "$top/tests/libfuzzer" -B "$b/build" -DCMAKE_C_COMPILER="$cc" \
-	-DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE= >/dev/null &&
+	-DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE= "${ccache_cmake[@]}" >/dev/null &&
 	cmake --build "$b/build" -j"$(nproc)" >"$b/build.log" 2>&1; }; then
 	tail -30 "$b/build.log"
 	echo "FAIL libfuzzer/build"
