@@ -1092,7 +1092,7 @@ TEST(PerfData, PerfScriptAndReportReadIt) {
     }
 }
 
-// AUX data as kring stores it (perf_data.cpp): PERF_RECORD_ITRACE_START and
+// AUX data as kring stores it (userlib/perf_data/): PERF_RECORD_ITRACE_START and
 // PERF_RECORD_AUX in the data, the AUXTRACE records with their payloads in
 // the feat_kring_auxtrace section. perf reads the file without a word, and
 // the payloads come back in their place.

@@ -14,12 +14,13 @@ through a table of operations, sources/sources.c). File names may be
 globs, relative to ROOT.
 
 Rules, for the files each table names (every .c/.h of kmod/, every file
-of userlib/include/kring/, userlib/src/ and tools/kring/ must be in one
-row, and only one):
+of userlib/include/kring/, userlib/src/, userlib/perf_data/ and
+tools/kring/ must be in one row, and only one):
 
   includes  a file includes only files of its own layer or below it
-            ("..." resolved against its own directory, <kring/...> against
-            kmod/include/ or userlib/include/; anything else is outside);
+            ("..." resolved against its own directory, then as <...>;
+            <...> against the side's include paths, ANGLED; anything
+            else is outside);
   calls     an object uses only symbols (functions and data, strong
             definitions: what nm lists as T, D, R or B) of objects of its
             own layer or below, or of an ops table. From the objects of a
@@ -46,11 +47,14 @@ DOC = os.path.join(TOP, "docs", "ARCHITECTURE.md")
 SIDES = {
     "kmod/": ["kmod/*.c", "kmod/*.h", "kmod/sources/*.c", "kmod/sources/*.h",
               "kmod/include/kring/*.h", "kmod/examples/*.c"],
-    "./": ["userlib/include/kring/*.hpp", "userlib/src/*.cpp", "tools/kring/*.cpp",
-           "tools/kring/*.hpp"],
+    "./": ["userlib/include/kring/*.hpp", "userlib/src/*.cpp", "userlib/src/*.hpp",
+           "userlib/perf_data/include/kring/*.hpp", "userlib/perf_data/src/*.cpp",
+           "userlib/perf_data/src/*.hpp", "tools/kring/*.cpp", "tools/kring/*.hpp"],
 }
-# <kring/...> on each side.
-ANGLED = {"kmod/": "kmod/include", "./": "userlib/include"}
+# Where an include that is not next to its file is looked for, in order, on
+# each side (the include paths of its builds).
+ANGLED = {"kmod/": ["kmod/include"],
+          "./": ["userlib/include", "userlib/perf_data/include", "userlib/src"]}
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
@@ -99,7 +103,7 @@ def check_includes(root, files):
         src = open(os.path.join(TOP, f), encoding="utf-8").read()
         for kind, inc in INCLUDE.findall(src):
             cands = [os.path.join(os.path.dirname(f), inc)] if kind == '"' else []
-            cands.append(os.path.join(ANGLED[root], inc))
+            cands += [os.path.join(d, inc) for d in ANGLED[root]]
             for c in cands:
                 c = os.path.normpath(c)
                 if c in files:
@@ -156,6 +160,7 @@ def kmod_objects(build, files):
 def user_objects(build, files):
     objs = {}
     for d, prefix in (("userlib/CMakeFiles/kring.dir", "userlib/"),
+                      ("userlib/perf_data/CMakeFiles/kring_perf_data.dir", "userlib/perf_data/"),
                       ("tools/kring/CMakeFiles/kring_tool.dir", "tools/kring/")):
         base = os.path.join(build, d)
         for o in glob.glob(os.path.join(base, "**", "*.o"), recursive=True):

@@ -36,6 +36,7 @@
 #include "command.hpp"
 #include "kring/aux.hpp"
 #include "kring/channel.hpp"
+#include "kring/cpus.hpp"
 #include "kring/merger.hpp"
 #include "kring/perf_data.hpp"
 #include "kring/reader.hpp"
@@ -807,10 +808,10 @@ int check_options(session& s) {
     if (o.snapshot && !s.ev.aux)
         return usage("--snapshot needs -e aux");
     if (!o.cpu_list.empty()) {
-        auto l = parse_cpu_list(o.cpu_list);
+        auto l = kring::parse_cpu_list(o.cpu_list);
         if (!l)
             return usage("-C {}: not a CPU list such as 0,2-3", o.cpu_list);
-        s.cpus = *l;
+        s.cpus.assign(l->begin(), l->end());
     }
     return exit_ok;
 }

@@ -20,6 +20,7 @@
 
 #include "command.hpp"
 #include "kring/channel.hpp"
+#include "kring/cpus.hpp"
 
 namespace kring_tool {
 namespace {
@@ -158,13 +159,14 @@ int run(const context& ctx, const options& o) {
         specs = {*parse_event("sched"), *parse_event("timer")};
     std::optional<std::vector<int>> cpus;
     if (!o.cpu_list.empty()) {
-        cpus = parse_cpu_list(o.cpu_list);
-        if (!cpus) {
+        auto l = kring::parse_cpu_list(o.cpu_list);
+        if (!l) {
             std::fflush(stdout);
             fmt::print(stderr, "kring: --cpu {}: not a CPU list such as 0,2-3 (see --help)\n",
                        o.cpu_list);
             return exit_usage;
         }
+        cpus.emplace(l->begin(), l->end());
     }
 
     // Block the stop signals: they end the wait below, and the totals print.

@@ -27,10 +27,6 @@ struct context {
     int exit_code = 0;   // set by the command that ran
 };
 
-// A CPU list such as "0,2-3" (perf's -C syntax) into CPU numbers, sorted
-// and unique; nullopt when malformed.
-std::optional<std::vector<int>> parse_cpu_list(std::string_view list);
-
 // "summary <command> k1=v1 k2=v2 ..." on stdout, the command's last line.
 void print_summary(std::string_view command,
                    const std::vector<std::pair<std::string, std::uint64_t>>& fields);

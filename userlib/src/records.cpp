@@ -3,33 +3,82 @@
 
 #include <cstring>
 
+#include <linux/perf_event.h>
+
+#include "wire.hpp"
+
 namespace kring {
 
-namespace {
+// kring's sample_type bits are perf's, so one walk reads both.
+static_assert(KRING_SAMPLE_IP == PERF_SAMPLE_IP && KRING_SAMPLE_TID == PERF_SAMPLE_TID &&
+              KRING_SAMPLE_TIME == PERF_SAMPLE_TIME && KRING_SAMPLE_ID == PERF_SAMPLE_ID &&
+              KRING_SAMPLE_CPU == PERF_SAMPLE_CPU && KRING_SAMPLE_PERIOD == PERF_SAMPLE_PERIOD &&
+              KRING_SAMPLE_RAW == PERF_SAMPLE_RAW &&
+              KRING_SAMPLE_IDENTIFIER == PERF_SAMPLE_IDENTIFIER);
 
-// A bounds-checked cursor over a record's body.
-struct body_cursor {
-    const std::byte* p;
-    const std::byte* end;
+namespace detail {
 
-    bool u64(std::uint64_t& v) noexcept {
-        if (end - p < 8)
-            return false;
-        std::memcpy(&v, p, 8);
-        p += 8;
+bool byte_cursor::string(std::string& s) noexcept {
+    std::uint32_t len;
+    if (left() < sizeof(len))
+        return false;
+    std::memcpy(&len, p, sizeof(len));
+    if (left() - sizeof(len) < len)
+        return false;
+    const auto* c = reinterpret_cast<const char*>(p + sizeof(len));
+    s.assign(c, strnlen(c, len));
+    p += sizeof(len) + len;
+    return true;
+}
+
+bool parse_sample_body(byte_cursor& c, std::uint64_t st, sample_body& s) noexcept {
+    std::uint32_t res;
+    if ((st & KRING_SAMPLE_IDENTIFIER) && !c.get(s.identifier))
+        return false;
+    if ((st & KRING_SAMPLE_IP) && !c.get(s.ip))
+        return false;
+    if ((st & KRING_SAMPLE_TID) && !(c.get(s.pid) && c.get(s.tid)))
+        return false;
+    if ((st & KRING_SAMPLE_TIME) && !c.get(s.time))
+        return false;
+    if ((st & PERF_SAMPLE_ADDR) && !c.get(s.addr))
+        return false;
+    if ((st & KRING_SAMPLE_ID) && !c.get(s.id))
+        return false;
+    if ((st & PERF_SAMPLE_STREAM_ID) && !c.get(s.stream_id))
+        return false;
+    if ((st & KRING_SAMPLE_CPU) && !(c.get(s.cpu) && c.get(res)))
+        return false;
+    if ((st & KRING_SAMPLE_PERIOD) && !c.get(s.period))
+        return false;
+    if (st & PERF_SAMPLE_READ) {
+        s.stopped_at_read = true;
         return true;
     }
-    bool u32pair(std::uint32_t& a, std::uint32_t& b) noexcept {
-        if (end - p < 8)
+    if (st & PERF_SAMPLE_CALLCHAIN) {
+        std::uint64_t nr;
+        if (!c.get(nr) || c.left() / 8 < nr)
             return false;
-        std::memcpy(&a, p, 4);
-        std::memcpy(&b, p + 4, 4);
-        p += 8;
-        return true;
+        c.p += nr * 8;
     }
-};
+    if (st & KRING_SAMPLE_RAW) {
+        std::uint32_t n;
+        if (!c.get(n))
+            return false;
+        // kring writes n data bytes with size KRING_RAW_PADDED(n); perf's n
+        // already counts its padding (KRING_RAW_PADDED(n) == n).
+        const std::uint64_t padded = KRING_RAW_PADDED(std::uint64_t(n));
+        if (c.left() < padded)
+            return false;
+        s.raw = std::span<const std::byte>(c.p, n);
+        c.p += padded;
+    }
+    if ((st & KRING_SAMPLE_SEQ) && !c.get(s.seq))
+        return false;
+    return true;
+}
 
-}  // namespace
+}  // namespace detail
 
 std::optional<lost_info> parse_lost(const record& r, ring_kind kind) noexcept {
     if (r.type() != KRING_RECORD_LOST || r.size() < 24)
@@ -71,38 +120,21 @@ std::optional<aux_info> parse_aux(const record& r, ring_kind kind) noexcept {
 std::optional<sample_info> parse_sample(const record& r, std::uint64_t st) noexcept {
     if (r.type() != KRING_RECORD_SAMPLE)
         return std::nullopt;
+    detail::byte_cursor c{r.bytes().data() + 8, r.bytes().data() + r.size()};
+    detail::sample_body b;
+    if (!detail::parse_sample_body(c, st, b))
+        return std::nullopt;
     sample_info s;
-    body_cursor c{r.bytes().data() + 8, r.bytes().data() + r.size()};
-    std::uint32_t res;
-    if ((st & KRING_SAMPLE_IDENTIFIER) && !c.u64(s.identifier))
-        return std::nullopt;
-    if ((st & KRING_SAMPLE_IP) && !c.u64(s.ip))
-        return std::nullopt;
-    if ((st & KRING_SAMPLE_TID) && !c.u32pair(s.pid, s.tid))
-        return std::nullopt;
-    if ((st & KRING_SAMPLE_TIME) && !c.u64(s.time))
-        return std::nullopt;
-    if ((st & KRING_SAMPLE_ID) && !c.u64(s.id))
-        return std::nullopt;
-    if ((st & KRING_SAMPLE_CPU) && !c.u32pair(s.cpu, res))
-        return std::nullopt;
-    if ((st & KRING_SAMPLE_PERIOD) && !c.u64(s.period))
-        return std::nullopt;
-    if (st & KRING_SAMPLE_RAW) {
-        std::uint32_t n;
-        if (c.end - c.p < 4)
-            return std::nullopt;
-        std::memcpy(&n, c.p, 4);
-        c.p += 4;
-        // the kernel writes n data bytes with size KRING_RAW_PADDED(n)
-        std::uint64_t padded = KRING_RAW_PADDED(std::uint64_t(n));
-        if (std::uint64_t(c.end - c.p) < padded || padded < n)
-            return std::nullopt;
-        s.raw = std::span<const std::byte>(c.p, n);
-        c.p += padded;
-    }
-    if ((st & KRING_SAMPLE_SEQ) && !c.u64(s.seq))
-        return std::nullopt;
+    s.identifier = b.identifier;
+    s.ip = b.ip;
+    s.pid = b.pid;
+    s.tid = b.tid;
+    s.time = b.time;
+    s.id = b.id;
+    s.cpu = b.cpu;
+    s.period = b.period;
+    s.raw = b.raw;
+    s.seq = b.seq;
     return s;
 }
 

@@ -1,6 +1,8 @@
-// libkring: perf.data files, the file format of `perf record`, written and
-// read, so that a kring recording opens in perf's own tools (perf script,
-// perf report) and in the viewers that import perf.data.
+// libkring's perf.data component: perf.data files, the file format of
+// `perf record`, written and read, so that a kring recording opens in
+// perf's own tools (perf script, perf report) and in the viewers that
+// import perf.data. Its own library on top of libkring's records: link
+// kring::perf_data (CMake) or -lkring_perf_data (kring.pc).
 //
 // The layout (tools/perf/Documentation/perf.data-file-format.txt):
 //

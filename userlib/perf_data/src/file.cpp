@@ -1,0 +1,343 @@
+// libkring's perf.data component: the reader (file).
+#include "format.hpp"
+
+#include <unordered_map>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace kring::perf_data {
+
+using namespace detail;
+
+// ---------------------------------------------------------------------------
+// file
+
+struct file::impl {
+    unique_mapping map;
+    std::vector<std::byte> owned;
+    std::span<const std::byte> d;
+    std::vector<event_attr> attrs;
+    features feats;
+    std::unordered_map<std::uint64_t, std::size_t> by_id;
+    std::uint64_t data_begin = 0, data_end = 0;  // the readable records
+    std::optional<truncation> trunc;
+    // The AUXTRACE records of the feat_kring_auxtrace section.
+    struct aux_entry {
+        std::uint64_t data_pos, offset, payload;
+    };
+    std::vector<aux_entry> aux;
+
+    void parse_aux_section(std::uint64_t at, std::uint64_t size);
+
+    result<void> parse(const std::string& name);
+    void note(std::uint64_t offset, std::string what) {
+        if (!trunc)
+            trunc = truncation{offset, std::move(what)};
+    }
+};
+
+file::file(std::unique_ptr<impl> p) : p_(std::move(p)) {}
+file::file(file&&) noexcept = default;
+file& file::operator=(file&&) noexcept = default;
+file::~file() = default;
+
+result<void> file::impl::parse(const std::string& name) {
+    const std::uint64_t fsize = d.size();
+    auto at = [&](std::uint64_t off) { return d.data() + off; };
+    // [off, off + len) within the file, without overflow.
+    auto inside = [&](std::uint64_t off, std::uint64_t len) {
+        return off <= fsize && len <= fsize - off;
+    };
+    if (fsize < k_header_size_v1)
+        return einval(name + ": not a perf.data file (" + std::to_string(fsize) + " bytes)");
+    file_header h;
+    std::memcpy(&h, d.data(), std::min<std::uint64_t>(fsize, sizeof(h)));
+    if (h.magic == k_magic_swapped)
+        return einval(name + ": a perf.data file of the opposite byte order");
+    if (h.magic != k_magic)
+        return einval(name + ": not a perf.data file (no PERFILE2 magic)");
+    if (h.size == k_header_size_v1)
+        std::memset(h.features, 0, sizeof(h.features));
+    else if (h.size != k_header_size || fsize < k_header_size)
+        return einval(name + ": perf.data header of unknown size " + std::to_string(h.size));
+    if (h.attr_size < k_attr_ver0 + sizeof(file_section) || h.attr_size > 4096)
+        return einval(name + ": perf.data attr size " + std::to_string(h.attr_size) +
+                      " is not one perf writes");
+    if (!inside(h.attrs.offset, h.attrs.size) || h.attrs.offset < h.size)
+        return einval(name + ": the attrs section lies outside the file");
+    if (h.data.offset < h.size)
+        return einval(name + ": the data section overlaps the header");
+
+    // attrs and ids
+    const std::uint64_t nattrs = h.attrs.size / h.attr_size;
+    std::uint64_t total_ids = 0;  // ids do not share bytes: at most fsize / 8
+    for (std::uint64_t i = 0; i < nattrs; ++i) {
+        const std::byte* a = at(h.attrs.offset + i * h.attr_size);
+        event_attr e;
+        const std::size_t asz = h.attr_size - sizeof(file_section);
+        std::memcpy(&e.attr, a, std::min(asz, k_attr_size));
+        file_section ids;
+        std::memcpy(&ids, a + asz, sizeof(ids));
+        if (!inside(ids.offset, ids.size))
+            return einval(name + ": the ids of attr " + std::to_string(i) +
+                          " lie outside the file");
+        total_ids += ids.size / 8;
+        if (total_ids > fsize / 8)
+            return einval(name + ": the ids of the attrs overlap");
+        e.ids.resize(ids.size / 8);
+        if (!e.ids.empty())
+            std::memcpy(e.ids.data(), at(ids.offset), e.ids.size() * 8);
+        for (auto id : e.ids)
+            by_id.emplace(id, attrs.size());
+        attrs.push_back(std::move(e));
+    }
+
+    // The data section: a placeholder header (the writer did not finish)
+    // reads to the end of the file.
+    bool features_set = false;
+    for (auto w : h.features)
+        features_set |= w != 0;
+    const bool unfinished = h.data.size == 0 && !features_set;
+    data_begin = std::min(h.data.offset, fsize);
+    if (unfinished) {
+        data_end = fsize;
+    } else if (!inside(h.data.offset, h.data.size)) {
+        data_end = fsize;
+    } else {
+        data_end = h.data.offset + h.data.size;
+    }
+    std::string why_end = unfinished ? " (data size 0: the writer did not finish)" : "";
+    if (h.data.offset > fsize)
+        note(fsize, "the data section at offset " + std::to_string(h.data.offset) +
+                        " starts past the end of the file (" + std::to_string(fsize) + " bytes)");
+
+    // The records: find the last whole one.
+    std::uint64_t pos = data_begin;
+    while (pos < data_end) {
+        const std::uint64_t left = data_end - pos;
+        perf_event_header rh;
+        if (left < sizeof(rh)) {
+            note(pos, "record header cut short at offset " + std::to_string(pos) + why_end);
+            break;
+        }
+        std::memcpy(&rh, at(pos), sizeof(rh));
+        if (rh.size == 0) {
+            note(pos, "record of size 0 at offset " + std::to_string(pos) + why_end);
+            break;
+        }
+        if (rh.size % 8) {
+            note(pos, "record size " + std::to_string(rh.size) +
+                          " is not a multiple of 8 at offset " + std::to_string(pos) + why_end);
+            break;
+        }
+        if (rh.size > left) {
+            note(pos, "record of size " + std::to_string(rh.size) + " at offset " +
+                          std::to_string(pos) + " runs past " +
+                          (data_end == fsize ? "the end of the file" : "the data section") +
+                          why_end);
+            break;
+        }
+        std::uint64_t whole = rh.size;
+        if (rh.type == record_auxtrace) {
+            std::uint64_t payload;
+            if (rh.size < k_auxtrace_size) {
+                note(pos, "AUXTRACE record of size " + std::to_string(rh.size) + " at offset " +
+                              std::to_string(pos) + " is too short" + why_end);
+                break;
+            }
+            std::memcpy(&payload, at(pos + 8), 8);
+            if (payload > left - rh.size) {
+                note(pos, "AUXTRACE payload of " + std::to_string(payload) + " bytes at offset " +
+                              std::to_string(pos) + " runs past " +
+                              (data_end == fsize ? "the end of the file" : "the data section") +
+                              why_end);
+                break;
+            }
+            whole += payload;
+        }
+        pos += whole;
+    }
+    if (pos >= data_end) {
+        if (unfinished)
+            note(pos,
+                 "data size 0 at offset " + std::to_string(pos) + ": the writer did not finish");
+        else if (!inside(h.data.offset, h.data.size) && h.data.offset <= fsize)
+            note(pos, "the data section (" + std::to_string(h.data.size) + " bytes at offset " +
+                          std::to_string(h.data.offset) + ") runs past the end of the file (" +
+                          std::to_string(fsize) + " bytes)");
+    }
+    data_end = std::min(pos, data_end);
+    if (unfinished || !inside(h.data.offset, h.data.size))
+        return {};  // no feature sections to read
+
+    // Feature sections: the table behind the data, one entry per bit.
+    const std::uint64_t feat_at = h.data.offset + h.data.size;
+    std::uint64_t slot = 0;
+    for (unsigned bit = 0; bit < k_feat_bits; ++bit) {
+        if (!(h.features[bit / 64] & (std::uint64_t{1} << (bit % 64))))
+            continue;
+        const std::uint64_t entry = feat_at + slot++ * sizeof(file_section);
+        if (!inside(entry, sizeof(file_section))) {
+            note(std::min(entry, fsize), "the feature section table is cut short at offset " +
+                                             std::to_string(std::min(entry, fsize)));
+            break;
+        }
+        file_section s;
+        std::memcpy(&s, at(entry), sizeof(s));
+        if (!inside(s.offset, s.size)) {
+            note(fsize, "feature section " + std::to_string(bit) + " (" + std::to_string(s.size) +
+                            " bytes at offset " + std::to_string(s.offset) +
+                            ") runs past the end of the file");
+            continue;
+        }
+        if (bit == feat_kring_auxtrace) {
+            parse_aux_section(s.offset, s.size);
+            continue;
+        }
+        std::vector<event_attr> desc;
+        if (decode_feature(bit, {at(s.offset), s.size}, feats, &desc) && bit == feat_event_desc) {
+            // Names of the events, matched by position.
+            for (std::size_t i = 0; i < desc.size() && i < attrs.size(); ++i)
+                attrs[i].name = desc[i].name;
+        }
+    }
+    return {};
+}
+
+// The section: u32 version, u32 0, then per record its data position
+// (u64, nondecreasing), the AUXTRACE record and its payload.
+void file::impl::parse_aux_section(std::uint64_t at, std::uint64_t size) {
+    cursor c{d.data() + at, d.data() + at + size};
+    std::uint32_t version = 0, zero;
+    if (!c.get(version) || !c.get(zero) || version != k_auxtrace_section_version)
+        return;  // another version's: not read
+    std::uint64_t last = 0;
+    while (c.left()) {
+        const std::uint64_t off = static_cast<std::uint64_t>(c.p - d.data());
+        std::uint64_t pos, payload;
+        perf_event_header h;
+        const bool ok = c.left() >= 8 + k_auxtrace_size && c.get(pos) && pos >= last && c.get(h) &&
+                        h.type == record_auxtrace && h.size >= k_auxtrace_size && h.size % 8 == 0 &&
+                        c.left() + sizeof(h) >= h.size && c.get(payload) &&
+                        c.left() + 16 >= h.size && payload <= c.left() + 16 - h.size;
+        if (!ok) {
+            note(off, "the AUXTRACE record at offset " + std::to_string(off) +
+                          " of the kring AUXTRACE section cannot be read");
+            return;
+        }
+        aux.push_back({pos, off + 8, payload});
+        c.p = d.data() + off + 8 + h.size + payload;
+        last = pos;
+    }
+}
+
+result<file> file::open(const std::string& path) {
+    auto p = std::make_unique<impl>();
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd)
+        return error::from_errno(errno, "cannot open " + path);
+    struct stat st;
+    if (::fstat(fd.get(), &st) < 0)
+        return error::from_errno(errno, "cannot stat " + path);
+    if (!S_ISREG(st.st_mode))
+        return einval(path + ": not a regular file");
+    if (st.st_size > 0) {
+        auto m = unique_mapping::map(fd.get(), static_cast<std::size_t>(st.st_size), PROT_READ, 0,
+                                     ("cannot map " + path).c_str());
+        if (!m)
+            return m.error();
+        // A private, read-only view is enough; MAP_SHARED is what the
+        // mapping owner does.
+        p->map = std::move(*m);
+        p->d = {static_cast<const std::byte*>(p->map.get()), p->map.size()};
+    }
+    if (auto r = p->parse(path); !r)
+        return r.error();
+    return file(std::move(p));
+}
+
+result<file> file::from_bytes(std::vector<std::byte> bytes) {
+    auto p = std::make_unique<impl>();
+    p->owned = std::move(bytes);
+    p->d = {p->owned.data(), p->owned.size()};
+    if (auto r = p->parse("perf.data bytes"); !r)
+        return r.error();
+    return file(std::move(p));
+}
+
+const std::vector<event_attr>& file::attrs() const noexcept { return p_->attrs; }
+const features& file::feats() const noexcept { return p_->feats; }
+
+const event_attr* file::attr_by_id(std::uint64_t id) const noexcept {
+    auto it = p_->by_id.find(id);
+    return it == p_->by_id.end() ? nullptr : &p_->attrs[it->second];
+}
+
+const event_attr* file::attr_of(const record_view& r) const noexcept {
+    const auto& attrs = p_->attrs;
+    if (attrs.empty())
+        return nullptr;
+    if (attrs.size() == 1)
+        return &attrs[0];
+    const std::uint32_t type = r.type();
+    if (type >= record_header_attr)
+        return nullptr;
+    const std::uint64_t st = attrs[0].attr.sample_type;
+    if (type == PERF_RECORD_SAMPLE) {
+        if (auto s = parse_sample(r, st); s && (st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID)))
+            return attr_by_id(s->id);
+        return nullptr;
+    }
+    if (!attrs[0].attr.sample_id_all)
+        return nullptr;
+    if (auto s = parse_sample_id(r, st); s && (st & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID)))
+        return attr_by_id(s->id);
+    return nullptr;
+}
+
+result<void> file::for_each(const std::function<void(const record_view&)>& f) const {
+    const auto& p = *p_;
+    auto aux = p.aux.begin();
+    // The AUXTRACE records of the section written before data position @pos.
+    auto aux_until = [&](std::uint64_t pos) {
+        for (; aux != p.aux.end() && aux->data_pos <= pos; ++aux) {
+            perf_event_header h;
+            std::memcpy(&h, p.d.data() + aux->offset, sizeof(h));
+            record_view r;
+            r.offset = aux->offset;
+            r.bytes = p.d.subspan(aux->offset, h.size);
+            r.auxtrace = p.d.subspan(aux->offset + h.size, aux->payload);
+            f(r);
+        }
+    };
+    std::uint64_t pos = p.data_begin;
+    // parse() checked every record up to data_end.
+    while (pos < p.data_end) {
+        aux_until(pos - p.data_begin);
+        perf_event_header h;
+        std::memcpy(&h, p.d.data() + pos, sizeof(h));
+        record_view r;
+        r.offset = pos;
+        r.bytes = p.d.subspan(pos, h.size);
+        std::uint64_t whole = h.size;
+        if (h.type == record_auxtrace) {
+            std::uint64_t payload;
+            std::memcpy(&payload, p.d.data() + pos + 8, 8);
+            r.auxtrace = p.d.subspan(pos + h.size, payload);
+            whole += payload;
+        }
+        f(r);
+        pos += whole;
+    }
+    // Those written after the last record; none past a damaged record.
+    aux_until(p.data_end - p.data_begin);
+    return {};
+}
+
+bool file::truncated() const noexcept { return p_->trunc.has_value(); }
+const std::optional<truncation>& file::truncation_info() const noexcept { return p_->trunc; }
+
+}  // namespace kring::perf_data
