@@ -3,7 +3,6 @@
 
 #include <linux/kring.h>
 
-
 namespace kring::perf_data {
 
 using namespace detail;

@@ -1,0 +1,310 @@
+// kring record's conversion of kring records into perf.data records
+// (record_convert.hpp).
+#include "record_convert.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/core.h>
+
+namespace kring_tool::record {
+
+std::string kind_name(kind k) {
+    return k == kind::sched ? "sched" : k == kind::timer ? "timer" : "aux";
+}
+
+recorder::recorder(bool snapshot_mode, kring::merge_options mo)
+    : snapshot(snapshot_mode), merger(mo) {}
+
+void recorder::put(const std::vector<std::byte>& b) {
+    if (write_failed)
+        return;
+    if (auto r = w->write(b); !r) {
+        write_failed = true;
+        write_error = r.error();
+        return;
+    }
+    written_records++;
+}
+
+void recorder::note_time(std::uint64_t t) {
+    if (!t)
+        return;
+    if (!first_time || t < first_time)
+        first_time = t;
+    last_time = std::max(last_time, t);
+}
+
+void recorder::comm_once(std::uint32_t pid, std::uint32_t tid, const char* comm16,
+                         const pd::sample_id& at) {
+    if (!tid)
+        return;  // the idle task: perf knows it as swapper
+    std::string comm(comm16, strnlen(comm16, 16));
+    if (comm.empty())
+        return;
+    if (!comms_seen.insert({pid, tid, comm}).second)
+        return;
+    pd::sample_id sid = at;
+    sid.pid = pid;
+    sid.tid = tid;
+    put(pd::make_comm(pid, tid, comm, false, sid, st_trailer));
+}
+
+void recorder::on_sched(ring& r, const kring::sample_info& s) {
+    kring_sched_raw raw;
+    if (s.raw.size() < sizeof(raw)) {
+        bad++;
+        return;
+    }
+    std::memcpy(&raw, s.raw.data(), sizeof(raw));
+    pd::sample_id sid;
+    sid.time = s.time;
+    sid.cpu = raw.cpu;
+    sid.id = r.id;
+    sid.has_time = true;
+    switch (raw.kind) {
+        case KRING_SCHED_SWITCH: {
+            switches++;
+            comm_once(raw.prev_pid, raw.prev_tid, raw.prev_comm, sid);
+            comm_once(raw.next_pid, raw.next_tid, raw.next_comm, sid);
+            // Involuntary: preempted, or still runnable when switched out.
+            bool preempt = (raw.flags & KRING_SCHED_F_PREEMPT) || raw.prev_state == 0;
+            pd::sample_id out = sid, in = sid;
+            out.pid = raw.prev_pid;
+            out.tid = raw.prev_tid;
+            in.pid = raw.next_pid;
+            in.tid = raw.next_tid;
+            put(pd::make_switch_cpu_wide(true, preempt, raw.next_pid, raw.next_tid, out,
+                                         st_trailer));
+            put(pd::make_switch_cpu_wide(false, false, raw.prev_pid, raw.prev_tid, in, st_trailer));
+            break;
+        }
+        case KRING_SCHED_FORK: {
+            forks++;
+            comm_once(raw.prev_pid, raw.prev_tid, raw.prev_comm, sid);
+            pd::task_info t;
+            t.pid = raw.next_pid;
+            t.tid = raw.next_tid;
+            t.ppid = raw.prev_pid;
+            t.ptid = raw.prev_tid;
+            t.time = s.time;
+            sid.pid = raw.prev_pid;
+            sid.tid = raw.prev_tid;
+            put(pd::make_task(PERF_RECORD_FORK, t, sid, st_trailer));
+            break;
+        }
+        case KRING_SCHED_EXIT: {
+            exits++;
+            pd::task_info t;
+            t.pid = t.ppid = raw.prev_pid;
+            t.tid = t.ptid = raw.prev_tid;
+            t.time = s.time;
+            sid.pid = raw.prev_pid;
+            sid.tid = raw.prev_tid;
+            put(pd::make_task(PERF_RECORD_EXIT, t, sid, st_trailer));
+            break;
+        }
+        case KRING_SCHED_WAKEUP: {
+            wakeups++;
+            pd::sample ps;
+            ps.id = r.id | wakeup_id_bit;
+            ps.pid = raw.next_pid;
+            ps.tid = raw.next_tid;
+            ps.time = s.time;
+            ps.has_time = true;
+            ps.cpu = raw.cpu;
+            ps.raw = s.raw;
+            put(pd::make_sample(PERF_RECORD_MISC_KERNEL, ps, st_wakeup));
+            break;
+        }
+        default:
+            bad++;
+    }
+}
+
+void recorder::on_timer(ring& r, const kring::sample_info& s) {
+    samples++;
+    bool user = false;
+    kring_timer_raw raw;
+    if (s.raw.size() >= sizeof(raw)) {
+        std::memcpy(&raw, s.raw.data(), sizeof(raw));
+        user = raw.flags & KRING_TIMER_F_USER;
+    }
+    pd::sample ps;
+    ps.id = r.id;
+    ps.ip = s.ip;
+    ps.pid = s.pid;
+    ps.tid = s.tid;
+    ps.time = s.time;
+    ps.has_time = true;
+    ps.cpu = s.cpu;
+    ps.period = s.period;
+    put(pd::make_sample(user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL, ps, st_timer));
+}
+
+void recorder::on_aux(ring& r, const kring::aux_info& a) {
+    // Snapshot mode: disabling a tracer that a snapshot left stopped
+    // publishes the same window again (same offset and size): no new
+    // data, not a snapshot, not written.
+    if (snapshot && r.windows.empty() && r.last_aux_end &&
+        a.aux_offset + a.aux_size == r.last_aux_end && a.aux_size == r.last_aux_size) {
+        dup_aux++;
+        return;
+    }
+    r.last_aux_end = a.aux_offset + a.aux_size;
+    r.last_aux_size = a.aux_size;
+    aux_records++;
+    pd::sample_id sid;
+    sid.time = a.time;
+    sid.has_time = a.has_time;
+    sid.cpu = std::uint32_t(std::max(r.cpu, 0));
+    sid.pid = sid.tid = std::uint32_t(std::max(r.pid, 0));  // CPU mode: 0, no task
+    sid.id = r.id;
+    put(pd::make_aux(a.aux_offset, a.aux_size, a.flags, sid, st_trailer));
+    std::span<const std::byte> payload;
+    if (snapshot) {
+        // The window copied when the snapshot was taken (the AUX record
+        // comes through the data ring afterwards, in order).
+        if (r.windows.empty())
+            return;
+        buf = std::move(r.windows.front());
+        r.windows.pop_front();
+        payload = buf;
+    } else if (r.ax) {
+        auto e = r.ax->extent(a);
+        buf.resize(e.size());
+        e.copy_to(buf.data());
+        payload = buf;
+        r.ax->release(a.aux_offset + a.aux_size);
+    }
+    if (payload.empty() || write_failed)
+        return;
+    if (auto res = w->write_auxtrace(payload, a.aux_offset, a.time, std::uint32_t(r.index),
+                                     std::uint32_t(r.pid), std::uint32_t(std::max(r.cpu, 0)));
+        !res) {
+        write_failed = true;
+        write_error = res.error();
+        return;
+    }
+    auxtrace_bytes += payload.size();
+    r.aux_bytes_written += payload.size();
+}
+
+void recorder::on_record(ring& r, const kring::record& rec) {
+    records++;
+    switch (rec.type()) {
+        case KRING_RECORD_SAMPLE: {
+            auto s = kring::parse_sample(rec, r.sample_type);
+            if (!s) {
+                bad++;
+                return;
+            }
+            note_time(s->time);
+            if (r.k == kind::sched)
+                on_sched(r, *s);
+            else if (r.k == kind::timer)
+                on_timer(r, *s);
+            return;
+        }
+        case KRING_RECORD_LOST: {
+            auto l = kring::parse_lost(rec);
+            if (!l) {
+                bad++;
+                return;
+            }
+            lost += l->lost;
+            if (l->has_range)
+                r.lost_ranges.push_back(
+                    {l->lost, l->first_seq, l->last_seq, l->first_time, l->last_time});
+            // Time 0: perf delivers it at once instead of sorting it.
+            pd::sample_id sid;
+            sid.cpu = std::uint32_t(std::max(r.cpu, 0));
+            sid.pid = sid.tid = std::uint32_t(r.pid);
+            sid.id = r.id;
+            put(pd::make_lost(r.id, l->lost, sid, st_trailer));
+            return;
+        }
+        case KRING_RECORD_AUX: {
+            auto a = kring::parse_aux(rec);
+            if (!a) {
+                bad++;
+                return;
+            }
+            note_time(a->time);
+            on_aux(r, *a);
+            return;
+        }
+        case KRING_RECORD_ITRACE_START: {
+            kring_itrace_start_record it;
+            if (rec.size() < sizeof(it)) {
+                bad++;
+                return;
+            }
+            std::memcpy(&it, rec.bytes().data(), sizeof(it));
+            pd::sample_id sid;
+            sid.time = it.time;
+            sid.has_time = true;
+            sid.cpu = std::uint32_t(std::max(r.cpu, 0));
+            sid.pid = it.pid;
+            sid.tid = it.tid;
+            sid.id = r.id;
+            put(pd::make_itrace_start(it.pid, it.tid, sid, st_trailer));
+            return;
+        }
+        default:
+            return;  // PAD and kring's own: nothing for perf
+    }
+}
+
+// One pass: every record the merger can emit in order now, then
+// FINISHED_ROUND if anything was written.
+kring::result<void> recorder::flush(bool all) {
+    std::uint64_t before = written_records;
+    auto cb = [&](std::size_t src, const kring::record& rec, std::uint64_t) {
+        on_record(*rings[src], rec);
+    };
+    auto n = all ? merger.flush(cb) : merger.drain(cb);
+    if (!n)
+        return n.error();
+    if (write_failed)
+        return write_error;
+    if (written_records != before) {
+        put(pd::make_finished_round());
+        if (write_failed)
+            return write_error;
+    }
+    return {};
+}
+
+// Snapshot mode: copy every AUX ring's newest window (the AUX record
+// follows in the data ring); @restart false leaves the tracers stopped.
+kring::result<void> recorder::aux_snapshot(bool restart) {
+    for (auto& r : rings) {
+        if (r->k != kind::aux || !r->ax)
+            continue;
+        auto copy = [&]() -> kring::result<void> {
+            auto e = r->ax->snapshot();
+            std::vector<std::byte> win(e.size());
+            e.copy_to(win.data());
+            r->windows.push_back(std::move(win));
+            return {};
+        };
+        kring::result<void> res = restart ? r->ch.with_aux_snapshot(copy) : r->ch.aux_snapshot();
+        if (res && !restart)
+            res = copy();
+        if (!res)
+            return res.error().with_context("AUX snapshot of " + ring_name(*r));
+        r->snapshots++;
+    }
+    return {};
+}
+
+std::string recorder::ring_name(const ring& r) {
+    if (r.cpu >= 0 && r.pid >= 0)
+        return fmt::format("{} ring of task {} on cpu {}", kind_name(r.k), r.pid, r.cpu);
+    if (r.cpu >= 0)
+        return fmt::format("{} ring of cpu {}", kind_name(r.k), r.cpu);
+    return fmt::format("{} ring of task {}", kind_name(r.k), r.pid);
+}
+
+}  // namespace kring_tool::record

@@ -1,0 +1,118 @@
+// kring record's conversion: kring records of the recorded rings into
+// perf.data records (docs/TOOL.md, "kring record"), and the rings
+// themselves. cmd_record.cpp opens the rings and drives the recorder; the
+// recorder turns what the merger hands it into the file's records.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <linux/perf_event.h>
+
+#include "kring/aux.hpp"
+#include "kring/channel.hpp"
+#include "kring/merger.hpp"
+#include "kring/perf_data.hpp"
+#include "kring/reader.hpp"
+#include "kring/record.hpp"
+
+namespace kring_tool::record {
+
+namespace pd = kring::perf_data;
+
+// The sample_type of the file's events (docs/TOOL.md): every one has
+// IDENTIFIER, and the non-SAMPLE records' trailer is TID, TIME, CPU,
+// IDENTIFIER for all of them.
+constexpr std::uint64_t st_sched =
+    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+constexpr std::uint64_t st_wakeup = st_sched | PERF_SAMPLE_RAW;
+constexpr std::uint64_t st_timer = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                                   PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+constexpr std::uint64_t st_aux = st_sched;
+// The trailer of every non-SAMPLE record (the same for every event).
+constexpr std::uint64_t st_trailer = st_sched;
+// A wakeup's id: its sched ring's id with this bit set.
+constexpr std::uint64_t wakeup_id_bit = 1ull << 62;
+
+enum class kind { sched, timer, aux };
+
+// One recorded ring: a channel, its reader, and what it is.
+struct ring {
+    kind k;
+    kring::channel ch;
+    kring::reader rd;
+    std::optional<kring::aux_reader> ax;
+    std::uint64_t id = 0;
+    std::uint64_t sample_type = 0;  // the layout of its SAMPLEs (channel's report)
+    int cpu = -1, pid = -1;
+    std::uint32_t source = 0;
+    std::size_t index = 0;  // perf's AUXTRACE idx
+    // Snapshot windows copied, waiting for their AUX record.
+    std::deque<std::vector<std::byte>> windows;
+    std::uint64_t snapshots = 0, aux_bytes_written = 0;
+    std::uint64_t last_aux_end = 0, last_aux_size = 0;  // the last AUX record's extent
+    std::vector<pd::kring_ring_info::lost_range> lost_ranges;
+
+    ring(kind kk, kring::channel c) : k(kk), ch(std::move(c)), rd(ch.ring()) {
+        if (ch.aux().valid())
+            ax.emplace(ch.aux());
+    }
+    ring(const ring&) = delete;
+    ring& operator=(const ring&) = delete;
+};
+
+std::string kind_name(kind k);
+
+// The conversion: every record of every ring, in the merger's order, into
+// the file @w; counts what it saw. A write error stops the writing and is
+// kept in write_error (flush() returns it).
+struct recorder {
+    const bool snapshot;  // --snapshot: AUX payloads come from snapshot windows
+    std::vector<std::unique_ptr<ring>> rings;
+    std::optional<pd::writer> w;
+    kring::merger merger;
+    std::set<std::tuple<std::uint32_t, std::uint32_t, std::string>> comms_seen;
+    std::vector<std::byte> buf;
+    // Figures.
+    std::uint64_t records = 0, written_records = 0, lost = 0, bad = 0;
+    std::uint64_t switches = 0, samples = 0, forks = 0, exits = 0, wakeups = 0;
+    std::uint64_t aux_records = 0, auxtrace_bytes = 0, snapshot_requests = 0, dup_aux = 0;
+    std::uint64_t first_time = 0, last_time = 0;
+    kring::error write_error{0, ""};
+    bool write_failed = false;
+
+    recorder(bool snapshot_mode, kring::merge_options mo);
+
+    void put(const std::vector<std::byte>& b);
+
+    void note_time(std::uint64_t t);
+
+    void comm_once(std::uint32_t pid, std::uint32_t tid, const char* comm16,
+                   const pd::sample_id& at);
+
+    void on_sched(ring& r, const kring::sample_info& s);
+
+    void on_timer(ring& r, const kring::sample_info& s);
+
+    void on_aux(ring& r, const kring::aux_info& a);
+
+    void on_record(ring& r, const kring::record& rec);
+
+    // One pass: every record the merger can emit in order now, then
+    // FINISHED_ROUND if anything was written.
+    kring::result<void> flush(bool all);
+
+    // Snapshot mode: copy every AUX ring's newest window (the AUX record
+    // follows in the data ring); @restart false leaves the tracers stopped.
+    kring::result<void> aux_snapshot(bool restart);
+
+    static std::string ring_name(const ring& r);
+};
+
+}  // namespace kring_tool::record
