@@ -29,15 +29,20 @@ tools/kring/ must be in one row, and only one):
             (--user-build, $KRING_BUILD/user with libkring and the tool
             built).
 
-Prints every edge that goes up and exits 1 if there is one.
+Prints every edge that goes up and exits 1 if there is one. With --graph,
+prints a side's graph instead (its includes, its calls, or its includes
+for graphviz), paths relative to the repository.
 
     tools/dev/layers.py [--kmod-build DIR] [--user-build DIR]
+    tools/dev/layers.py --graph includes|dot [--side kmod|user]
+    tools/dev/layers.py --graph calls --side kmod --kmod-build DIR
 """
 import argparse
 import fnmatch
 import glob
 import os
 import re
+import signal
 import subprocess
 import sys
 
@@ -97,9 +102,10 @@ def covered(root, files):
     return errors
 
 
-def check_includes(root, files):
-    errors = []
-    for f, (layer, _) in sorted(files.items()):
+def include_edges(root, files):
+    """[(file, included file)] for the includes that resolve to files of the side."""
+    edges = []
+    for f in sorted(files):
         src = open(os.path.join(TOP, f), encoding="utf-8").read()
         for kind, inc in INCLUDE.findall(src):
             cands = [os.path.join(os.path.dirname(f), inc)] if kind == '"' else []
@@ -107,10 +113,17 @@ def check_includes(root, files):
             for c in cands:
                 c = os.path.normpath(c)
                 if c in files:
-                    if files[c][0] > layer:
-                        errors.append(f"include up: {f} (layer {layer}) includes "
-                                      f"{c} (layer {files[c][0]})")
+                    edges.append((f, c))
                     break
+    return edges
+
+
+def check_includes(root, files):
+    errors = []
+    for f, c in include_edges(root, files):
+        if files[c][0] > files[f][0]:
+            errors.append(f"include up: {f} (layer {files[f][0]}) includes "
+                          f"{c} (layer {files[c][0]})")
     return errors
 
 
@@ -119,29 +132,47 @@ def nm(obj, *flags):
     return [line.split() for line in out.splitlines() if line.strip()]
 
 
-def check_calls(objs, files):
-    """objs: {object path: source file (repository-relative)}."""
+def call_edges(objs):
+    """{file: {file whose symbols it uses: [symbols]}}; objs: {object: source file}."""
     defs = {}
     for o, f in objs.items():
         for fields in nm(o, "--defined-only"):
             if len(fields) == 3 and fields[1] in "TDRB" and not fields[2].startswith("__"):
                 defs.setdefault(fields[2], f)
-    errors = []
+    edges = {}
     for o, f in sorted(objs.items(), key=lambda x: x[1]):
-        layer = files[f][0]
-        ups = {}
+        uses = edges.setdefault(f, {})
         for fields in nm(o, "--undefined-only"):
             sym = fields[-1]
             g = defs.get(sym)
-            if g is None or g == f:
-                continue
+            if g is not None and g != f:
+                uses.setdefault(g, []).append(sym)
+    return edges
+
+
+def check_calls(objs, files):
+    errors = []
+    for f, uses in call_edges(objs).items():
+        layer = files[f][0]
+        for g, syms in sorted(uses.items()):
             glayer, table = files[g]
             if glayer > layer and not table:
-                ups.setdefault(g, []).append(sym)
-        for g, syms in sorted(ups.items()):
-            errors.append(f"call up: {f} (layer {layer}) uses {g} (layer {files[g][0]}): "
-                          + " ".join(sorted(syms)[:5]))
+                errors.append(f"call up: {f} (layer {layer}) uses {g} (layer {glayer}): "
+                              + " ".join(sorted(syms)[:5]))
     return errors
+
+
+def print_graph(kind, edges):
+    """@edges: {file: [files]}, printed as "file: a b" lines or as dot."""
+    if kind == "dot":
+        print("digraph kring {")
+        for f, to in sorted(edges.items()):
+            for g in to:
+                print(f'\t"{f}" -> "{g}";')
+        print("}")
+        return
+    for f, to in sorted(edges.items()):
+        print(f"{f}:" + "".join(f" {g}" for g in to))
 
 
 def kmod_objects(build, files):
@@ -176,8 +207,30 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kmod-build", help="a module build directory (build-modules.sh)")
     ap.add_argument("--user-build", help="the user build directory ($KRING_BUILD/user)")
+    ap.add_argument("--graph", choices=["includes", "calls", "dot"],
+                    help="print a side's graph instead of checking it: its includes "
+                         "(\"file: included ...\"), its calls (\"file: used ...\", from "
+                         "--kmod-build or --user-build) or its includes for graphviz")
+    ap.add_argument("--side", choices=["kmod", "user"], default="kmod",
+                    help="the side --graph prints (default kmod)")
     args = ap.parse_args()
     tables = read_tables()
+    if args.graph:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # | head
+        root = "kmod/" if args.side == "kmod" else "./"
+        files = tables[root]
+        if args.graph == "calls":
+            build = args.kmod_build if args.side == "kmod" else args.user_build
+            if not build:
+                sys.exit("layers.py: --graph calls needs --kmod-build or --user-build")
+            objs = (kmod_objects if args.side == "kmod" else user_objects)(build, files)
+            edges = {f: sorted(u) for f, u in call_edges(objs).items()}
+        else:
+            edges = {f: [] for f in files}
+            for f, c in include_edges(root, files):
+                edges[f].append(c)
+        print_graph(args.graph, edges)
+        return 0
     errors = []
     for root, files in tables.items():
         errors += covered(root, files)
