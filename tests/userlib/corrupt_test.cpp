@@ -8,6 +8,7 @@
 
 #include "host_ring.hpp"
 #include "kring/reader.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -53,7 +54,7 @@ TEST_P(Corrupt, ReportedNotFollowed) {
         good++;
     });
     ASSERT_FALSE(n);
-    EXPECT_EQ(n.error().code(), EBADMSG);
+    EXPECT_ERRNO(n.error().code(), EBADMSG);
     EXPECT_NE(n.error().message().find(c.what), std::string::npos) << n.error().message();
     EXPECT_TRUE(rd.corrupted());
     EXPECT_EQ(rd.corruption().position, c.head_bad ? 0u : 16u);
@@ -107,7 +108,7 @@ TEST(Corrupt, OverwriteWalkStopsOnMalformed) {
     std::size_t n = 0;
     auto res = rd.read([&](const kring::record&) { n++; });
     ASSERT_FALSE(res);
-    EXPECT_EQ(res.error().code(), EBADMSG);
+    EXPECT_ERRNO(res.error().code(), EBADMSG);
     EXPECT_EQ(n, 1u);
     // A zero header ends the walk cleanly.
     r.put(std::uint64_t(-48), 0, 0);
@@ -245,7 +246,7 @@ TEST(Corrupt, RandomGarbageNeverCrashesOrLoops) {
             ASSERT_LE(n, ds / 8);
             if (!r) {
                 EXPECT_TRUE(rd.corrupted());
-                EXPECT_EQ(r.error().code(), EBADMSG);
+                EXPECT_ERRNO(r.error().code(), EBADMSG);
             }
             // Whatever was accepted lies between the tail and the head.
             EXPECT_LE(ring.ctl()->data_tail - tail, ds);

@@ -8,6 +8,7 @@
 
 #include "kring/channel.hpp"
 #include "kring/device.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -24,7 +25,7 @@ kring::abi_info good_abi() {
 TEST(Device, MissingDeviceIsAnErrorValue) {
     auto d = kring::device::open("/nonexistent/kring");
     ASSERT_FALSE(d);
-    EXPECT_EQ(d.error().code(), ENOENT);
+    EXPECT_ERRNO(d.error().code(), ENOENT);
     EXPECT_EQ(d.error().op(), kring::operation::open_device);
     // The message names the path and what to do about it.
     EXPECT_NE(d.error().message().find("/nonexistent/kring"), std::string::npos);
@@ -34,7 +35,7 @@ TEST(Device, MissingDeviceIsAnErrorValue) {
 TEST(Device, OtherDeviceIsNotKring) {
     auto d = kring::device::open("/dev/null");
     ASSERT_FALSE(d);
-    EXPECT_EQ(d.error().code(), ENOTTY);
+    EXPECT_ERRNO(d.error().code(), ENOTTY);
     EXPECT_EQ(d.error().op(), kring::operation::query_abi);
 }
 
@@ -52,7 +53,7 @@ TEST(Device, OtherMajorRefused) {
         a.major = static_cast<std::uint16_t>(a.major + delta);
         auto r = kring::check_compatible(a);
         ASSERT_FALSE(r) << "major " << a.major;
-        EXPECT_EQ(r.error().code(), EPROTO);
+        EXPECT_ERRNO(r.error().code(), EPROTO);
         EXPECT_EQ(r.error().op(), kring::operation::check_abi);
     }
 }
@@ -62,7 +63,7 @@ TEST(Device, MissingFeatureRefused) {
     a.features = 0;
     auto r = kring::check_compatible(a);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code(), EPROTO);
+    EXPECT_ERRNO(r.error().code(), EPROTO);
     EXPECT_EQ(r.error().op(), kring::operation::check_abi);
     // The message names the missing features.
     EXPECT_NE(r.error().message().find("features 0x1"), std::string::npos);
@@ -87,7 +88,7 @@ TEST(UniqueFd, ClosesAndMoves) {
     }
     errno = 0;
     EXPECT_EQ(::close(fds[0]), -1);  // already closed by b
-    EXPECT_EQ(errno, EBADF);
+    EXPECT_ERRNO(errno, EBADF);
     ::close(fds[1]);
 }
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "kring/perf_data.hpp"
+#include "errno_assert.hpp"
 
 namespace pd = kring::perf_data;
 namespace fs = std::filesystem;
@@ -766,12 +767,12 @@ TEST(PerfData, NotPerfDataIsAnError) {
     ASSERT_TRUE(d.ok());
     auto missing = pd::file::open(d.file("none.data"));
     ASSERT_FALSE(missing);
-    EXPECT_EQ(missing.error().code(), ENOENT);
+    EXPECT_ERRNO(missing.error().code(), ENOENT);
     EXPECT_NE(missing.error().message().find("none.data"), std::string::npos);
     write_bytes(d.file("empty.data"), {});
     auto empty = pd::file::open(d.file("empty.data"));
     ASSERT_FALSE(empty);
-    EXPECT_EQ(empty.error().code(), EINVAL);
+    EXPECT_ERRNO(empty.error().code(), EINVAL);
 
     write_small_file(d.file("ok.data"), true);
     const auto full = read_all(d.file("ok.data"));
@@ -795,14 +796,14 @@ TEST(PerfData, NotPerfDataIsAnError) {
     std::vector<std::byte> rec(16);
     perf_event_header h{PERF_RECORD_SAMPLE, 0, 24};
     std::memcpy(rec.data(), &h, sizeof(h));
-    EXPECT_EQ(w->write(rec).error().code(), EINVAL);
+    EXPECT_ERRNO(w->write(rec).error().code(), EINVAL);
     h.size = 12;
     std::memcpy(rec.data(), &h, sizeof(h));
     EXPECT_FALSE(w->write(std::span<const std::byte>(rec.data(), 12)));
     EXPECT_FALSE(w->write(std::span<const std::byte>(rec.data(), 4)));
     auto no = pd::writer::create(d.file("no/such/dir.data"), {});
     ASSERT_FALSE(no);
-    EXPECT_EQ(no.error().code(), ENOENT);
+    EXPECT_ERRNO(no.error().code(), ENOENT);
 }
 
 // Regression (libFuzzer): an attr without ids (ids section of size 0) read

@@ -7,6 +7,7 @@
 
 #include "host_ring.hpp"
 #include "kring/poller.hpp"
+#include "errno_assert.hpp"
 
 using kt::host_ring;
 
@@ -67,7 +68,7 @@ TEST(Poller, BadFdIsAnError) {
     ASSERT_TRUE(p);
     auto r = p->add(-1, a.view(), 1);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code(), EBADF);
+    EXPECT_ERRNO(r.error().code(), EBADF);
 }
 
 }  // namespace

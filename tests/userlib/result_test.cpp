@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "kring/result.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -32,14 +33,14 @@ TEST(Result, CarriesErrnoAndMessage) {
     auto r = half(3);
     ASSERT_FALSE(r);
     EXPECT_FALSE(r.has_value());
-    EXPECT_EQ(r.error().code(), EINVAL);
+    EXPECT_ERRNO(r.error().code(), EINVAL);
     EXPECT_EQ(r.error().message(), "odd value 3");
     EXPECT_EQ(r.error().error_code(), std::errc::invalid_argument);
 }
 
 TEST(Result, FromErrnoNamesTheCall) {
     auto e = kring::error::from_errno(ENOENT, "cannot open /x");
-    EXPECT_EQ(e.code(), ENOENT);
+    EXPECT_ERRNO(e.code(), ENOENT);
     EXPECT_NE(e.message().find("cannot open /x: "), std::string::npos);
     EXPECT_NE(e.message().find("No such file"), std::string::npos);
     EXPECT_EQ(e.op(), kring::operation::other);
@@ -49,7 +50,7 @@ TEST(Result, ContextKeepsCodeAndOperation) {
     auto e = kring::error::from_errno(EACCES, "cannot open /x", kring::operation::open_device);
     EXPECT_EQ(e.op(), kring::operation::open_device);
     auto c = e.with_context("cpu 3");
-    EXPECT_EQ(c.code(), EACCES);
+    EXPECT_ERRNO(c.code(), EACCES);
     EXPECT_EQ(c.op(), kring::operation::open_device);
     EXPECT_EQ(c.message(), "cpu 3: " + e.message());
 }
@@ -60,7 +61,7 @@ TEST(Result, VoidResult) {
     EXPECT_NO_THROW(ok.value());
     kring::result<void> bad = kring::error(EPERM, "no");
     EXPECT_FALSE(bad);
-    EXPECT_EQ(bad.error().code(), EPERM);
+    EXPECT_ERRNO(bad.error().code(), EPERM);
 }
 
 TEST(Result, ArrowReachesTheValue) {
@@ -92,7 +93,7 @@ TEST(Result, AndThenChainsAndPassesErrorsOn) {
     auto v = even(4).and_then([] { return half(4); });
     EXPECT_EQ(*v, 2);
     auto w = even(3).and_then([] { return half(4); });
-    EXPECT_EQ(w.error().code(), EINVAL);
+    EXPECT_ERRNO(w.error().code(), EINVAL);
 }
 
 TEST(Result, TransformMapsTheValue) {
@@ -123,7 +124,7 @@ TEST(Result, ValueOfErrorThrows) {
         FAIL() << "value() of an error returned";
     } catch (const kring::bad_result_access& e) {
         EXPECT_STREQ(e.what(), "odd value 5");
-        EXPECT_EQ(e.error().code(), EINVAL);
+        EXPECT_ERRNO(e.error().code(), EINVAL);
     }
     kring::result<void> bad = kring::error(EPERM, "no");
     EXPECT_THROW(bad.value(), kring::bad_result_access);

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "kring/device.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -60,7 +61,7 @@ TEST_F(RawAbi, TooSmallSizeIsEinval) {
     info.size = KRING_ABI_INFO_SIZE_VER0 - 8;
     errno = 0;
     EXPECT_EQ(::ioctl(fd_, KRING_IOC_QUERY_ABI, &info), -1);
-    EXPECT_EQ(errno, EINVAL);
+    EXPECT_ERRNO(errno, EINVAL);
 }
 
 TEST_F(RawAbi, LargerCallerGetsOurSizeAndUntouchedTail) {
@@ -79,13 +80,13 @@ TEST_F(RawAbi, LargerCallerGetsOurSizeAndUntouchedTail) {
 TEST_F(RawAbi, BadPointerIsEfault) {
     errno = 0;
     EXPECT_EQ(::ioctl(fd_, KRING_IOC_QUERY_ABI, reinterpret_cast<void*>(16)), -1);
-    EXPECT_EQ(errno, EFAULT);
+    EXPECT_ERRNO(errno, EFAULT);
 }
 
 TEST_F(RawAbi, UnknownIoctlIsEnotty) {
     errno = 0;
     EXPECT_EQ(::ioctl(fd_, _IO(KRING_IOC_MAGIC, 0xff)), -1);
-    EXPECT_EQ(errno, ENOTTY);
+    EXPECT_ERRNO(errno, ENOTTY);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "hotplug.hpp"
 #include "raw_ring.hpp"
 #include "test_util.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -515,9 +516,9 @@ TEST(Aux, TaskModeRequests) {
     kt::raw_channel ch;
     ASSERT_EQ(ch.open_dev(), 0);
     kring_attr a = kt::make_attr(KRING_SOURCE_AUX_TRACER, -1);
-    EXPECT_EQ(ch.configure(a), EINVAL) << "neither a CPU nor a task";
+    EXPECT_ERRNO(ch.configure(a), EINVAL) << "neither a CPU nor a task";
     a.pid = 0x3ffffff0;  // above pid_max
-    EXPECT_EQ(ch.configure(a), ESRCH);
+    EXPECT_ERRNO(ch.configure(a), ESRCH);
     a.pid = 0;  // the caller
     EXPECT_EQ(ch.configure(a), 0);
 }
@@ -530,7 +531,7 @@ TEST(Aux, BadRequestsAreRefused) {
     // AUX before the data ring is mapped.
     void* p = ::mmap(nullptr, 4 * ps, PROT_READ | PROT_WRITE, MAP_SHARED, a.ch.fd, 8 * ps);
     EXPECT_EQ(p, MAP_FAILED);
-    EXPECT_EQ(errno, EINVAL);
+    EXPECT_ERRNO(errno, EINVAL);
     ASSERT_EQ(a.ch.map_ring(2, true, false), 0);  // data ring: 5 pages
     auto try_map = [&](std::uint64_t ctl_off, std::uint64_t ctl_size, std::uint64_t off,
                        std::uint64_t len, int prot, int flags) {
@@ -544,18 +545,18 @@ TEST(Aux, BadRequestsAreRefused) {
         return errno;
     };
     const int rw = PROT_READ | PROT_WRITE;
-    EXPECT_EQ(try_map(4 * ps, 4 * ps, 4 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);   // overlaps data
-    EXPECT_EQ(try_map(8 * ps, 3 * ps, 8 * ps, 3 * ps, rw, MAP_SHARED), EINVAL);   // 3 pages
-    EXPECT_EQ(try_map(8 * ps, 4 * ps, 12 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);  // wrong offset
-    EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 2 * ps, rw, MAP_SHARED), EINVAL);   // wrong length
-    EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, rw, MAP_PRIVATE), EINVAL);
-    EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, rw | PROT_EXEC, MAP_SHARED), EINVAL);
-    EXPECT_EQ(try_map(8 * ps, 1ull << 40, 8 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);
+    EXPECT_ERRNO(try_map(4 * ps, 4 * ps, 4 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);  // overlaps data
+    EXPECT_ERRNO(try_map(8 * ps, 3 * ps, 8 * ps, 3 * ps, rw, MAP_SHARED), EINVAL);  // 3 pages
+    EXPECT_ERRNO(try_map(8 * ps, 4 * ps, 12 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);  // wrong offset
+    EXPECT_ERRNO(try_map(8 * ps, 4 * ps, 8 * ps, 2 * ps, rw, MAP_SHARED), EINVAL);   // wrong length
+    EXPECT_ERRNO(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, rw, MAP_PRIVATE), EINVAL);
+    EXPECT_ERRNO(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, rw | PROT_EXEC, MAP_SHARED), EINVAL);
+    EXPECT_ERRNO(try_map(8 * ps, 1ull << 40, 8 * ps, 4 * ps, rw, MAP_SHARED), EINVAL);
 
     // A good mapping; a second one must match it.
     ASSERT_EQ(a.map_aux(8 * ps, 4 * ps, true), 0);
-    EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, PROT_READ, MAP_SHARED), EINVAL);
-    EXPECT_EQ(try_map(8 * ps, 8 * ps, 8 * ps, 8 * ps, rw, MAP_SHARED), EINVAL);
+    EXPECT_ERRNO(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, PROT_READ, MAP_SHARED), EINVAL);
+    EXPECT_ERRNO(try_map(8 * ps, 8 * ps, 8 * ps, 8 * ps, rw, MAP_SHARED), EINVAL);
     EXPECT_EQ(try_map(8 * ps, 4 * ps, 8 * ps, 4 * ps, rw, MAP_SHARED), 0);
 
     // AUX pages are never writable from user space.
@@ -563,27 +564,27 @@ TEST(Aux, BadRequestsAreRefused) {
     ASSERT_EQ(::pipe(fds), 0);
     ASSERT_EQ(::write(fds[1], "x", 1), 1);
     EXPECT_EQ(::read(fds[0], a.aux, 1), -1);
-    EXPECT_EQ(errno, EFAULT);
+    EXPECT_ERRNO(errno, EFAULT);
     ::close(fds[0]);
     ::close(fds[1]);
     EXPECT_EQ(::mprotect(a.aux, a.aux_len, PROT_READ | PROT_WRITE | PROT_EXEC), -1);
 
     // A snapshot needs a read-only AUX mapping.
-    EXPECT_EQ(a.ch.ioctl0(KRING_IOC_AUX_SNAPSHOT), EINVAL);
+    EXPECT_ERRNO(a.ch.ioctl0(KRING_IOC_AUX_SNAPSHOT), EINVAL);
     // Bad tracer configurations.
     kt::raw_channel b;
     ASSERT_EQ(b.open_dev(), 0);
     kring_attr bad = kt::make_attr(KRING_SOURCE_AUX_TRACER, -1);
-    EXPECT_EQ(b.configure(bad), EINVAL);
+    EXPECT_ERRNO(b.configure(bad), EINVAL);
     bad = kt::make_attr(KRING_SOURCE_AUX_TRACER, 0);
     bad.config[1] = 7;
-    EXPECT_EQ(b.configure(bad), EINVAL);
+    EXPECT_ERRNO(b.configure(bad), EINVAL);
     // AUX control of a channel without the tracer.
     kt::raw_channel s;
     ASSERT_EQ(s.open_dev(), 0);
-    EXPECT_EQ(s.ioctl0(KRING_IOC_AUX_PAUSE), EINVAL);
+    EXPECT_ERRNO(s.ioctl0(KRING_IOC_AUX_PAUSE), EINVAL);
     ASSERT_EQ(s.configure(kt::make_attr(KRING_SOURCE_SYNTHETIC, 0)), 0);
-    EXPECT_EQ(s.ioctl0(KRING_IOC_AUX_SNAPSHOT), EOPNOTSUPP);
+    EXPECT_ERRNO(s.ioctl0(KRING_IOC_AUX_SNAPSHOT), EOPNOTSUPP);
 }
 
 // A garbage aux_tail stops the tracer (nothing written outside the area),

@@ -13,6 +13,7 @@
 
 #include "capture.hpp"
 #include "hotplug.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -74,7 +75,7 @@ TEST(CaptureHotplug, OfflineCpuStopsAndResumes) {
     // A channel cannot be bound to an offline CPU.
     kt::raw_channel late;
     ASSERT_EQ(late.open_dev(), 0);
-    EXPECT_EQ(late.configure(kt::attr(KRING_SOURCE_SCHED, 1, -1)), EINVAL);
+    EXPECT_ERRNO(late.configure(kt::attr(KRING_SOURCE_SCHED, 1, -1)), EINVAL);
 
     ASSERT_EQ(kt::set_cpu1_online(true), 0);
     EXPECT_EQ(timer.ch.ctl->flags & KRING_CTL_F_CPU_OFFLINE, 0u);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "capture.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -33,7 +34,7 @@ TEST(CaptureOutput, SameCpuShareOneBuffer) {
     ASSERT_EQ(sched.ioctl0(KRING_IOC_ENABLE), 0);
     ASSERT_EQ(timer.ioctl0(KRING_IOC_ENABLE), 0);
     // Redirected and enabled: no changes now.
-    EXPECT_EQ(timer.set_output(-1), EBUSY);
+    EXPECT_ERRNO(timer.set_output(-1), EBUSY);
     long from_sched = 0, from_timer = 0, bad = 0;
     std::uint64_t last = 0, decreasing = 0;
     // One layout for both: the same attr.sample_type, RAW and SEQ added.
@@ -84,11 +85,11 @@ TEST(CaptureOutput, Constraints) {
     ASSERT_EQ(c1.open_dev(), 0);
     ASSERT_EQ(c1.configure(kt::attr(KRING_SOURCE_SCHED, kt::online_cpus() > 1 ? 1 : 0, -1)), 0);
     if (kt::online_cpus() > 1) {
-        EXPECT_EQ(c1.set_output(c0.fd), EINVAL);  // other CPU
+        EXPECT_ERRNO(c1.set_output(c0.fd), EINVAL);  // other CPU
     }
-    EXPECT_EQ(c0.set_output(c0.fd), EINVAL);  // itself
-    EXPECT_EQ(c0.set_output(0), EINVAL);      // not a kring fd (stdin)
-    EXPECT_EQ(c0.set_output(12345), EBADF);
+    EXPECT_ERRNO(c0.set_output(c0.fd), EINVAL);  // itself
+    EXPECT_ERRNO(c0.set_output(0), EINVAL);      // not a kring fd (stdin)
+    EXPECT_ERRNO(c0.set_output(12345), EBADF);
 
     // Per-thread: the same task is fine, another one is not.
     pid_t child = ::fork();
@@ -101,8 +102,8 @@ TEST(CaptureOutput, Constraints) {
     ASSERT_EQ(mine.configure(kt::attr(KRING_SOURCE_SCHED, -1, 0)), 0);
     ASSERT_EQ(other.open_dev(), 0);
     ASSERT_EQ(other.configure(kt::attr(KRING_SOURCE_SCHED, -1, child)), 0);
-    EXPECT_EQ(other.set_output(mine.fd), EINVAL);
-    EXPECT_EQ(mine.set_output(c0.fd), EINVAL);  // per-thread into per-CPU
+    EXPECT_ERRNO(other.set_output(mine.fd), EINVAL);
+    EXPECT_ERRNO(mine.set_output(c0.fd), EINVAL);  // per-thread into per-CPU
     kt::raw_channel mine2;
     ASSERT_EQ(mine2.open_dev(), 0);
     kring_attr t = kt::attr(KRING_SOURCE_TIMER, -1, 0);
@@ -110,24 +111,24 @@ TEST(CaptureOutput, Constraints) {
     ASSERT_EQ(mine2.configure(t), 0);
     EXPECT_EQ(mine2.set_output(mine.fd), 0);
     // Redirected: no buffer of its own to map.
-    EXPECT_EQ(mine2.map_ring(1, true, false), EINVAL);
+    EXPECT_ERRNO(mine2.map_ring(1, true, false), EINVAL);
     EXPECT_EQ(mine2.set_output(-1), 0);  // undone
     EXPECT_EQ(mine2.map_ring(1, true, false), 0);
     // A channel mapped itself cannot be redirected; a synthetic one neither.
     ASSERT_EQ(mapped.open_dev(), 0);
     ASSERT_EQ(mapped.configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
     ASSERT_EQ(mapped.map_ring(1, true, false), 0);
-    EXPECT_EQ(mapped.set_output(c0.fd), EBUSY);
+    EXPECT_ERRNO(mapped.set_output(c0.fd), EBUSY);
     ASSERT_EQ(synth.open_dev(), 0);
     ASSERT_EQ(synth.configure(kt::make_attr(KRING_SOURCE_SYNTHETIC, 0, kt::sched_type)), 0);
-    EXPECT_EQ(synth.set_output(c0.fd), EINVAL);
+    EXPECT_ERRNO(synth.set_output(c0.fd), EINVAL);
     // Different clocks cannot share a buffer.
     kt::raw_channel raw;
     ASSERT_EQ(raw.open_dev(), 0);
     kring_attr r = kt::attr(KRING_SOURCE_SCHED, 0, -1);
     r.clockid = KRING_CLOCK_MONOTONIC_RAW;
     ASSERT_EQ(raw.configure(r), 0);
-    EXPECT_EQ(raw.set_output(c0.fd), EINVAL);
+    EXPECT_ERRNO(raw.set_output(c0.fd), EINVAL);
     ::kill(child, SIGKILL);
     ::waitpid(child, nullptr, 0);
 }

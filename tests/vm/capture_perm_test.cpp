@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "capture.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -59,10 +60,10 @@ TEST(CapturePerm, UnprivilegedUser) {
     ::waitpid(child, &status, 0);
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     ASSERT_EQ(o.open_err, 0) << "/dev/kring not openable by others: " << std::strerror(o.open_err);
-    EXPECT_EQ(o.per_cpu, EACCES);
-    EXPECT_EQ(o.other_task, EACCES);
+    EXPECT_ERRNO(o.per_cpu, EACCES);
+    EXPECT_ERRNO(o.other_task, EACCES);
     EXPECT_EQ(o.own_task, 0);
-    EXPECT_EQ(o.timer_kernel, EACCES);
+    EXPECT_ERRNO(o.timer_kernel, EACCES);
     EXPECT_EQ(o.timer_user, 0);
     // Root may do all of it.
     EXPECT_EQ(try_configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)), 0);

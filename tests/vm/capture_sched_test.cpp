@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "capture.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -55,28 +56,28 @@ long switches_of_thread() {
 TEST(CaptureSched, RefusesBadModes) {
     kt::raw_channel a, b, c, d;
     ASSERT_EQ(a.open_dev(), 0);
-    EXPECT_EQ(a.configure(kt::attr(KRING_SOURCE_SCHED, -1, -1)), EINVAL);  // neither
+    EXPECT_ERRNO(a.configure(kt::attr(KRING_SOURCE_SCHED, -1, -1)), EINVAL);  // neither
     ASSERT_EQ(b.open_dev(), 0);
     kring_attr at = kt::attr(KRING_SOURCE_SCHED, -1, 0);
     at.config[1] = 1;
-    EXPECT_EQ(b.configure(at), EINVAL);
+    EXPECT_ERRNO(b.configure(at), EINVAL);
     kt::raw_channel b2;
     ASSERT_EQ(b2.open_dev(), 0);
     at = kt::attr(KRING_SOURCE_SCHED, -1, 0);
     at.config[0] = 2;  // an unknown KRING_SCHED_CFG_* bit
-    EXPECT_EQ(b2.configure(at), EINVAL);
+    EXPECT_ERRNO(b2.configure(at), EINVAL);
     ASSERT_EQ(c.open_dev(), 0);
-    EXPECT_EQ(c.configure(kt::attr(KRING_SOURCE_SCHED, -1, 0x3ffffff0)), ESRCH);
+    EXPECT_ERRNO(c.configure(kt::attr(KRING_SOURCE_SCHED, -1, 0x3ffffff0)), ESRCH);
     ASSERT_EQ(d.open_dev(), 0);
-    EXPECT_EQ(d.configure(kt::attr(KRING_SOURCE_SYNTHETIC, 0, 0)), EINVAL);  // no pid there
+    EXPECT_ERRNO(d.configure(kt::attr(KRING_SOURCE_SYNTHETIC, 0, 0)), EINVAL);  // no pid there
     kt::raw_channel e;
     ASSERT_EQ(e.open_dev(), 0);
-    EXPECT_EQ(e.configure(kt::attr(KRING_SOURCE_SCHED, 0, -1, KRING_ATTR_F_INHERIT)), EINVAL);
+    EXPECT_ERRNO(e.configure(kt::attr(KRING_SOURCE_SCHED, 0, -1, KRING_ATTR_F_INHERIT)), EINVAL);
     kt::raw_channel f;
     ASSERT_EQ(f.open_dev(), 0);
     at = kt::attr(KRING_SOURCE_SCHED, 0, -1);
     at.clockid = 5;  // CLOCK_REALTIME_COARSE: not a record clock
-    EXPECT_EQ(f.configure(at), EINVAL);
+    EXPECT_ERRNO(f.configure(at), EINVAL);
 }
 
 // Two tasks ping-pong through pipes 10,000 times; the per-thread channel of

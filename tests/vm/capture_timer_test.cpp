@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "capture.hpp"
+#include "errno_assert.hpp"
 
 // The busy loop lives in its own section so its address range is known:
 // the linker defines __start_/__stop_ symbols for it.
@@ -22,15 +23,15 @@ __attribute__((noinline, section("kring_spin"))) void spin_chunk(volatile std::u
 TEST(CaptureTimer, RefusesBadConfig) {
     kt::raw_channel a, b, c;
     ASSERT_EQ(a.open_dev(), 0);
-    EXPECT_EQ(a.configure(kt::attr(KRING_SOURCE_TIMER, -1, 0)), EINVAL);  // no frequency
+    EXPECT_ERRNO(a.configure(kt::attr(KRING_SOURCE_TIMER, -1, 0)), EINVAL);  // no frequency
     ASSERT_EQ(b.open_dev(), 0);
     kring_attr at = kt::attr(KRING_SOURCE_TIMER, -1, 0);
     at.config[0] = 1000000;
-    EXPECT_EQ(b.configure(at), EINVAL);
+    EXPECT_ERRNO(b.configure(at), EINVAL);
     ASSERT_EQ(c.open_dev(), 0);
     at = kt::attr(KRING_SOURCE_TIMER, -1, 0);
     at.config[1] = 100;  // 100 ns
-    EXPECT_EQ(c.configure(at), EINVAL);
+    EXPECT_ERRNO(c.configure(at), EINVAL);
 }
 
 // Per-thread timer on this thread at 200 Hz while it spins for 2 s of CPU

@@ -22,6 +22,7 @@
 
 #include "raw_ring.hpp"
 #include "test_util.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -50,23 +51,23 @@ TEST(Hostile, AttrValidation) {
     ASSERT_EQ(ch.open_dev(), 0);
     kring_attr a = kt::make_attr(KRING_SOURCE_NONE, -1);
     a.size = KRING_ATTR_SIZE_VER0 - 8;
-    EXPECT_EQ(ch.configure(a), EINVAL) << "short attr";
+    EXPECT_ERRNO(ch.configure(a), EINVAL) << "short attr";
     a = kt::make_attr(KRING_SOURCE_MAX, -1);
-    EXPECT_EQ(ch.configure(a), EINVAL) << "unknown source";
+    EXPECT_ERRNO(ch.configure(a), EINVAL) << "unknown source";
     a = kt::make_attr(KRING_SOURCE_NONE, -1, 0, 1ULL << 40);
-    EXPECT_EQ(ch.configure(a), EINVAL) << "unknown flag";
+    EXPECT_ERRNO(ch.configure(a), EINVAL) << "unknown flag";
     a = kt::make_attr(KRING_SOURCE_NONE, -1, 1ULL << 5);
-    EXPECT_EQ(ch.configure(a), EINVAL) << "unsupported sample_type bit";
+    EXPECT_ERRNO(ch.configure(a), EINVAL) << "unsupported sample_type bit";
     a = kt::make_attr(KRING_SOURCE_NONE, -1);
     a.reserved[2] = 1;
-    EXPECT_EQ(ch.configure(a), EINVAL) << "reserved field";
+    EXPECT_ERRNO(ch.configure(a), EINVAL) << "reserved field";
     a = kt::make_attr(KRING_SOURCE_NONE, 4096);
-    EXPECT_EQ(ch.configure(a), EINVAL) << "cpu out of range";
+    EXPECT_ERRNO(ch.configure(a), EINVAL) << "cpu out of range";
     a = kt::make_attr(KRING_SOURCE_SYNTHETIC, -1);
-    EXPECT_EQ(ch.configure(a), EINVAL) << "synthetic needs a cpu";
+    EXPECT_ERRNO(ch.configure(a), EINVAL) << "synthetic needs a cpu";
     a = kt::make_attr(KRING_SOURCE_SYNTHETIC, 0);
     a.config[1] = 8;
-    EXPECT_EQ(ch.configure(a), EINVAL) << "payload smaller than its header";
+    EXPECT_ERRNO(ch.configure(a), EINVAL) << "payload smaller than its header";
 
     // A newer caller's larger struct: unknown bytes must be zero.
     struct {
@@ -76,22 +77,22 @@ TEST(Hostile, AttrValidation) {
     big.a = kt::make_attr(KRING_SOURCE_NONE, -1);
     big.a.size = sizeof(big);
     big.more[1] = 7;
-    EXPECT_EQ(ch.ioctl_arg(KRING_IOC_CONFIGURE, &big), E2BIG);
+    EXPECT_ERRNO(ch.ioctl_arg(KRING_IOC_CONFIGURE, &big), E2BIG);
     big.more[1] = 0;
     EXPECT_EQ(ch.ioctl_arg(KRING_IOC_CONFIGURE, &big), 0) << "zero tail is accepted";
     a = kt::make_attr(KRING_SOURCE_NONE, -1);
-    EXPECT_EQ(ch.configure(a), EBUSY) << "configured twice";
-    EXPECT_EQ(ch.ioctl_arg(KRING_IOC_CONFIGURE, reinterpret_cast<kring_attr*>(8)), EFAULT);
+    EXPECT_ERRNO(ch.configure(a), EBUSY) << "configured twice";
+    EXPECT_ERRNO(ch.ioctl_arg(KRING_IOC_CONFIGURE, reinterpret_cast<kring_attr*>(8)), EFAULT);
 }
 
 TEST(Hostile, IoctlsBeforeConfigure) {
     kt::raw_channel ch;
     ASSERT_EQ(ch.open_dev(), 0);
-    EXPECT_EQ(ch.ioctl0(KRING_IOC_ENABLE), EINVAL);
-    EXPECT_EQ(mmap_errno(ch.fd, 2 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, 0), EINVAL);
+    EXPECT_ERRNO(ch.ioctl0(KRING_IOC_ENABLE), EINVAL);
+    EXPECT_ERRNO(mmap_errno(ch.fd, 2 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED, 0), EINVAL);
     kring_stats st{};
     st.size = 8;
-    EXPECT_EQ(ch.ioctl_arg(KRING_IOC_STATS, &st), EINVAL) << "short stats struct";
+    EXPECT_ERRNO(ch.ioctl_arg(KRING_IOC_STATS, &st), EINVAL) << "short stats struct";
     std::uint64_t id = 0;
     EXPECT_EQ(ch.ioctl_arg(KRING_IOC_ID, &id), 0);
     EXPECT_GT(id, 0u);
@@ -102,16 +103,16 @@ TEST(Hostile, BadMmapArguments) {
     int fd = c.ch.fd;
     long ps = page_size();
     const int rw = PROT_READ | PROT_WRITE;
-    EXPECT_EQ(mmap_errno(fd, ps, rw, MAP_SHARED, 0), EINVAL) << "control page only";
-    EXPECT_EQ(mmap_errno(fd, 4 * ps, rw, MAP_SHARED, 0), EINVAL) << "3 data pages";
-    EXPECT_EQ(mmap_errno(fd, 2 * ps, rw, MAP_SHARED, ps), EINVAL) << "offset";
-    EXPECT_EQ(mmap_errno(fd, 2 * ps, rw, MAP_PRIVATE, 0), EINVAL) << "MAP_PRIVATE";
+    EXPECT_ERRNO(mmap_errno(fd, ps, rw, MAP_SHARED, 0), EINVAL) << "control page only";
+    EXPECT_ERRNO(mmap_errno(fd, 4 * ps, rw, MAP_SHARED, 0), EINVAL) << "3 data pages";
+    EXPECT_ERRNO(mmap_errno(fd, 2 * ps, rw, MAP_SHARED, ps), EINVAL) << "offset";
+    EXPECT_ERRNO(mmap_errno(fd, 2 * ps, rw, MAP_PRIVATE, 0), EINVAL) << "MAP_PRIVATE";
     int e = mmap_errno(fd, 2 * ps, rw | PROT_EXEC, MAP_SHARED, 0);
     EXPECT_TRUE(e == EINVAL || e == EPERM) << "PROT_EXEC: " << e;
-    EXPECT_EQ(mmap_errno(fd, (1 + (1L << 20)) * ps, rw, MAP_SHARED, 0), EINVAL) << "too large";
+    EXPECT_ERRNO(mmap_errno(fd, (1 + (1L << 20)) * ps, rw, MAP_SHARED, 0), EINVAL) << "too large";
     // A second mapping must match the buffer's size.
     ASSERT_EQ(c.ch.map_ring(2, true, false), 0);
-    EXPECT_EQ(mmap_errno(fd, 3 * ps, rw, MAP_SHARED, 0), EINVAL) << "other size";
+    EXPECT_ERRNO(mmap_errno(fd, 3 * ps, rw, MAP_SHARED, 0), EINVAL) << "other size";
     EXPECT_EQ(mmap_errno(fd, 5 * ps, PROT_READ, MAP_SHARED, 0), 0) << "same size again";
 }
 
@@ -119,8 +120,8 @@ TEST(Hostile, MirrorLengthRules) {
     configured c(KRING_ATTR_F_MIRROR);
     long ps = page_size();
     const int rw = PROT_READ | PROT_WRITE;
-    EXPECT_EQ(mmap_errno(c.ch.fd, 4 * ps, rw, MAP_SHARED, 0), EINVAL) << "3 data pages";
-    EXPECT_EQ(mmap_errno(c.ch.fd, 7 * ps, rw, MAP_SHARED, 0), EINVAL) << "2 x 3 data pages";
+    EXPECT_ERRNO(mmap_errno(c.ch.fd, 4 * ps, rw, MAP_SHARED, 0), EINVAL) << "3 data pages";
+    EXPECT_ERRNO(mmap_errno(c.ch.fd, 7 * ps, rw, MAP_SHARED, 0), EINVAL) << "2 x 3 data pages";
     EXPECT_EQ(mmap_errno(c.ch.fd, 9 * ps, rw, MAP_SHARED, 0), 0) << "2 x 4 data pages";
 }
 
@@ -159,7 +160,7 @@ TEST(Hostile, DataPagesAreNotWritable) {
     ASSERT_GE(zero, 0);
     errno = 0;
     EXPECT_EQ(::read(zero, data + 2 * page, 64), -1);
-    EXPECT_EQ(errno, EFAULT);
+    EXPECT_ERRNO(errno, EFAULT);
     ::close(zero);
     // The control page is writable: data_tail and need_wakeup are ours.
     EXPECT_EQ(store_signal(reinterpret_cast<std::uint8_t*>(&c.ch.ctl->need_wakeup)), 0);
@@ -173,7 +174,7 @@ TEST(Hostile, ReadOnlyMappingCannotBecomeWritable) {
     ASSERT_EQ(c.ch.map_ring(1, false, false), 0);
     errno = 0;
     EXPECT_EQ(::mprotect(c.ch.map, c.ch.map_len, PROT_READ | PROT_WRITE), -1);
-    EXPECT_EQ(errno, EACCES);
+    EXPECT_ERRNO(errno, EACCES);
     EXPECT_EQ(store_signal(reinterpret_cast<std::uint8_t*>(&c.ch.ctl->data_tail)), SIGSEGV)
         << "store to a read-only control page";
 }
@@ -185,7 +186,7 @@ TEST(Hostile, MappingCannotBeSplitOrMoved) {
     long ps = page_size();
     errno = 0;
     EXPECT_EQ(::munmap(base + 2 * ps, ps), -1) << "partial munmap";
-    EXPECT_EQ(errno, EINVAL);
+    EXPECT_ERRNO(errno, EINVAL);
     EXPECT_EQ(::munmap(base + 4 * ps, ps), -1) << "munmap of the tail";
     errno = 0;
     EXPECT_EQ(::mprotect(base + ps, ps, PROT_READ), -1) << "mprotect of a part";

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "lib_util.hpp"
+#include "errno_assert.hpp"
 
 using namespace kt;
 
@@ -40,7 +41,7 @@ TEST(LibChannel, AuxWithoutTheFeatureIsRefused) {
         EXPECT_FALSE(ch->map_aux(1, false));  // only once
     } else {
         ASSERT_FALSE(r);
-        EXPECT_EQ(r.error().code(), EOPNOTSUPP);
+        EXPECT_ERRNO(r.error().code(), EOPNOTSUPP);
     }
 }
 
@@ -80,15 +81,15 @@ TEST(LibChannel, BadOptionsAreErrors) {
     if (!ch && ch.error().code() == ENOENT)
         GTEST_SKIP() << ch.error().message();
     ASSERT_FALSE(ch);
-    EXPECT_EQ(ch.error().code(), EINVAL);
+    EXPECT_ERRNO(ch.error().code(), EINVAL);
     o = synth(9999, 10);  // no such CPU
     ch = kring::channel::open(o);
     ASSERT_FALSE(ch);
-    EXPECT_EQ(ch.error().code(), EINVAL) << ch.error().message();
+    EXPECT_ERRNO(ch.error().code(), EINVAL) << ch.error().message();
     o.device = "/dev/null";
     ch = kring::channel::open(o);
     ASSERT_FALSE(ch);
-    EXPECT_EQ(ch.error().code(), ENOTTY);
+    EXPECT_ERRNO(ch.error().code(), ENOTTY);
 }
 
 // Every record of a synthetic source into a small ring, through the

@@ -40,6 +40,7 @@
 #include <gtest/gtest.h>
 
 #include "capture.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -63,9 +64,9 @@ TEST(Security, AttrLargerThanAPageIsRefused) {
     kt::raw_channel ch;
     ASSERT_EQ(ch.open_dev(), 0);
     a->size = 1u << 30;
-    EXPECT_EQ(ch.ioctl_arg(KRING_IOC_CONFIGURE, a), E2BIG);
+    EXPECT_ERRNO(ch.ioctl_arg(KRING_IOC_CONFIGURE, a), E2BIG);
     a->size = ps + 8;
-    EXPECT_EQ(ch.ioctl_arg(KRING_IOC_CONFIGURE, a), E2BIG);
+    EXPECT_ERRNO(ch.ioctl_arg(KRING_IOC_CONFIGURE, a), E2BIG);
     a->size = ps;  // a page, zero past the struct: a newer caller's, fine
     EXPECT_EQ(ch.ioctl_arg(KRING_IOC_CONFIGURE, a), 0);
 }
@@ -1414,9 +1415,9 @@ TEST(Security, SetOutputGraphHasNoChains) {
         ASSERT_EQ(ch->configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
     }
     EXPECT_EQ(a.set_output(b.fd), 0);
-    EXPECT_EQ(b.set_output(c.fd), EINVAL) << "b is a target";
-    EXPECT_EQ(c.set_output(a.fd), EINVAL) << "a is redirected";
-    EXPECT_EQ(b.set_output(a.fd), EINVAL) << "a cycle";
+    EXPECT_ERRNO(b.set_output(c.fd), EINVAL) << "b is a target";
+    EXPECT_ERRNO(c.set_output(a.fd), EINVAL) << "a is redirected";
+    EXPECT_ERRNO(b.set_output(a.fd), EINVAL) << "a cycle";
     EXPECT_EQ(a.set_output(-1), 0);
     EXPECT_EQ(b.set_output(c.fd), 0);
 }
@@ -1444,7 +1445,7 @@ TEST(Security, RedirectedChannelPollsAndResetsWithItsTarget) {
     kt::unpin();
     EXPECT_EQ(n, 1) << "the redirected channel's poller was not woken";
     EXPECT_TRUE(p.revents & POLLIN);
-    EXPECT_EQ(dst.ioctl0(KRING_IOC_RESET), EBUSY) << "a writer into the buffer is enabled";
+    EXPECT_ERRNO(dst.ioctl0(KRING_IOC_RESET), EBUSY) << "a writer into the buffer is enabled";
     ASSERT_EQ(src.ioctl0(KRING_IOC_DISABLE), 0);
     EXPECT_EQ(dst.ioctl0(KRING_IOC_RESET), 0);
     kring_stats st = dst.stats();

@@ -50,6 +50,7 @@
 
 #include "capture.hpp"
 #include "raw_ring.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -68,12 +69,7 @@ constexpr std::uint32_t bench_record = KRING_RECORD_KRING_BASE + 0x200;
 // a failure of the setup, reported as such, never a figure.
 constexpr auto patience = 60s;
 
-std::string errno_name(int e) {
-    if (e == 0)
-        return "success";
-    const char* n = ::strerrorname_np(e);
-    return n ? n : "errno " + std::to_string(e);
-}
+using kt::errno_name;
 
 // kring_bench.ko, loaded for one test and unloaded after it (unless it
 // was loaded before: then it is left as it was).
