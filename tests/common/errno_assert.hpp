@@ -1,7 +1,7 @@
 // errno comparisons whose failure names the values: ASSERT_ERRNO(errno,
 // EACCES) fails with "errno is EPERM (1), expected EACCES (13)", where
-// ASSERT_EQ would print "1" and "13". For errno, error::code() and any
-// other positive errno value.
+// ASSERT_EQ would print "1" and "13". For errno, error::code(), and the
+// kernel's negative errno (ASSERT_ERRNO(rc, -ENOSPC)).
 #pragma once
 
 #include <string.h>
@@ -12,10 +12,14 @@
 
 namespace kt {
 
-// "EACCES (13)"; the bare number for what is no errno.
+// "EACCES (13)", "-EINVAL (-22)" (the kernel's negative errno); the bare
+// number for what is no errno.
 inline std::string errno_name(long long e) {
-    const char* n = e > 0 && e < 4096 ? ::strerrorname_np(static_cast<int>(e)) : nullptr;
-    return n ? std::string(n) + " (" + std::to_string(e) + ")" : std::to_string(e);
+    const long long m = e < 0 ? -e : e;
+    const char* n = m > 0 && m < 4096 ? ::strerrorname_np(static_cast<int>(m)) : nullptr;
+    if (!n)
+        return std::to_string(e);
+    return (e < 0 ? "-" : "") + std::string(n) + " (" + std::to_string(e) + ")";
 }
 
 inline ::testing::AssertionResult errno_eq(const char* actual_expr, const char* expected_expr,

@@ -5,6 +5,7 @@
  * nothing is reported lost for lack of space.
  */
 #include "ring_test_util.hpp"
+#include "errno_assert.hpp"
 
 using namespace kt;
 
@@ -72,9 +73,9 @@ TEST(RingBackward, NoLostRecords) {
     tally t;
 
     ASSERT_EQ(r.init_rc, 0);
-    EXPECT_EQ(write_record(&r.rb, 4104), -E2BIG);
+    EXPECT_ERRNO(write_record(&r.rb, 4104), -E2BIG);
     kring_ring_set_paused(&r.rb, true);
-    EXPECT_EQ(write_record(&r.rb, 64), -EAGAIN);
+    EXPECT_ERRNO(write_record(&r.rb, 64), -EAGAIN);
     kring_ring_set_paused(&r.rb, false);
     EXPECT_EQ(write_record(&r.rb, 4096), 0); /* the whole area */
     EXPECT_EQ(write_record(&r.rb, 64), 0);
@@ -118,7 +119,7 @@ struct underflow_writers {
             stage = 1;  // the outer writer, no sequence number yet
             kring_ring_set_paused(rb, true);
             uint64_t seq;
-            EXPECT_EQ(write_record(rb, 16, &seq), -EAGAIN);
+            EXPECT_ERRNO(write_record(rb, 16, &seq), -EAGAIN);
         } else if (stage == 1 && rb->nest == 2 && local64_read(&rb->lost_paused) == 1) {
             stage = 2;  // the refused writer, still in flight
             kring_ring_set_paused(rb, false);

@@ -5,6 +5,7 @@
  * LOST record, (g) discard, wake-ups, counters, reset.
  */
 #include "ring_test_util.hpp"
+#include "errno_assert.hpp"
 
 using namespace kt;
 
@@ -15,11 +16,11 @@ TEST(RingInit, RejectsBadArguments) {
     kring_ctl_page ctl = {};
     void* pages[4] = {};
 
-    EXPECT_EQ(kring_ring_init(&rb, &ctl, pages, 0, 0, 1), -EINVAL);
-    EXPECT_EQ(kring_ring_init(&rb, &ctl, pages, 3, 0, 1), -EINVAL);
-    EXPECT_EQ(kring_ring_init(&rb, &ctl, pages, 4, 0x2, 1), -EINVAL);
-    EXPECT_EQ(kring_ring_init(&rb, nullptr, pages, 4, 0, 1), -EINVAL);
-    EXPECT_EQ(kring_ring_init(&rb, &ctl, nullptr, 4, 0, 1), -EINVAL);
+    EXPECT_ERRNO(kring_ring_init(&rb, &ctl, pages, 0, 0, 1), -EINVAL);
+    EXPECT_ERRNO(kring_ring_init(&rb, &ctl, pages, 3, 0, 1), -EINVAL);
+    EXPECT_ERRNO(kring_ring_init(&rb, &ctl, pages, 4, 0x2, 1), -EINVAL);
+    EXPECT_ERRNO(kring_ring_init(&rb, nullptr, pages, 4, 0, 1), -EINVAL);
+    EXPECT_ERRNO(kring_ring_init(&rb, &ctl, nullptr, 4, 0, 1), -EINVAL);
 }
 
 TEST(RingInit, FillsControlPage) {
@@ -182,15 +183,15 @@ TEST(RingCopy, OverlongCopyIsRefused) {
     for (uint64_t i = 0; i < r.size(); i++)
         *r.byte_at(i) = 0xa5;
     ASSERT_EQ(kring_output_begin(&h, &r.rb, 32, 0), 0);
-    EXPECT_EQ(kring_output_copy(&h, big.data(), 33), -E2BIG);
-    EXPECT_EQ(kring_output_copy(&h, big.data(), ~0u), -E2BIG);
-    EXPECT_EQ(kring_output_copy(&h, big.data(), ~0u - 7), -E2BIG);
+    EXPECT_ERRNO(kring_output_copy(&h, big.data(), 33), -E2BIG);
+    EXPECT_ERRNO(kring_output_copy(&h, big.data(), ~0u), -E2BIG);
+    EXPECT_ERRNO(kring_output_copy(&h, big.data(), ~0u - 7), -E2BIG);
     EXPECT_EQ(h.rem, 32u);
     EXPECT_EQ(*r.byte_at(0), 0xa5);
     EXPECT_EQ(kring_output_header(&h, kTestType, 0), 0);
     EXPECT_EQ(kring_output_copy(&h, big.data(), 24), 0);
-    EXPECT_EQ(kring_output_copy(&h, big.data(), 1), -E2BIG);
-    EXPECT_EQ(kring_output_header(&h, kTestType, 0), -E2BIG);
+    EXPECT_ERRNO(kring_output_copy(&h, big.data(), 1), -E2BIG);
+    EXPECT_ERRNO(kring_output_header(&h, kTestType, 0), -E2BIG);
     EXPECT_EQ(kring_output_copy(&h, big.data(), 0), 0);
     kring_output_end(&h);
     EXPECT_EQ(kring_host_warnings, w);
@@ -217,7 +218,7 @@ TEST(RingLost, NoSpaceThenLostRecord) {
     EXPECT_EQ(r.head(), 4096u);
     for (int i = 0; i < 5; i++) {
         rc = write_record(&r.rb, 64, &seq, 0, rec_end::Commit, &tm);
-        EXPECT_EQ(rc, -ENOSPC);
+        EXPECT_ERRNO(rc, -ENOSPC);
         l.note(rc, seq, rec_end::Commit, tm);
     }
     EXPECT_EQ(r.ctl->lost_no_space, 5u);
@@ -262,11 +263,11 @@ TEST(RingLost, RecordThatFitsOnlyWithoutItsLostRecordWaits) {
         l.note(0, seq, rec_end::Commit, 0);
     }
     rc = write_record(&r.rb, 128, &seq, 0, rec_end::Commit, &tm); /* 64 free */
-    ASSERT_EQ(rc, -ENOSPC);
+    ASSERT_ERRNO(rc, -ENOSPC);
     l.note(rc, seq, rec_end::Commit, tm);
     /* 64 bytes free, a 64-byte record fits, but not with the LOST one. */
     rc = write_record(&r.rb, 64, &seq, 0, rec_end::Commit, &tm);
-    ASSERT_EQ(rc, -ENOSPC);
+    ASSERT_ERRNO(rc, -ENOSPC);
     l.note(rc, seq, rec_end::Commit, tm);
     ASSERT_TRUE(consume(r, t));
     rc = write_record(&r.rb, 64, &seq, 0, rec_end::Commit, &tm);
@@ -288,7 +289,7 @@ TEST(RingLost, TooBigAndTooSmall) {
     ASSERT_EQ(r.init_rc, 0);
     for (unsigned size : {4041u, 4096u, 70000u, 0u, 7u}) {
         rc = write_record(&r.rb, size, &seq, 0, rec_end::Commit, &tm);
-        EXPECT_EQ(rc, -E2BIG) << size;
+        EXPECT_ERRNO(rc, -E2BIG) << size;
         l.note(rc, seq, rec_end::Commit, tm);
     }
     EXPECT_EQ(r.ctl->lost_too_big, 5u);
@@ -318,7 +319,7 @@ TEST(RingLost, Paused) {
     EXPECT_EQ(r.ctl->flags, KRING_CTL_F_PAUSED);
     for (int i = 0; i < 3; i++) {
         rc = write_record(&r.rb, 32, &seq, 0, rec_end::Commit, &tm);
-        EXPECT_EQ(rc, -EAGAIN);
+        EXPECT_ERRNO(rc, -EAGAIN);
         l.note(rc, seq, rec_end::Commit, tm);
     }
     EXPECT_EQ(r.head(), 0u);
@@ -354,12 +355,12 @@ TEST(RingClock, OneReadPerRecordAndOneForALoss) {
     ASSERT_EQ(write_record(&r.rb, 32), 0);
     EXPECT_EQ(g_clock_reads, 1u) << "clock reads for one record";
     kring_ring_set_paused(&r.rb, true);
-    EXPECT_EQ(kring_output_begin(&h, &r.rb, 32, 0), -EAGAIN);
+    EXPECT_ERRNO(kring_output_begin(&h, &r.rb, 32, 0), -EAGAIN);
     EXPECT_EQ(g_clock_reads, 2u);
     const uint64_t lost_time = 1000 + 10 * g_clock_reads;
-    EXPECT_EQ(kring_output_begin(&h, &r.rb, 1u << 20, 0), -EAGAIN); /* paused first */
+    EXPECT_ERRNO(kring_output_begin(&h, &r.rb, 1u << 20, 0), -EAGAIN); /* paused first */
     kring_ring_set_paused(&r.rb, false);
-    EXPECT_EQ(kring_output_begin(&h, &r.rb, 1u << 20, 0), -E2BIG);
+    EXPECT_ERRNO(kring_output_begin(&h, &r.rb, 1u << 20, 0), -E2BIG);
     EXPECT_EQ(g_clock_reads, 4u);
     ASSERT_EQ(kring_output_begin(&h, &r.rb, 16, 0), 0);
     EXPECT_EQ(g_clock_reads, 5u);

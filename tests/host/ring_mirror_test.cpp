@@ -8,6 +8,7 @@
 #include <random>
 
 #include "ring_test_util.hpp"
+#include "errno_assert.hpp"
 
 namespace {
 
@@ -110,7 +111,7 @@ TEST(RingMirror, SeparatePagesGiveAnAddressOnlyWithinAPage) {
     ASSERT_EQ(r.init_rc, 0);
     EXPECT_EQ(write_record_in_place(&r.rb, 64), 0);
     r.seek(kPage - 32);
-    EXPECT_EQ(write_record_in_place(&r.rb, 64), -EFAULT);
+    EXPECT_ERRNO(write_record_in_place(&r.rb, 64), -EFAULT);
     tally t;
     ASSERT_TRUE(consume(r, t));
     EXPECT_EQ(t.records, 1u);

@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "ring_test_util.hpp"
+#include "errno_assert.hpp"
 
 using namespace kt;
 
@@ -73,7 +74,7 @@ TEST(RingNest, NestedLossIsReported) {
     ASSERT_EQ(kring_output_begin(&a, &r.rb, 4000, 0), 0);
     l.note(0, a.seq, rec_end::Commit, 0);
     rc = write_record(&r.rb, 200, &seq, 0, rec_end::Commit, &tm);
-    EXPECT_EQ(rc, -ENOSPC);
+    EXPECT_ERRNO(rc, -ENOSPC);
     l.note(rc, seq, rec_end::Commit, tm);
     rc = write_record(&r.rb, 16, &seq, 0, rec_end::Commit, &tm);
     EXPECT_EQ(rc, 0); /* fits, with its LOST record (4000 + 56 + 16 <= 4096) */
@@ -119,7 +120,7 @@ TEST(RingNest, DeeperThanTheSlots) {
         if (i == 3 || i == n - 1) {
             /* An interrupt that loses a record, at depth i + 2. */
             rc = write_record(&r.rb, 50000, &seq, 0, rec_end::Commit, &tm);
-            EXPECT_EQ(rc, -E2BIG);
+            EXPECT_ERRNO(rc, -E2BIG);
             l.note(rc, seq, rec_end::Commit, tm);
         }
     }
@@ -252,13 +253,13 @@ void run_once(const scenario& sc, test_ring& r, int at0, int at1, int* points) {
         ASSERT_EQ(kring_output_begin(&h, &r.rb, 16, 0), 0);
         l.note(0, h.seq, rec_end::Discard, 0);
         rc = write_record(&r.rb, 5000, &seq, 0, rec_end::Commit, &tm);
-        ASSERT_EQ(rc, -E2BIG);
+        ASSERT_ERRNO(rc, -E2BIG);
         l.note(rc, seq, rec_end::Commit, tm);
         kring_output_discard(&h);
     }
     if (sc.pre_lost & 1) {
         rc = write_record(&r.rb, 5000, &seq, 0, rec_end::Commit, &tm);
-        ASSERT_EQ(rc, -E2BIG);
+        ASSERT_ERRNO(rc, -E2BIG);
         l.note(rc, seq, rec_end::Commit, tm);
     }
 

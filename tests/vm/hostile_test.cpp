@@ -368,7 +368,7 @@ TEST(Hostile, ProducerModuleRefusesUnknownChannel) {
     errno = 0;
     EXPECT_EQ(::syscall(SYS_finit_module, fd, "channel=999999999 count=1", 0), -1);
     // The module refuses the channel; an unprivileged caller cannot load it at all.
-    EXPECT_EQ(errno, ::geteuid() == 0 ? ENOENT : EPERM);
+    EXPECT_ERRNO(errno, ::geteuid() == 0 ? ENOENT : EPERM);
     ::close(fd);
 }
 
