@@ -1,4 +1,5 @@
-# shellcheck shell=bash
+#!/usr/bin/env bash
+# shellcheck disable=SC2034  # ccache_cmake is for the sourcing script
 # Sourced by the user-space builds (build-user.sh, fuzz.sh): compile through
 # ccache when it is installed, with its cache in $KRING_CACHE/ccache (default
 # ~/.cache/kring/ccache), so that a fresh clone with a warm cache (CI, a
