@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * (f) Backward (overwrite) writing, perf's write_backward: data_head moves
+ * Backward (overwrite) writing, perf's write_backward: data_head moves
  * down, data_tail is ignored, the newest records survive intact and
  * nothing is reported lost for lack of space.
  */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kmod/ring.c on the host, single writer: set-up, (b) reserve/commit/wrap
- * at every offset, (c) page-boundary copies, (e) lost accounting and the
- * LOST record, (g) discard, wake-ups, counters, reset.
+ * kmod/ring.c on the host, single writer: set-up, reserve/commit/wrap at
+ * every offset, page-boundary copies, lost accounting and the LOST record,
+ * discard, wake-ups, counters, reset.
  */
 #include "ring_test_util.hpp"
 #include "errno_assert.hpp"
@@ -48,7 +48,7 @@ TEST(RingInit, FillsControlPage) {
 }
 
 /*
- * (b) For every 8-byte start offset of a 2-page ring (and positions near
+ * For every 8-byte start offset of a 2-page ring (and positions near
  * 2^64, where the free-running counters wrap): the first record lands
  * exactly at the offset and touches nothing outside its reservation, and
  * records keep coming intact across the end of the data area.
@@ -110,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, RingWrap,
                                            2 * 4096u - 56u),
                          [](const auto& info) { return "size" + std::to_string(info.param); });
 
-/* (c) Copies in odd pieces across page boundaries, and across many pages. */
+/* Copies in odd pieces across page boundaries, and across many pages. */
 TEST(RingCopy, SplitsAtPageBoundaries) {
     test_ring r(4);
     const unsigned sizes[] = {24, 4096, 5000, 12288, 4 * 4096 - 56};
@@ -200,7 +200,7 @@ TEST(RingCopy, OverlongCopyIsRefused) {
     EXPECT_EQ(*r.byte_at(32), 0xa5);
 }
 
-/* (e) Lost records by cause, and the LOST record that reports them. */
+/* Lost records by cause, and the LOST record that reports them. */
 TEST(RingLost, NoSpaceThenLostRecord) {
     test_ring r(1, 0, 99);
     record_ledger l;
@@ -375,7 +375,7 @@ TEST(RingClock, OneReadPerRecordAndOneForALoss) {
     EXPECT_EQ(t.losts[0].last_time, 1040u);
 }
 
-/* (g) A cancelled reservation becomes a PAD record carrying its seq. */
+/* A cancelled reservation becomes a PAD record carrying its seq. */
 TEST(RingDiscard, BecomesPad) {
     test_ring r(1);
     record_ledger l;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * (h) data_tail is written by user space and trusted for nothing but the
+ * data_tail is written by user space and trusted for nothing but the
  * space check: whatever it holds, the ring writes only inside its data
  * pages (each sits between PROT_NONE guard pages: a stray write faults),
  * leaves the rest of the control page alone, and its own positions stay

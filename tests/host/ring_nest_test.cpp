@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * (d) Writers nesting on one CPU, as task, softirq, hardirq and NMI do.
+ * Writers nesting on one CPU, as task, softirq, hardirq and NMI do.
  *
  * The explicit tests call a second writer's begin/copy/end inside the
  * first's. The exhaustive ones use the shim's kring_irq_point() hook to run

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * (a) The uapi control page and records against perf's: every field a perf
+ * The uapi control page and records against perf's: every field a perf
  * consumer reads sits where perf puts it, with perf's numbers.
  */
 #include <cstddef>
