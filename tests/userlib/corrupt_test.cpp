@@ -193,7 +193,7 @@ TEST(Records, ParseLostAndAux) {
 }
 
 // A RAW size near 2^32 must not give a raw span beyond the record (found by
-// tests/libfuzzer/fuzz_records.cpp: the padding's 32-bit mask cut the
+// tests/fuzz/libfuzzer/fuzz_records.cpp: the padding's 32-bit mask cut the
 // padded size to a few bytes, which then "fitted").
 TEST(Records, ParseSampleRawSizeNearFourGiB) {
     for (std::uint32_t n : {0xFFFFFFFFu, 0xFFFFFFFDu, 0xFFFFFFF8u, 0x80000000u, 29u}) {
@@ -265,7 +265,7 @@ TEST(Corrupt, RandomGarbageNeverCrashesOrLoops) {
 
 // A data_tail that is not 8-byte aligned (written by another process that
 // shares the mapping) would have the reader load a header across the end of
-// the data area. Found by tests/libfuzzer/fuzz_reader.cpp (ASan: an 8-byte
+// the data area. Found by tests/fuzz/libfuzzer/fuzz_reader.cpp (ASan: an 8-byte
 // read 6 bytes past a 256-byte area).
 TEST(Corrupt, UnalignedTailIsReportedAndResynchronised) {
     fake_ring r(256);

@@ -1194,10 +1194,10 @@ TEST(PerfData, PerfReadsAux) {
     EXPECT_EQ(count_lines(dump.out, "PERF_RECORD_ITRACE_START"), 2u);
 }
 
-// The fuzzer's seed corpus (tests/libfuzzer/corpus/perf_data): files of
+// The fuzzer's seed corpus (tests/fuzz/libfuzzer/corpus/perf_data): files of
 // this writer, small. KRING_WRITE_PERF_DATA_CORPUS=1 writes them anew.
 TEST(PerfData, SeedCorpus) {
-    const std::string dir = KRING_SOURCE_DIR "/tests/libfuzzer/corpus/perf_data";
+    const std::string dir = KRING_SOURCE_DIR "/tests/fuzz/libfuzzer/corpus/perf_data";
     if (std::getenv("KRING_WRITE_PERF_DATA_CORPUS")) {
         fs::create_directories(dir);
         write_small_file(dir + "/every-record.data", true);

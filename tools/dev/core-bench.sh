@@ -2,7 +2,7 @@
 # The host benchmarks (docs/PERFORMANCE.md):
 #
 # 1. Instructions per record of the ring core against a bare SPSC ring
-#    (tests/host/core_bench.c), counted by callgrind: the instructions of
+#    (tests/bench/core_bench.c), counted by callgrind: the instructions of
 #    the benchmark loop, divided by the records. Deterministic: the figures
 #    move only when the code (or the compiler) does. One table (payload
 #    sizes 8, 32, 64, 256 B; floor, forward, overwrite, full: forward
@@ -11,7 +11,7 @@
 #    and one line per run:
 #    summary core_bench variant=V size=N ir_per_record=X
 # 2. libkring's reader against libperf's perf_mmap__read_event() on the
-#    same rings (userlib/bench/consume_bench.cpp, Google Benchmark):
+#    same rings (tests/bench/consume_bench.cpp, Google Benchmark):
 #    libperf is built here from Debian's linux-source-6.12 (tools/lib/perf)
 #    into the cache, never into the tree. Records/s at 32, 64, 256 B.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libFuzzer on libkring and the ring core (tests/libfuzzer/): build the
+# libFuzzer on libkring and the ring core (tests/fuzz/libfuzzer/): build the
 # harnesses with clang (ASan + UBSan), then run each for a fixed time from
 # its committed seed corpus plus what earlier runs on this machine found.
 #
@@ -25,7 +25,14 @@ cxx=$(command -v clang++-14 || command -v clang++) || { echo "fuzz.sh: clang++ n
 mkdir -p "$b"
 # shellcheck source=tools/dev/ccache.sh
 . "$top/tools/dev/ccache.sh" "$top"
-if ! { cmake -S "$top/tests/libfuzzer" -B "$b/build" -DCMAKE_C_COMPILER="$cc" \
+# A build directory configured from another source folder (the harnesses
+# lived in tests/libfuzzer/ before) is started afresh.
+src=$top/tests/fuzz/libfuzzer
+if [ -f "$b/build/CMakeCache.txt" ] &&
+	! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$b/build/CMakeCache.txt"; then
+	rm -rf "$b/build"
+fi
+if ! { cmake -S "$src" -B "$b/build" -DCMAKE_C_COMPILER="$cc" \
 	-DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE= "${ccache_cmake[@]}" >/dev/null &&
 	cmake --build "$b/build" -j"$(nproc)" >"$b/build.log" 2>&1; }; then
 	tail -30 "$b/build.log"
@@ -45,7 +52,7 @@ for t in "${targets[@]}"; do
 	log=$b/$t.log
 	# -fork would need more cores than CI has; one process, one budget.
 	"$bin" -max_total_time="$secs" -print_final_stats=1 -timeout=10 -rss_limit_mb=1024 \
-		-artifact_prefix="$b/crashes/$t/" "$b/corpus/$t" "$top/tests/libfuzzer/corpus/$t" \
+		-artifact_prefix="$b/crashes/$t/" "$b/corpus/$t" "$top/tests/fuzz/libfuzzer/corpus/$t" \
 		>"$log" 2>&1
 	r=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
