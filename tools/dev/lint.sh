@@ -15,7 +15,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$top"
 kfiles=(kmod/*.c kmod/*.h kmod/include/kring/*.h kmod/sources/*.c kmod/examples/*.c tests/kunit/*.c
-	tests/bench/*.c
+	tests/bench/kring_bench.c
 	tests/common/*.h)
 
 case ${1:-} in
