@@ -33,10 +33,12 @@ struct bad_case {
     const char* name;
     std::uint32_t type;
     std::uint16_t size;
-    std::uint64_t head;  // data_head (tail 0)
-    const char* what;
-    bool head_bad = false;  // found at the head load, before any record
+    std::uint64_t head;         // data_head (tail 0)
+    kring::header_fault fault;  // none: data_head itself is bad (found before any record)
 };
+
+using kring::corruption_reason;
+using kring::header_fault;
 
 class Corrupt : public ::testing::TestWithParam<bad_case> {};
 
@@ -55,12 +57,21 @@ TEST_P(Corrupt, ReportedNotFollowed) {
     });
     ASSERT_FALSE(n);
     EXPECT_ERRNO(n.error().code(), EBADMSG);
-    EXPECT_NE(n.error().message().find(c.what), std::string::npos) << n.error().message();
+    const bool head_bad = c.fault == header_fault::none;
     EXPECT_TRUE(rd.corrupted());
-    EXPECT_EQ(rd.corruption().position, c.head_bad ? 0u : 16u);
-    EXPECT_EQ(good, c.head_bad ? 0u : 1u);
+    EXPECT_EQ(rd.corruption().reason,
+              head_bad ? corruption_reason::head_out_of_range : corruption_reason::bad_header);
+    EXPECT_EQ(rd.corruption().fault, c.fault);
+    // The error's message says what the reason is.
+    EXPECT_NE(n.error().message().find(rd.corruption().what), std::string::npos)
+        << n.error().message();
+    if (!head_bad) {
+        EXPECT_STREQ(rd.corruption().what, kring::describe(c.fault));
+    }
+    EXPECT_EQ(rd.corruption().position, head_bad ? 0u : 16u);
+    EXPECT_EQ(good, head_bad ? 0u : 1u);
     // The good record before it was released, the bad one was not.
-    EXPECT_EQ(r.ctl.data_tail, c.head_bad ? 0u : 16u);
+    EXPECT_EQ(r.ctl.data_tail, head_bad ? 0u : 16u);
     // Sticky, and no loop.
     EXPECT_FALSE(rd.next());
     EXPECT_FALSE(rd.next());
@@ -73,17 +84,27 @@ TEST_P(Corrupt, ReportedNotFollowed) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, Corrupt,
     ::testing::Values(
-        bad_case{"size0", KRING_RECORD_SAMPLE, 0, 64, "size 0"},
-        bad_case{"size4", KRING_RECORD_SAMPLE, 4, 64, "multiple of 8"},
-        bad_case{"size12", KRING_RECORD_SAMPLE, 12, 64, "multiple of 8"},
-        bad_case{"beyond_head", KRING_RECORD_SAMPLE, 56, 64, "beyond data_head"},
-        bad_case{"beyond_area", KRING_RECORD_SAMPLE, 65528, 256, "beyond data_head"},
-        bad_case{"type0", 0, 16, 64, "unknown record type"},
-        bad_case{"type100", 100, 16, 64, "unknown record type"},
-        bad_case{"type_high", 0xfffffff0u, 16, 64, "unknown record type"},
-        bad_case{"head_too_far", KRING_RECORD_SAMPLE, 16, 4096, "not within data_size", true},
-        bad_case{"head_unaligned", KRING_RECORD_SAMPLE, 16, 36, "not within data_size", true}),
+        bad_case{"size0", KRING_RECORD_SAMPLE, 0, 64, header_fault::zero_size},
+        bad_case{"size4", KRING_RECORD_SAMPLE, 4, 64, header_fault::bad_size},
+        bad_case{"size12", KRING_RECORD_SAMPLE, 12, 64, header_fault::bad_size},
+        bad_case{"beyond_head", KRING_RECORD_SAMPLE, 56, 64, header_fault::beyond_end},
+        bad_case{"beyond_area", KRING_RECORD_SAMPLE, 65528, 256, header_fault::beyond_end},
+        bad_case{"type0", 0, 16, 64, header_fault::unknown_type},
+        bad_case{"type100", 100, 16, 64, header_fault::unknown_type},
+        bad_case{"type_high", 0xfffffff0u, 16, 64, header_fault::unknown_type},
+        bad_case{"head_too_far", KRING_RECORD_SAMPLE, 16, 4096, header_fault::none},
+        bad_case{"head_unaligned", KRING_RECORD_SAMPLE, 16, 36, header_fault::none}),
     [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Corrupt, ReaderOverInvalidViewIsCorruptFromTheStart) {
+    kring::reader rd{kring::ring_view{}};
+    EXPECT_TRUE(rd.corrupted());
+    EXPECT_EQ(rd.corruption().reason, corruption_reason::invalid_view);
+    EXPECT_FALSE(rd.next());
+    auto n = rd.drain([](const kring::record&) {});
+    ASSERT_FALSE(n);
+    EXPECT_ERRNO(n.error().code(), EBADMSG);
+}
 
 TEST(Corrupt, ForwardReaderRefusesOverwriteRing) {
     fake_ring r(256);
@@ -94,6 +115,7 @@ TEST(Corrupt, ForwardReaderRefusesOverwriteRing) {
     kring::reader rd(v);
     EXPECT_TRUE(rd.corrupted());
     EXPECT_FALSE(rd.next());
+    EXPECT_EQ(rd.corruption().reason, corruption_reason::overwrite_ring);
     auto n = rd.drain([](const kring::record&) {});
     ASSERT_FALSE(n);
     EXPECT_NE(n.error().message().find("overwrite"), std::string::npos);
@@ -274,7 +296,7 @@ TEST(Corrupt, UnalignedTailIsReportedAndResynchronised) {
     kring::reader rd(r.view());
     EXPECT_FALSE(rd.next());
     ASSERT_TRUE(rd.corrupted());
-    EXPECT_STREQ(rd.corruption().what, "data_tail is not 8-byte aligned");
+    EXPECT_EQ(rd.corruption().reason, corruption_reason::unaligned_tail);
     // Resynchronised at the record boundary below, it reads on from there.
     rd.reset_corruption();
     EXPECT_FALSE(rd.corrupted());

@@ -9,7 +9,7 @@ namespace kring {
 
 reader::reader(const ring_view& v, reader_options o) : v_(v), o_(o), mask_(v.data_size - 1) {
     if (!v_.valid()) {
-        fail("invalid ring view", 0, {});
+        fail(corruption_reason::invalid_view, "invalid ring view", 0, {});
         return;
     }
     if (!v_.mirrored)
@@ -17,13 +17,17 @@ reader::reader(const ring_view& v, reader_options o) : v_(v), o_(o), mask_(v.dat
     // Start where the previous consumer (or the kernel's reset) left off.
     tail_ = cursor_ = head_ = barrier::load_relaxed(v_.ctl->data_tail);
     if (v_.overwrite)
-        fail("a forward reader cannot read an overwrite ring (use overwrite_reader)", 0, {});
+        fail(corruption_reason::overwrite_ring,
+             "a forward reader cannot read an overwrite ring (use overwrite_reader)", 0, {});
     else if (tail_ & 7)  // records are 8-byte aligned: a header would straddle the end
-        fail("data_tail is not 8-byte aligned", tail_, {});
+        fail(corruption_reason::unaligned_tail, "data_tail is not 8-byte aligned", tail_, {});
 }
 
-bool reader::fail(const char* what, std::uint64_t pos, const kring_record_header& h) noexcept {
+bool reader::fail(corruption_reason why, const char* what, std::uint64_t pos,
+                  const kring_record_header& h, header_fault f) noexcept {
     corrupt_ = true;
+    bad_.reason = why;
+    bad_.fault = f;
     bad_.position = pos;
     bad_.head = head_;
     bad_.header = h;
@@ -41,14 +45,15 @@ bool reader::refill() noexcept {
         return false;
     if (h - tail_ > v_.data_size || (h & 7) || h - cursor_ > v_.data_size) {
         head_ = h;
-        return fail("data_head is not within data_size bytes ahead of data_tail", cursor_, {});
+        return fail(corruption_reason::head_out_of_range,
+                    "data_head is not within data_size bytes ahead of data_tail", cursor_, {});
     }
     head_ = h;
     return true;
 }
 
 void reader::bad_record(const kring_record_header& h, header_fault f) noexcept {
-    fail(describe(f), cursor_, h);
+    fail(corruption_reason::bad_header, describe(f), cursor_, h, f);
 }
 
 record reader::copy_wrapped(std::uint64_t off, std::uint64_t pos, std::uint32_t size) noexcept {

@@ -55,11 +55,22 @@ struct reader_options {
 };
 
 // Why a reader stopped.
+enum class corruption_reason : std::uint8_t {
+    none,
+    invalid_view,       // the ring_view is not valid(): nothing to read
+    overwrite_ring,     // a forward reader over an overwrite (backward) ring
+    unaligned_tail,     // data_tail is not 8-byte aligned
+    head_out_of_range,  // data_head is not within data_size ahead of data_tail
+    bad_header,         // a record header breaks check_header(): see fault
+};
+
 struct corruption_info {
-    std::uint64_t position = 0;  // ring position of the bad header
-    std::uint64_t head = 0;      // data_head at the time
+    corruption_reason reason = corruption_reason::none;
+    header_fault fault = header_fault::none;  // for corruption_reason::bad_header
+    std::uint64_t position = 0;               // ring position of the bad header
+    std::uint64_t head = 0;                   // data_head at the time
     kring_record_header header{};
-    const char* what = "";  // static string
+    const char* what = "";  // static description of reason (and fault)
 };
 
 class reader {
@@ -110,7 +121,8 @@ public:
     const ring_view& view() const noexcept { return v_; }
 
 private:
-    bool fail(const char* what, std::uint64_t pos, const kring_record_header& h) noexcept;
+    bool fail(corruption_reason why, const char* what, std::uint64_t pos,
+              const kring_record_header& h, header_fault f = header_fault::none) noexcept;
     // Slow paths of next(), out of line.
     bool refill() noexcept;
     void bad_record(const kring_record_header& h, header_fault f) noexcept;
