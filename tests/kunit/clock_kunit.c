@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suite "kring_capture": the arithmetic of perf's time conversion
+ * KUnit suite "kring_clock": clock.c, the arithmetic of perf's time conversion
  * fields and the timestamp floor's rules.
  */
 #include <kunit/test.h>
@@ -228,9 +228,9 @@ static struct kunit_case kring_capture_cases[] = {
 	{}
 };
 
-static struct kunit_suite kring_capture_suite = {
-	.name = "kring_capture",
+static struct kunit_suite kring_clock_suite = {
+	.name = "kring_clock",
 	.test_cases = kring_capture_cases,
 };
 
-kunit_test_suite(kring_capture_suite);
+kunit_test_suite(kring_clock_suite);
