@@ -58,7 +58,7 @@ std::vector<std::string> lines_of(const std::string& s) {
     return v;
 }
 
-class tool_test : public ::testing::Test {
+class ToolFiles : public ::testing::Test {
 protected:
     void SetUp() override {
         char t[] = "/tmp/kring-tool-test.XXXXXX";
@@ -328,10 +328,10 @@ struct workload {
     }
 };
 
-class workload_test : public tool_test {
+class ToolWorkload : public ToolFiles {
 protected:
     void SetUp() override {
-        tool_test::SetUp();
+        ToolFiles::SetUp();
         file_ = path("perf.data");
         ASSERT_NO_FATAL_FAILURE(w_.write(file_));
     }
@@ -339,7 +339,7 @@ protected:
     std::string file_;
 };
 
-TEST_F(workload_test, ReportFiguresEqualWhatWasWritten) {
+TEST_F(ToolWorkload, ReportFiguresEqualWhatWasWritten) {
     auto r = kring("report '" + file_ + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err, "");
@@ -389,7 +389,7 @@ TEST_F(workload_test, ReportFiguresEqualWhatWasWritten) {
     EXPECT_NE(r.out.find("truncated 2, overwrite 0, partial 1"), std::string::npos) << r.out;
 }
 
-TEST_F(workload_test, ScriptOneLinePerRecordInTimeOrder) {
+TEST_F(ToolWorkload, ScriptOneLinePerRecordInTimeOrder) {
     auto r = kring("script '" + file_ + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     auto lines = lines_of(r.out);
@@ -438,7 +438,7 @@ TEST_F(workload_test, ScriptOneLinePerRecordInTimeOrder) {
     EXPECT_TRUE(has("5.004000010 cpu=0 fork pid=500 tid=500 comm=alpha ppid=100 ptid=100"));
 }
 
-TEST_F(workload_test, ScriptJsonLinesParse) {
+TEST_F(ToolWorkload, ScriptJsonLinesParse) {
     auto r = kring("script --json '" + file_ + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     auto lines = lines_of(r.out);
@@ -460,7 +460,7 @@ TEST_F(workload_test, ScriptJsonLinesParse) {
     EXPECT_EQ(by_event["lost"], 1u);
 }
 
-TEST_F(workload_test, ChromeJsonHoldsTheSwitchesAsSlices) {
+TEST_F(ToolWorkload, ChromeJsonHoldsTheSwitchesAsSlices) {
     const std::string out = path("trace.json");
     auto r = kring("export --chrome '" + out + "' '" + file_ + "'");
     ASSERT_EQ(r.status, 0) << r.err;
@@ -488,7 +488,7 @@ TEST_F(workload_test, ChromeJsonHoldsTheSwitchesAsSlices) {
     EXPECT_EQ(named, (std::set<int>{0, 1}));
 }
 
-TEST_F(workload_test, SvgIsValidXmlWithOneTrackPerCpu) {
+TEST_F(ToolWorkload, SvgIsValidXmlWithOneTrackPerCpu) {
     const std::string svg = path("t.svg");
     auto r = kring("report --svg '" + svg + "' '" + file_ + "'");
     ASSERT_EQ(r.status, 0) << r.err;
@@ -512,7 +512,7 @@ TEST_F(workload_test, SvgIsValidXmlWithOneTrackPerCpu) {
     EXPECT_EQ(text.find("href"), std::string::npos);
 }
 
-TEST_F(workload_test, TruncatedMidRecordIsReportedNotCrashedOn) {
+TEST_F(ToolWorkload, TruncatedMidRecordIsReportedNotCrashedOn) {
     // The offsets of the records, by the library.
     auto f = pd::file::open(file_);
     ASSERT_TRUE(f);
@@ -550,7 +550,7 @@ TEST_F(workload_test, TruncatedMidRecordIsReportedNotCrashedOn) {
     }
 }
 
-TEST_F(tool_test, BadArgumentsExitTwoWithOneLine) {
+TEST_F(ToolFiles, BadArgumentsExitTwoWithOneLine) {
     for (const char* args :
          {"report --no-such-option", "script --json --json2", "export", "export --chrome",
           "stat -I 1", "stat -e bogus", "stat -C 3-1", "report a b c"}) {
@@ -563,7 +563,7 @@ TEST_F(tool_test, BadArgumentsExitTwoWithOneLine) {
     }
 }
 
-TEST_F(tool_test, MissingFileExitsOneWithErrnoText) {
+TEST_F(ToolFiles, MissingFileExitsOneWithErrnoText) {
     for (const char* cmd : {"report", "script", "export --chrome /tmp/x.json"}) {
         auto r = kring(std::string(cmd) + " " + path("missing.data"));
         EXPECT_EQ(r.status, 1) << cmd;
@@ -578,7 +578,7 @@ TEST_F(tool_test, MissingFileExitsOneWithErrnoText) {
     EXPECT_EQ(slurp(path("err")), "kring: cannot open perf.data: No such file or directory\n");
 }
 
-TEST_F(tool_test, MissingDeviceGivesTheHintLine) {
+TEST_F(ToolFiles, MissingDeviceGivesTheHintLine) {
     for (const char* cmd : {"stat -d 1", "info", "sched --duration 0", "synth --count 1"}) {
         auto r = kring(std::string("--device /nonexistent ") + cmd);
         EXPECT_EQ(r.status, 1) << cmd;
@@ -589,7 +589,7 @@ TEST_F(tool_test, MissingDeviceGivesTheHintLine) {
     }
 }
 
-TEST_F(tool_test, EveryCommandHasHelpWithExamples) {
+TEST_F(ToolFiles, EveryCommandHasHelpWithExamples) {
     auto top = kring("--help");
     ASSERT_EQ(top.status, 0);
     // The commands, from the top-level help's list.
