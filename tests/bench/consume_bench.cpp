@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "host_ring.hpp"
+#include "ring_views.hpp"
 #include "kring/merger.hpp"
 #include "kring/reader.hpp"
 #ifdef KRING_HAVE_LIBPERF
@@ -29,7 +29,7 @@ namespace {
 constexpr unsigned pages = 64;  // 256 KiB: the ring stays in L2
 
 std::unique_ptr<host_ring> filled_ring(unsigned size, bool mirrored) {
-    auto r = std::make_unique<host_ring>(pages, mirrored);
+    auto r = std::make_unique<host_ring>(pages, kt::mapping_of(mirrored));
     const std::uint64_t ds = r->size();
     const std::uint64_t start = ds - size / 2 / 8 * 8;
     r->seek(start);
@@ -39,13 +39,13 @@ std::unique_ptr<host_ring> filled_ring(unsigned size, bool mirrored) {
         for (unsigned i = 0; i < n / 2 + (half ? n % 2 : 0); i++)
             if (kt::write_record(&r->rb, size))
                 std::abort();
-        r->ctl()->data_tail = r->ctl()->data_head;
+        r->ctl->data_tail = r->ctl->data_head;
     }
-    if (r->ctl()->data_head - start != ds)
+    if (r->ctl->data_head - start != ds)
         std::abort();
     // Rewind: one full lap published, nothing consumed.
-    r->ctl()->data_tail = start;
-    r->ctl()->data_head = start;
+    r->ctl->data_tail = start;
+    r->ctl->data_head = start;
     return r;
 }
 
@@ -53,11 +53,11 @@ void BM_Reader(benchmark::State& state) {
     const unsigned size = unsigned(state.range(0));
     const bool mirrored = state.range(1);
     auto ring = filled_ring(size, mirrored);
-    kring::reader rd(ring->view());
+    kring::reader rd(kt::view_of(*ring));
     const std::uint64_t ds = ring->size();
     std::uint64_t records = 0, sum = 0;
     for (auto _ : state) {
-        ring->ctl()->data_head += ds;  // the producer "wrote" one more lap
+        ring->ctl->data_head += ds;  // the producer "wrote" one more lap
         auto n = rd.drain([&](const kring::record& r) {
             std::uint64_t w;
             std::memcpy(&w, r.bytes().data() + 8, 8);
@@ -76,11 +76,11 @@ void BM_ReaderTouchAll(benchmark::State& state) {
     // The same, but the consumer reads every byte (sums every word).
     const unsigned size = unsigned(state.range(0));
     auto ring = filled_ring(size, state.range(1));
-    kring::reader rd(ring->view());
+    kring::reader rd(kt::view_of(*ring));
     const std::uint64_t ds = ring->size();
     std::uint64_t records = 0, sum = 0;
     for (auto _ : state) {
-        ring->ctl()->data_head += ds;
+        ring->ctl->data_head += ds;
         auto n = rd.drain([&](const kring::record& r) {
             const std::byte* p = r.bytes().data();
             for (std::size_t i = 8; i < r.size(); i += 8) {
@@ -113,7 +113,7 @@ void BM_Libperf(benchmark::State& state) {
         return;
     }
     for (auto _ : state) {
-        ring->ctl()->data_head += ds;
+        ring->ctl->data_head += ds;
         const std::uint64_t n = kring_libperf_drain(rd, &sum, batch);
         if (n != ds / size) {
             state.SkipWithError("libperf read a different number of records");
@@ -144,7 +144,7 @@ void BM_Memcpy(benchmark::State& state) {
 // times, merged: the merger's cost per record on top of the reader's.
 void BM_Merge(benchmark::State& state) {
     constexpr std::uint64_t st = KRING_SAMPLE_TIME | KRING_SAMPLE_SEQ;
-    host_ring a(pages, true), b(pages, true);
+    host_ring a(pages, kt::mapping::mirrored), b(pages, kt::mapping::mirrored);
     const std::uint64_t ds = a.size();
     // Filled once; each iteration rewinds the tails and merges it all
     // (reader and merger set-up is outside the timing).
@@ -153,13 +153,13 @@ void BM_Merge(benchmark::State& state) {
         kt::write_sample(&a.rb, 2 * i);
         kt::write_sample(&b.rb, 2 * i + 1);
     }
-    const std::uint64_t ha = a.ctl()->data_head, hb = b.ctl()->data_head;
+    const std::uint64_t ha = a.ctl->data_head, hb = b.ctl->data_head;
     std::uint64_t records = 0, last = 0, bad = 0;
     for (auto _ : state) {
         state.PauseTiming();
-        a.ctl()->data_tail = 0;
-        b.ctl()->data_tail = 0;
-        kring::reader ra(a.view()), rb(b.view());
+        a.ctl->data_tail = 0;
+        b.ctl->data_tail = 0;
+        kring::reader ra(kt::view_of(a)), rb(kt::view_of(b));
         kring::merger m;
         m.add(ra, st);
         m.add(rb, st);
@@ -171,7 +171,7 @@ void BM_Merge(benchmark::State& state) {
         });
         records += r.value();
     }
-    if (bad || a.ctl()->data_tail != ha || b.ctl()->data_tail != hb)
+    if (bad || a.ctl->data_tail != ha || b.ctl->data_tail != hb)
         state.SkipWithError("merge out of order or incomplete");
     state.SetItemsProcessed(std::int64_t(records));
 }

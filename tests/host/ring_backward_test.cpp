@@ -15,7 +15,7 @@ unsigned size_of(uint64_t i) { return 16 + 8 * (unsigned)((i * 7919) % 40); }
 
 TEST(RingBackward, NewestRecordsSurviveIntact) {
     for (unsigned pages : {1u, 2u, 8u}) {
-        test_ring r(pages, KRING_RING_OVERWRITE);
+        host_ring r(pages, KRING_RING_OVERWRITE);
         std::vector<uint64_t> sizes;
         uint64_t bytes = 0, seq;
 
@@ -69,7 +69,7 @@ TEST(RingBackward, NewestRecordsSurviveIntact) {
 }
 
 TEST(RingBackward, NoLostRecords) {
-    test_ring r(1, KRING_RING_OVERWRITE);
+    host_ring r(1, KRING_RING_OVERWRITE);
     tally t;
 
     ASSERT_EQ(r.init_rc, 0);
@@ -89,7 +89,7 @@ TEST(RingBackward, NoLostRecords) {
 
 /* Before the first lap, the walk ends at the never-written zeroes. */
 TEST(RingBackward, PartlyFilled) {
-    test_ring r(2, KRING_RING_OVERWRITE);
+    host_ring r(2, KRING_RING_OVERWRITE);
     tally t;
 
     ASSERT_EQ(r.init_rc, 0);
@@ -136,7 +136,7 @@ struct underflow_writers {
 // yet must not take it below zero (it would wrap to 2^64 - 1, and the
 // estimate only ever grows).
 TEST(RingBackward, EstimateNeverUnderflows) {
-    test_ring r(1, KRING_RING_OVERWRITE);
+    host_ring r(1, KRING_RING_OVERWRITE);
     ASSERT_EQ(r.init_rc, 0);
     underflow_writers::stage = 0;
     kring_host_irq_hook = underflow_writers::hook;

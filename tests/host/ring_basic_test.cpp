@@ -24,7 +24,7 @@ TEST(RingInit, RejectsBadArguments) {
 }
 
 TEST(RingInit, FillsControlPage) {
-    test_ring r(4, 0, 7);
+    host_ring r(4, 0, 7);
 
     ASSERT_EQ(r.init_rc, 0);
     EXPECT_EQ(r.ctl->version, (__u32)KRING_CTL_VERSION);
@@ -39,11 +39,11 @@ TEST(RingInit, FillsControlPage) {
     EXPECT_EQ(r.rb.max_record, 4 * kPage - KRING_LOST_RECORD_SIZE);
     EXPECT_EQ(r.rb.watermark, 2 * kPage);
 
-    test_ring o(1, KRING_RING_OVERWRITE);
+    host_ring o(1, KRING_RING_OVERWRITE);
     EXPECT_EQ(o.ctl->flags, KRING_CTL_F_OVERWRITE);
     EXPECT_EQ(o.rb.max_record, kPage);
 
-    test_ring big(32);
+    host_ring big(32);
     EXPECT_EQ(big.rb.max_record, (unsigned)KRING_RECORD_MAX_SIZE);
 }
 
@@ -57,7 +57,7 @@ class RingWrap : public ::testing::TestWithParam<unsigned> {};
 
 TEST_P(RingWrap, EveryOffset) {
     const unsigned size = GetParam(), rsize = (size + 7) & ~7U;
-    test_ring r(2);
+    host_ring r(2);
     const uint64_t n = r.size();
 
     ASSERT_EQ(r.init_rc, 0);
@@ -112,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, RingWrap,
 
 /* Copies in odd pieces across page boundaries, and across many pages. */
 TEST(RingCopy, SplitsAtPageBoundaries) {
-    test_ring r(4);
+    host_ring r(4);
     const unsigned sizes[] = {24, 4096, 5000, 12288, 4 * 4096 - 56};
     const unsigned chunks[] = {1, 3, 7, 13, 4095, 4097};
 
@@ -141,7 +141,7 @@ TEST(RingCopy, SplitsAtPageBoundaries) {
 
 /* What a writer leaves unwritten is zeroed, even across pages. */
 TEST(RingCopy, UnwrittenTailIsZeroed) {
-    test_ring r(2);
+    host_ring r(2);
     tally t;
     uint64_t seq;
 
@@ -157,7 +157,7 @@ TEST(RingCopy, UnwrittenTailIsZeroed) {
 
 /* A size that is not a multiple of 8 is rounded up, the header says so. */
 TEST(RingCopy, SizeRoundedUp) {
-    test_ring r(1);
+    host_ring r(1);
     kring_output_handle h;
 
     ASSERT_EQ(kring_output_begin(&h, &r.rb, 13, 0), 0);
@@ -175,7 +175,7 @@ TEST(RingCopy, SizeRoundedUp) {
  * zeroes the rest.
  */
 TEST(RingCopy, OverlongCopyIsRefused) {
-    test_ring r(1);
+    host_ring r(1);
     kring_output_handle h;
     std::vector<uint8_t> big(100, 0x77);
     unsigned long w = kring_host_warnings;
@@ -202,7 +202,7 @@ TEST(RingCopy, OverlongCopyIsRefused) {
 
 /* Lost records by cause, and the LOST record that reports them. */
 TEST(RingLost, NoSpaceThenLostRecord) {
-    test_ring r(1, 0, 99);
+    host_ring r(1, 0, 99);
     record_ledger l;
     tally t;
     uint64_t seq, tm;
@@ -251,7 +251,7 @@ TEST(RingLost, NoSpaceThenLostRecord) {
 }
 
 TEST(RingLost, RecordThatFitsOnlyWithoutItsLostRecordWaits) {
-    test_ring r(1);
+    host_ring r(1);
     record_ledger l;
     tally t;
     uint64_t seq, tm;
@@ -280,7 +280,7 @@ TEST(RingLost, RecordThatFitsOnlyWithoutItsLostRecordWaits) {
 }
 
 TEST(RingLost, TooBigAndTooSmall) {
-    test_ring r(1);
+    host_ring r(1);
     record_ledger l;
     tally t;
     uint64_t seq, tm;
@@ -308,7 +308,7 @@ TEST(RingLost, TooBigAndTooSmall) {
 }
 
 TEST(RingLost, Paused) {
-    test_ring r(1);
+    host_ring r(1);
     record_ledger l;
     tally t;
     uint64_t seq, tm;
@@ -345,7 +345,7 @@ uint64_t g_clock_reads;
 uint64_t counting_clock(void) { return 1000 + 10 * ++g_clock_reads; }
 
 TEST(RingClock, OneReadPerRecordAndOneForALoss) {
-    test_ring r(1);
+    host_ring r(1);
     tally t;
     kring_output_handle h;
 
@@ -377,7 +377,7 @@ TEST(RingClock, OneReadPerRecordAndOneForALoss) {
 
 /* A cancelled reservation becomes a PAD record carrying its seq. */
 TEST(RingDiscard, BecomesPad) {
-    test_ring r(1);
+    host_ring r(1);
     record_ledger l;
     tally t;
     uint64_t seq, tm;
@@ -403,7 +403,7 @@ TEST(RingDiscard, BecomesPad) {
 
 /* A LOST record reserved together with a discarded record stays. */
 TEST(RingDiscard, KeepsItsLostRecord) {
-    test_ring r(1);
+    host_ring r(1);
     record_ledger l;
     tally t;
     uint64_t seq, tm;
@@ -430,7 +430,7 @@ struct wake_count {
 };
 
 TEST(RingWakeup, DefaultWatermarkIsHalfTheBuffer) {
-    test_ring r(1);
+    host_ring r(1);
     uint64_t written = 0;
     tally t;
 
@@ -447,7 +447,7 @@ TEST(RingWakeup, DefaultWatermarkIsHalfTheBuffer) {
 }
 
 TEST(RingWakeup, WatermarkAndEvents) {
-    test_ring r(2);
+    host_ring r(2);
     tally t;
 
     ASSERT_EQ(r.init_rc, 0);
@@ -498,7 +498,7 @@ TEST(RingWakeup, WatermarkAndEvents) {
 }
 
 TEST(RingWakeup, OnlyWhenTheConsumerAsks) {
-    test_ring r(1);
+    host_ring r(1);
     tally t;
 
     ASSERT_EQ(r.init_rc, 0);
@@ -521,7 +521,7 @@ TEST(RingWakeup, OnlyWhenTheConsumerAsks) {
 }
 
 TEST(RingState, ResetAndResetCounters) {
-    test_ring r(1);
+    host_ring r(1);
     tally t;
     uint64_t seq;
 

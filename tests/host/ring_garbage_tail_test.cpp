@@ -15,7 +15,7 @@ using namespace kt;
 namespace {
 
 TEST(RingGarbageTail, NeverWritesOutside) {
-    test_ring r(2);
+    host_ring r(2);
     std::mt19937_64 rng(1234);
     kring_ctl_page before;
     uint64_t head, ok = 0, lost = 0;

@@ -15,7 +15,7 @@ namespace {
 using namespace kt;
 
 TEST(RingMirror, RefusedOverPagesThatDoNotFollowEachOther) {
-    test_ring r(4, KRING_RING_MIRRORED | KRING_RING_OVERWRITE);
+    host_ring r(4, KRING_RING_MIRRORED | KRING_RING_OVERWRITE);
     EXPECT_EQ(r.init_rc, 0);
     /* guarded pages: each between PROT_NONE pages, never contiguous */
     guarded_page ctl, a, b;
@@ -29,7 +29,7 @@ TEST(RingMirror, RefusedOverPagesThatDoNotFollowEachOther) {
 // Forward mode, records of random sizes over many laps: every one is
 // written in place (never split, wrapped or not) and reads back whole.
 TEST(RingMirror, ForwardRecordsWrittenInPlaceAcrossTheWrap) {
-    test_ring r(2, KRING_RING_MIRRORED);
+    host_ring r(2, KRING_RING_MIRRORED);
     ASSERT_EQ(r.init_rc, 0);
     std::mt19937 rng(7);
     tally t;
@@ -66,7 +66,7 @@ TEST(RingMirror, ForwardRecordsWrittenInPlaceAcrossTheWrap) {
 // Backward mode: the newest records, walked from data_head, are whole,
 // the ones across the end of the area among them.
 TEST(RingMirror, BackwardRecordsWrittenInPlaceAcrossTheWrap) {
-    test_ring r(2, KRING_RING_MIRRORED | KRING_RING_OVERWRITE);
+    host_ring r(2, KRING_RING_MIRRORED | KRING_RING_OVERWRITE);
     ASSERT_EQ(r.init_rc, 0);
     std::mt19937 rng(11);
 
@@ -83,7 +83,7 @@ TEST(RingMirror, BackwardRecordsWrittenInPlaceAcrossTheWrap) {
 // The copy path still works on a mirrored area, in any chunking, and a
 // pointer after a partial copy covers exactly the rest.
 TEST(RingMirror, CopyThenPointerForTheRest) {
-    test_ring r(1, KRING_RING_MIRRORED);
+    host_ring r(1, KRING_RING_MIRRORED);
     ASSERT_EQ(r.init_rc, 0);
     r.seek(kPage - 24);
     kring_output_handle h;
@@ -107,7 +107,7 @@ TEST(RingMirror, CopyThenPointerForTheRest) {
 // page, none where it would cross into the next (the copy goes on then,
 // and nothing counted as written).
 TEST(RingMirror, SeparatePagesGiveAnAddressOnlyWithinAPage) {
-    test_ring r(2);
+    host_ring r(2);
     ASSERT_EQ(r.init_rc, 0);
     EXPECT_EQ(write_record_in_place(&r.rb, 64), 0);
     r.seek(kPage - 32);

@@ -20,7 +20,7 @@ using namespace kt;
 namespace {
 
 TEST(RingNest, InterruptingWriterIsPublishedByTheOutermost) {
-    test_ring r(1);
+    host_ring r(1);
     kring_output_handle a, b;
     std::vector<uint64_t> body(7, 0);
     tally t;
@@ -63,7 +63,7 @@ TEST(RingNest, InterruptingWriterIsPublishedByTheOutermost) {
 
 /* A nested writer that finds no space is reported after the outer one. */
 TEST(RingNest, NestedLossIsReported) {
-    test_ring r(1);
+    host_ring r(1);
     kring_output_handle a;
     record_ledger l;
     tally t;
@@ -98,7 +98,7 @@ TEST(RingNest, NestedLossIsReported) {
  */
 TEST(RingNest, DeeperThanTheSlots) {
     constexpr int n = KRING_RING_MAX_NEST + 3;
-    test_ring r(4);
+    host_ring r(4);
     kring_output_handle h[n];
     unsigned long w = kring_host_warnings;
     record_ledger l;
@@ -157,7 +157,7 @@ struct injector {
     int inject_at[kDepth] = {-1, -1, -1};
     int seen[kDepth] = {};
     int depth = 0;
-    test_ring* r = nullptr;
+    host_ring* r = nullptr;
     record_ledger* ledger = nullptr;
     uint64_t last_head = 0;
     bool backward = false;
@@ -219,7 +219,7 @@ void PrintTo(const scenario& s, std::ostream* os) { *os << s.name; }
 class RingInterleave : public ::testing::TestWithParam<scenario> {};
 
 /* Run the scenario once, interrupting at the given points. */
-void run_once(const scenario& sc, test_ring& r, int at0, int at1, int* points) {
+void run_once(const scenario& sc, host_ring& r, int at0, int at1, int* points) {
     record_ledger l;
     injector inj;
     tally t;
@@ -347,7 +347,7 @@ void run_once(const scenario& sc, test_ring& r, int at0, int at1, int* points) {
 
 TEST_P(RingInterleave, EveryPoint) {
     const scenario& sc = GetParam();
-    test_ring r(1, sc.flags);
+    host_ring r(1, sc.flags);
     int n[2] = {}, runs = 0;
 
     ASSERT_EQ(r.init_rc, 0);
@@ -402,7 +402,7 @@ INSTANTIATE_TEST_SUITE_P(Scenarios, RingInterleave, ::testing::ValuesIn(kScenari
  * writer's own CPU, and a second CPU after the first is done, are not.
  */
 TEST(RingNest, SecondCpuWhileInFlightWarns) {
-    test_ring r(4);
+    host_ring r(4);
     kring_output_handle outer, inner;
     unsigned long w = kring_host_warnings;
     uint64_t seq, tm;

@@ -1,180 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Helpers of the host tests of kmod/ring.c: a ring over guard-paged data
- * pages, the test record format (tests/common/test_record.h, shared with
+ * Helpers of the host tests of kmod/ring.c, over the host ring of
+ * tests/common/host_ring.hpp: the test record format (tests/common/test_record.h, shared with
  * the KUnit suite: kTestType, word() and time_of() below name its parts),
  * and a consumer that validates what it reads.
  */
 #pragma once
 
-#include <algorithm>
-#include <atomic>
-#include <cstddef>
-#include <cstdint>
-#include <cstring>
-#include <memory>
-#include <string>
-#include <type_traits>
-#include <vector>
-
-#include <gtest/gtest.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-extern "C" {
-#include "ring.h"
-#include "test_record.h"
-}
-
-/* The shim's function-like macros clash with the C++ library's names. */
-#undef min
-#undef max
-#undef min_t
-#undef round_up
-#undef ilog2
-#undef is_power_of_2
-#undef likely
-#undef unlikely
+#include "host_ring.hpp"
 
 namespace kt {
 
-/* The test record format (tests/common/test_record.h, shared with KUnit). */
-constexpr uint32_t kTestType = KRING_TEST_RECORD_TYPE;
-constexpr unsigned kPage = PAGE_SIZE;
-inline uint64_t word(uint64_t seq, uint64_t j) { return kring_test_word(seq, j); }
-inline uint64_t time_of(uint64_t seq) { return kring_test_time(seq); }
-
-template <typename T>
-inline T load_acquire(T& x) {
-    return std::atomic_ref<T>(x).load(std::memory_order_acquire);
-}
-template <typename T>
-inline T load_relaxed(T& x) {
-    return std::atomic_ref<T>(x).load(std::memory_order_relaxed);
-}
-template <typename T>
-inline void store_release(T& x, std::type_identity_t<T> v) {
-    std::atomic_ref<T>(x).store(v, std::memory_order_release);
-}
-
-/*
- * One page of usable memory between two PROT_NONE pages: any access
- * beyond it faults.
- */
-class guarded_page {
-public:
-    guarded_page() {
-        map_ = static_cast<char*>(
-            mmap(nullptr, 3 * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-        if (map_ == MAP_FAILED)
-            abort();
-        if (mprotect(map_ + kPage, kPage, PROT_READ | PROT_WRITE))
-            abort();
-    }
-    ~guarded_page() { munmap(map_, 3 * kPage); }
-    guarded_page(const guarded_page&) = delete;
-    guarded_page& operator=(const guarded_page&) = delete;
-    void* addr() const { return map_ + kPage; }
-
-private:
-    char* map_;
-};
-
-/*
- * @nr_pages pages mapped twice in a row (a memfd), as kring.ko maps a
- * channel's data area (vmap()), between two PROT_NONE pages.
- */
-class mirrored_area {
-public:
-    explicit mirrored_area(unsigned nr_pages) : len_(size_t(nr_pages) * kPage) {
-        int fd = memfd_create("kring_ring_test", 0);
-
-        map_ = static_cast<char*>(
-            mmap(nullptr, 2 * len_ + 2 * kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-        if (fd < 0 || ftruncate(fd, static_cast<off_t>(len_)) || map_ == MAP_FAILED)
-            abort();
-        for (int i = 0; i < 2; i++)
-            if (mmap(map_ + kPage + i * len_, len_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-                     fd, 0) == MAP_FAILED)
-                abort();
-        close(fd);
-    }
-    ~mirrored_area() { munmap(map_, 2 * len_ + 2 * kPage); }
-    mirrored_area(const mirrored_area&) = delete;
-    mirrored_area& operator=(const mirrored_area&) = delete;
-    char* addr() const { return map_ + kPage; }
-
-private:
-    size_t len_;
-    char* map_;
-};
-
-class test_ring {
-public:
-    explicit test_ring(unsigned nr_pages, unsigned flags = 0, uint64_t id = 42)
-        : ctl_page_(), addrs_(nr_pages) {
-        if (flags & KRING_RING_MIRRORED) {
-            mirror_ = std::make_unique<mirrored_area>(nr_pages);
-            for (unsigned i = 0; i < nr_pages; i++)
-                addrs_[i] = mirror_->addr() + size_t(i) * kPage;
-        } else {
-            data_ = std::vector<guarded_page>(nr_pages);
-            for (unsigned i = 0; i < nr_pages; i++)
-                addrs_[i] = data_[i].addr();
-        }
-        ctl = static_cast<kring_ctl_page*>(ctl_page_.addr());
-        init_rc = kring_ring_init(&rb, ctl, addrs_.data(), nr_pages, flags, id);
-    }
-
-    uint64_t size() const { return rb.data_size; }
-    uint64_t head() { return load_acquire(ctl->data_head); }
-    uint64_t tail() { return load_relaxed(ctl->data_tail); }
-    void set_tail(uint64_t t) { store_release(ctl->data_tail, t); }
-
-    /* Copy @len bytes at ring position @pos out of the data pages. */
-    void read(uint64_t pos, void* dst, size_t len) const {
-        char* out = static_cast<char*>(dst);
-
-        while (len) {
-            uint64_t off = pos & (kPage - 1);
-            size_t n = std::min<size_t>(len, kPage - off);
-            const char* src = static_cast<const char*>(addrs_[(pos / kPage) & (addrs_.size() - 1)]);
-
-            memcpy(out, src + off, n);
-            out += n;
-            pos += n;
-            len -= n;
-        }
-    }
-    uint8_t* byte_at(uint64_t pos) const {
-        return static_cast<uint8_t*>(addrs_[(pos / kPage) & (addrs_.size() - 1)]) +
-               (pos & (kPage - 1));
-    }
-
-    /*
-     * Move an empty, quiet ring to position @pos, as if the consumer had
-     * read everything up to there.
-     */
-    void seek(uint64_t pos) {
-        local_set(&rb.head, (long)pos);
-        ctl->data_head = pos;
-        ctl->data_tail = pos;
-        local_set(&rb.wakeup_pos, (long)pos);
-    }
-
-    kring_ring rb;
-    kring_ctl_page* ctl;
-    int init_rc;
-
-private:
-    guarded_page ctl_page_;
-    std::vector<guarded_page> data_;
-    std::unique_ptr<mirrored_area> mirror_;
-    std::vector<void*> addrs_;
-};
-
 // The control page's counters are the ring's, and they add up.
-inline void expect_counts_mirrored(test_ring& r) {
+inline void expect_counts_mirrored(host_ring& r) {
     kring_ring_counts c;
 
     kring_ring_read_counts(&r.rb, &c);
@@ -305,7 +143,7 @@ struct tally {
  * Check the record at @pos and add it to @t. Returns its size, or 0 (with
  * a test failure) when it is malformed.
  */
-inline unsigned check_record(const test_ring& r, uint64_t pos, tally& t, uint64_t limit) {
+inline unsigned check_record(const host_ring& r, uint64_t pos, tally& t, uint64_t limit) {
     kring_record_header hdr;
 
     r.read(pos, &hdr, sizeof(hdr));
@@ -373,7 +211,7 @@ inline unsigned check_record(const test_ring& r, uint64_t pos, tally& t, uint64_
  * Forward consumer: read every record between data_tail and data_head
  * (acquire, C), then release the space (store-release, D) if @release.
  */
-inline bool consume(test_ring& r, tally& t, bool release = true) {
+inline bool consume(host_ring& r, tally& t, bool release = true) {
     uint64_t tail = r.tail(), head = r.head();
 
     if (head - tail > r.size()) {
@@ -397,7 +235,7 @@ inline bool consume(test_ring& r, tally& t, bool release = true) {
  * towards older records until a never-written header or the end of the
  * data area.
  */
-inline bool walk_backward(test_ring& r, tally& t) {
+inline bool walk_backward(host_ring& r, tally& t) {
     uint64_t head = r.head(), pos = head;
 
     while (pos - head < r.size()) {

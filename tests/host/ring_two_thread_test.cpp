@@ -30,7 +30,7 @@ unsigned size_of(uint64_t seq) {
 }
 
 struct shared_state {
-    test_ring ring;
+    host_ring ring;
     sem_t wake;
     std::atomic<bool> done{false};
     std::atomic<uint64_t> produced{0};
@@ -73,7 +73,7 @@ struct consumer_result {
 };
 
 /* Consume one record at @pos; wrapped records are copied out once. */
-unsigned consume_one(test_ring& r, uint64_t pos, uint64_t limit, consumer_result& res,
+unsigned consume_one(host_ring& r, uint64_t pos, uint64_t limit, consumer_result& res,
                      std::vector<uint64_t>& scratch) {
     kring_record_header hdr;
 
@@ -122,7 +122,7 @@ unsigned consume_one(test_ring& r, uint64_t pos, uint64_t limit, consumer_result
 }
 
 void consumer(shared_state* s, consumer_result& res) {
-    test_ring& r = s->ring;
+    host_ring& r = s->ring;
     kring_ctl_page* ctl = r.ctl;
     std::vector<uint64_t> scratch;
     uint64_t tail = r.tail();

@@ -12,7 +12,7 @@
 #include <new>
 #include <vector>
 
-#include "host_ring.hpp"
+#include "ring_views.hpp"
 #include "kring/aux.hpp"
 #include "kring/merger.hpp"
 #include "kring/poller.hpp"
@@ -92,17 +92,18 @@ TEST(Alloc, CounterWorks) {
 }
 
 TEST(Alloc, SteadyStateReadingAllocatesNothing) {
-    host_ring a(2, false), b(2, true), ow(2, false, KRING_RING_OVERWRITE);
-    kring::reader ra(a.view()), rb(b.view());
-    kring::overwrite_reader ro(ow.view());
+    host_ring a(2, kt::mapping::plain), b(2, kt::mapping::mirrored),
+        ow(2, kt::mapping::plain, KRING_RING_OVERWRITE);
+    kring::reader ra(kt::view_of(a)), rb(kt::view_of(b));
+    kring::overwrite_reader ro(kt::view_of(ow));
     kring::merger m;
     m.add(ra, st);
     m.add(rb, st);
     int ea = ::eventfd(0, EFD_CLOEXEC), eb = ::eventfd(0, EFD_CLOEXEC);
     auto p = kring::poller::create();
     ASSERT_TRUE(p);
-    ASSERT_TRUE(p->add(ea, a.view(), 0));
-    ASSERT_TRUE(p->add(eb, b.view(), 1));
+    ASSERT_TRUE(p->add(ea, kt::view_of(a), 0));
+    ASSERT_TRUE(p->add(eb, kt::view_of(b), 1));
     alignas(4096) static kring_ctl_page auxctl{};
     static std::byte auxarea[4096];
     kring::aux_reader ax(kring::aux_view{&auxctl, auxarea, sizeof(auxarea), false});

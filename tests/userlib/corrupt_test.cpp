@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "host_ring.hpp"
+#include "ring_views.hpp"
 #include "kring/reader.hpp"
 #include "errno_assert.hpp"
 
@@ -239,7 +239,7 @@ namespace {
 TEST(Corrupt, RandomGarbageNeverCrashesOrLoops) {
     std::mt19937_64 rng(42);
     for (bool mirrored : {false, true}) {
-        kt::host_ring ring(1, mirrored);
+        kt::host_ring ring(1, kt::mapping_of(mirrored));
         auto* words = reinterpret_cast<std::uint64_t*>(ring.data());
         const std::uint64_t ds = ring.size();
         for (int iter = 0; iter < 20000; iter++) {
@@ -256,9 +256,9 @@ TEST(Corrupt, RandomGarbageNeverCrashesOrLoops) {
             }
             const std::uint64_t tail = rng() % (1ULL << 40) * 8;
             const std::uint64_t head = rng() % 4 ? tail + rng() % (ds / 8 + 1) * 8 : rng();
-            ring.ctl()->data_tail = tail;
-            ring.ctl()->data_head = head;
-            kring::reader rd(ring.view());
+            ring.ctl->data_tail = tail;
+            ring.ctl->data_head = head;
+            kring::reader rd(kt::view_of(ring));
             std::size_t n = 0;
             auto r = rd.drain([&](const kring::record& rec) {
                 ASSERT_GE(rec.size(), 8u);
@@ -271,10 +271,10 @@ TEST(Corrupt, RandomGarbageNeverCrashesOrLoops) {
                 EXPECT_ERRNO(r.error().code(), EBADMSG);
             }
             // Whatever was accepted lies between the tail and the head.
-            EXPECT_LE(ring.ctl()->data_tail - tail, ds);
+            EXPECT_LE(ring.ctl->data_tail - tail, ds);
 
             kt::host_ring* rp = &ring;
-            auto v = rp->view();
+            auto v = kt::view_of(*rp);
             v.overwrite = true;
             kring::overwrite_reader ow(v);
             std::size_t m = 0;

@@ -6,7 +6,7 @@
 #include <memory>
 #include <random>
 
-#include "host_ring.hpp"
+#include "ring_views.hpp"
 #include "kring/merger.hpp"
 
 using kt::host_ring;
@@ -19,35 +19,35 @@ constexpr std::uint64_t st = KRING_SAMPLE_TIME | KRING_SAMPLE_SEQ;
 std::uint64_t fake_now(void* ctx) { return *static_cast<std::uint64_t*>(ctx); }
 
 TEST(Merger, WaitsForTheFloor) {
-    host_ring a(1, false), b(1, false);
-    kring::reader ra(a.view()), rb(b.view());
+    host_ring a(1, kt::mapping::plain), b(1, kt::mapping::plain);
+    kring::reader ra(kt::view_of(a)), rb(kt::view_of(b));
     std::uint64_t now = 0;
     kring::merger m({.window_ns = 1000, .now = fake_now, .now_ctx = &now});
     m.add(ra, st);
     m.add(rb, st);
     ASSERT_EQ(write_sample(&a.rb, 100), 0);
-    b.ctl()->timestamp_floor = 50;  // b may still write a record at 50..99
+    b.ctl->timestamp_floor = 50;  // b may still write a record at 50..99
     std::vector<std::uint64_t> out;
     auto emit = [&](std::size_t, const kring::record&, std::uint64_t t) { out.push_back(t); };
     auto n = m.drain(emit);
     ASSERT_TRUE(n);
     EXPECT_EQ(*n, 0u);
-    EXPECT_EQ(a.ctl()->data_tail, 0u);  // the pending record is not released
+    EXPECT_EQ(a.ctl->data_tail, 0u);  // the pending record is not released
     ASSERT_EQ(write_sample(&b.rb, 60), 0);
     ASSERT_TRUE(m.drain(emit));
     // 60 went out; 100 waits for b's floor again.
     EXPECT_EQ(out, (std::vector<std::uint64_t>{60}));
-    b.ctl()->timestamp_floor = 100;
+    b.ctl->timestamp_floor = 100;
     ASSERT_TRUE(m.drain(emit));
     EXPECT_EQ(out, (std::vector<std::uint64_t>{60, 100}));
     EXPECT_EQ(m.floors_used(), 1u);
     EXPECT_EQ(m.windows_used(), 0u);
-    EXPECT_EQ(a.ctl()->data_tail, a.ctl()->data_head);
+    EXPECT_EQ(a.ctl->data_tail, a.ctl->data_head);
 }
 
 TEST(Merger, WindowFallbackWithoutFloor) {
-    host_ring a(1, false), b(1, false);
-    kring::reader ra(a.view()), rb(b.view());
+    host_ring a(1, kt::mapping::plain), b(1, kt::mapping::plain);
+    kring::reader ra(kt::view_of(a)), rb(kt::view_of(b));
     std::uint64_t now = 0;
     kring::merger m({.window_ns = 1000, .now = fake_now, .now_ctx = &now});
     m.add(ra, st);
@@ -83,8 +83,8 @@ std::uint64_t publish_then_read(void* ctx) {
 }
 
 TEST(Merger, WindowClockReadBeforeTheLook) {
-    host_ring a(1, false), b(1, false);
-    kring::reader ra(a.view()), rb(b.view());
+    host_ring a(1, kt::mapping::plain), b(1, kt::mapping::plain);
+    kring::reader ra(kt::view_of(a)), rb(kt::view_of(b));
     // b's record (time 4999) is published at 5999, within the window
     // (1000) of its time, just before the clock reads 6000.
     publishing_clock clock{&b, 4999, 6000};
@@ -101,8 +101,8 @@ TEST(Merger, WindowClockReadBeforeTheLook) {
 }
 
 TEST(Merger, FinishedSourceConstrainsNothing) {
-    host_ring a(1, false), b(1, false);
-    kring::reader ra(a.view()), rb(b.view());
+    host_ring a(1, kt::mapping::plain), b(1, kt::mapping::plain);
+    kring::reader ra(kt::view_of(a)), rb(kt::view_of(b));
     std::uint64_t now = 0;
     kring::merger m({.window_ns = 1000, .now = fake_now, .now_ctx = &now});
     m.add(ra, st);
@@ -129,11 +129,11 @@ TEST(Merger, AdversarialInterleavingsAreExact) {
         kring::merger m({.window_ns = ~0ULL / 2, .now = fake_now, .now_ctx = &now});
         std::uint64_t clock[k], written = 0;
         for (int i = 0; i < k; i++) {
-            rings.push_back(std::make_unique<host_ring>(4, i % 2 == 0));
-            readers.push_back(std::make_unique<kring::reader>(rings[i]->view()));
+            rings.push_back(std::make_unique<host_ring>(4, kt::mapping_of(i % 2 == 0)));
+            readers.push_back(std::make_unique<kring::reader>(kt::view_of(*rings[i])));
             m.add(*readers[i], st);
             clock[i] = 1 + rng() % 100;
-            rings[i]->ctl()->timestamp_floor = clock[i];
+            rings[i]->ctl->timestamp_floor = clock[i];
         }
         std::vector<std::uint64_t> out;
         std::uint64_t last = 0;
@@ -164,7 +164,7 @@ TEST(Merger, AdversarialInterleavingsAreExact) {
                     break;
                 }
                 case 2:  // the floor catches up with the ring's clock
-                    rings[i]->ctl()->timestamp_floor = clock[i];
+                    rings[i]->ctl->timestamp_floor = clock[i];
                     break;
                 default:
                     ASSERT_TRUE(m.drain(emit));
@@ -182,8 +182,8 @@ TEST(Merger, AdversarialInterleavingsAreExact) {
 
 // LOST records carry no time: they go out at their place in their source.
 TEST(Merger, TimelessRecordsPassThrough) {
-    host_ring a(1, false);
-    kring::reader ra(a.view());
+    host_ring a(1, kt::mapping::plain);
+    kring::reader ra(kt::view_of(a));
     kring::merger m;
     m.add(ra, st);
     int lost = 0, dropped = 0;

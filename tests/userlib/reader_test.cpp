@@ -5,7 +5,7 @@
 
 #include <tuple>
 
-#include "host_ring.hpp"
+#include "ring_views.hpp"
 #include "kring/reader.hpp"
 
 using kt::check_test_record;
@@ -20,14 +20,14 @@ class ReaderWrap : public ::testing::TestWithParam<wrap_param> {};
 
 TEST_P(ReaderWrap, EveryOffset) {
     const auto [pages, size, mirrored] = GetParam();
-    host_ring ring(pages, mirrored);
+    host_ring ring(pages, kt::mapping_of(mirrored));
     const std::uint64_t ds = ring.size();
     std::uint64_t seq_next = 0, wrapped = 0, copied = 0;
     // Every 8-byte start offset in the data area, so that a record ends
     // exactly at the end, straddles it by every amount, or starts at it.
     for (std::uint64_t off = 0; off < ds; off += 8) {
         ring.seek(5 * ds + off);
-        kring::reader rd(ring.view());
+        kring::reader rd(kt::view_of(ring));
         // Fill the ring but for the room the core keeps for a LOST record.
         const unsigned n = unsigned((ds - sizeof(kring_lost_record)) / size);
         for (unsigned i = 0; i < n; i++) {
@@ -54,9 +54,9 @@ TEST_P(ReaderWrap, EveryOffset) {
         ASSERT_FALSE(rd.corrupted()) << rd.corruption_error().message();
         ASSERT_EQ(got, n);
         // Nothing released until release(): one store for the batch.
-        EXPECT_EQ(ring.ctl()->data_tail, 5 * ds + off);
+        EXPECT_EQ(ring.ctl->data_tail, 5 * ds + off);
         rd.release();
-        EXPECT_EQ(ring.ctl()->data_tail, ring.ctl()->data_head);
+        EXPECT_EQ(ring.ctl->data_tail, ring.ctl->data_head);
     }
     if (size <= ds / 2 && ds % size) {
         EXPECT_GT(wrapped, 0u);
@@ -78,8 +78,8 @@ INSTANTIATE_TEST_SUITE_P(Sizes, ReaderWrap,
 // random sizes never lose or reorder anything while there is room.
 TEST(Reader, InterleavedBatches) {
     for (bool mirrored : {false, true}) {
-        host_ring ring(2, mirrored);
-        kring::reader rd(ring.view());
+        host_ring ring(2, kt::mapping_of(mirrored));
+        kring::reader rd(kt::view_of(ring));
         std::uint64_t expect = 0, produced = 0, x = 12345;
         for (int round = 0; round < 2000; round++) {
             unsigned k = 1 + unsigned(x % 7);
@@ -105,8 +105,8 @@ TEST(Reader, InterleavedBatches) {
 }
 
 TEST(Reader, LostRecordsAndCounters) {
-    host_ring ring(1, false);
-    kring::reader rd(ring.view());
+    host_ring ring(1, kt::mapping::plain);
+    kring::reader rd(kt::view_of(ring));
     std::uint64_t written = 0, dropped = 0;
     for (int i = 0; i < 200; i++) {
         if (kt::write_record(&ring.rb, 64) == 0)
@@ -145,8 +145,8 @@ TEST(Reader, LostRecordsAndCounters) {
 }
 
 TEST(Reader, PadRecordsAreSkipped) {
-    host_ring ring(1, false);
-    kring::reader rd(ring.view());
+    host_ring ring(1, kt::mapping::plain);
+    kring::reader rd(kt::view_of(ring));
     ASSERT_EQ(kt::write_record(&ring.rb, 32), 0);
     ASSERT_EQ(kt::write_record(&ring.rb, 32, nullptr, 0, kt::rec_end::Discard), 0);
     ASSERT_EQ(kt::write_record(&ring.rb, 32), 0);
@@ -161,21 +161,21 @@ TEST(Reader, PadRecordsAreSkipped) {
 }
 
 TEST(Reader, ReleaseToKeepsLaterRecords) {
-    host_ring ring(1, false);
-    kring::reader rd(ring.view());
+    host_ring ring(1, kt::mapping::plain);
+    kring::reader rd(kt::view_of(ring));
     for (int i = 0; i < 3; i++)
         ASSERT_EQ(kt::write_record(&ring.rb, 40), 0);
     auto a = rd.next();
     auto b = rd.next();
     ASSERT_TRUE(a && b);
     rd.release_to(b->position());
-    EXPECT_EQ(ring.ctl()->data_tail, b->position());
+    EXPECT_EQ(ring.ctl->data_tail, b->position());
     rd.release_to(a->position());  // backwards: ignored
-    EXPECT_EQ(ring.ctl()->data_tail, b->position());
+    EXPECT_EQ(ring.ctl->data_tail, b->position());
     ASSERT_TRUE(rd.next());
     EXPECT_FALSE(rd.next());
     rd.release();
-    EXPECT_EQ(ring.ctl()->data_tail, ring.ctl()->data_head);
+    EXPECT_EQ(ring.ctl->data_tail, ring.ctl->data_head);
 }
 
 // Overwrite (backward) rings, read as perf's tool does.
@@ -183,8 +183,8 @@ class OverwriteRead : public ::testing::TestWithParam<std::tuple<unsigned, bool>
 
 TEST_P(OverwriteRead, NewestFirstAcrossWraps) {
     const auto [size, mirrored] = GetParam();
-    host_ring ring(2, mirrored, KRING_RING_OVERWRITE);
-    kring::overwrite_reader rd(ring.view());
+    host_ring ring(2, kt::mapping_of(mirrored), KRING_RING_OVERWRITE);
+    kring::overwrite_reader rd(kt::view_of(ring));
     std::uint64_t last = 0;
     // Read at many points: before the first wrap and after several.
     for (int k = 0; k < 40; k++) {

@@ -10,7 +10,7 @@
 #include <atomic>
 #include <thread>
 
-#include "host_ring.hpp"
+#include "ring_views.hpp"
 #include "kring/reader.hpp"
 
 #ifndef KRING_LIB_TSAN_RECORDS
@@ -28,7 +28,7 @@ unsigned size_of(std::uint64_t seq) {
 
 TEST(LibTsan, ProducerAndReaderExactAccounting) {
     for (bool mirrored : {true, false}) {
-        host_ring ring(4, mirrored);
+        host_ring ring(4, kt::mapping_of(mirrored));
         std::atomic<bool> done{false};
         std::atomic<std::uint64_t> produced{0};
         const std::uint64_t n = KRING_LIB_TSAN_RECORDS / 2;
@@ -45,7 +45,7 @@ TEST(LibTsan, ProducerAndReaderExactAccounting) {
             done.store(true, std::memory_order_release);
         });
 
-        kring::reader rd(ring.view());
+        kring::reader rd(kt::view_of(ring));
         std::uint64_t delivered = 0, next = 0, bad = 0, gaps = 0;
         for (;;) {
             const bool finished = done.load(std::memory_order_acquire);
