@@ -248,7 +248,7 @@ std::vector<pd::record_view> records_of(const pd::file& f) {
 }
 
 // Every builder once, in a file with a clock and a sched event; the
-// records' expected values are checked by RoundTrip.
+// records' expected values are checked by the PerfDataRoundTrip tests.
 struct every_record {
     std::vector<std::vector<std::byte>> recs;
     std::vector<std::byte> aux_payload;
@@ -297,56 +297,78 @@ every_record build_every_record() {
     return e;
 }
 
-TEST(PerfData, RoundTrip) {
-    tmpdir d;
-    ASSERT_TRUE(d.ok());
-    const auto path = d.file("rt.data");
-    auto e = build_every_record();
-    for (const auto& r : e.recs) {
-        ASSERT_EQ(r.size() % 8, 0u);
-        perf_event_header h;
-        std::memcpy(&h, r.data(), sizeof(h));
-        ASSERT_EQ(h.size, r.size());
+// Every builder's record written once (build_every_record()) with an
+// AUXTRACE payload, read back: one test per kind of record.
+class PerfDataRoundTrip : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ASSERT_TRUE(d_.ok());
+        const auto path = d_.file("rt.data");
+        e_ = build_every_record();
+        for (const auto& r : e_.recs) {
+            ASSERT_EQ(r.size() % 8, 0u);
+            perf_event_header h;
+            std::memcpy(&h, r.data(), sizeof(h));
+            ASSERT_EQ(h.size, r.size());
+        }
+        auto w = pd::writer::create(path, {clock_attr({10, 11}), sched_attr({20, 21})});
+        ASSERT_TRUE(w) << w.error().message();
+        for (std::size_t i = 0; i < e_.recs.size() - 1; i++)
+            ASSERT_TRUE(w->write(e_.recs[i]));
+        ASSERT_TRUE(w->write_auxtrace(e_.aux_payload, 4096, 0xfeed, 3, 101, 1));
+        ASSERT_TRUE(w->write(e_.recs.back()));
+        feats_ = test_features();
+        ASSERT_TRUE(w->finish(feats_));
+        EXPECT_FALSE(w->write(e_.recs[0]));  // finished
+        data_size_ = w->data_size();
+
+        auto f = pd::file::open(path);
+        ASSERT_TRUE(f) << f.error().message();
+        f_.emplace(std::move(*f));
+        v_ = records_of(*f_);
+        ASSERT_EQ(v_.size(), e_.recs.size() + 1);
     }
-    auto w = pd::writer::create(path, {clock_attr({10, 11}), sched_attr({20, 21})});
-    ASSERT_TRUE(w) << w.error().message();
-    for (std::size_t i = 0; i < e.recs.size() - 1; i++)
-        ASSERT_TRUE(w->write(e.recs[i]));
-    ASSERT_TRUE(w->write_auxtrace(e.aux_payload, 4096, 0xfeed, 3, 101, 1));
-    ASSERT_TRUE(w->write(e.recs.back()));
-    const auto feats = test_features();
-    ASSERT_TRUE(w->finish(feats));
-    EXPECT_FALSE(w->write(e.recs[0]));  // finished
 
-    auto f = pd::file::open(path);
-    ASSERT_TRUE(f) << f.error().message();
-    EXPECT_FALSE(f->truncated()) << f->truncation_info()->what;
-    ASSERT_EQ(f->attrs().size(), 2u);
-    EXPECT_EQ(f->attrs()[0].name, "cpu-clock");
-    EXPECT_EQ(f->attrs()[1].name, "kring:sched");
-    EXPECT_EQ(f->attrs()[0].ids, (std::vector<std::uint64_t>{10, 11}));
-    EXPECT_EQ(f->attrs()[1].ids, (std::vector<std::uint64_t>{20, 21}));
-    EXPECT_EQ(f->attrs()[0].attr.sample_type, k_clock_type);
-    EXPECT_EQ(f->attrs()[0].attr.config, std::uint64_t{PERF_COUNT_SW_CPU_CLOCK});
-    EXPECT_EQ(f->attrs()[0].attr.sample_period, 1000000u);
-    EXPECT_EQ(f->attrs()[1].attr.context_switch, 1u);
-    EXPECT_EQ(f->attrs()[1].attr.sample_id_all, 1u);
-    EXPECT_EQ(f->attr_by_id(11), &f->attrs()[0]);
-    EXPECT_EQ(f->attr_by_id(21), &f->attrs()[1]);
-    EXPECT_EQ(f->attr_by_id(99), nullptr);
-    expect_features_eq(f->feats(), feats);
+    tmpdir d_;
+    every_record e_;
+    pd::features feats_;
+    std::uint64_t data_size_ = 0;
+    std::optional<pd::file> f_;
+    std::vector<pd::record_view> v_;
+};
 
-    auto v = records_of(*f);
-    ASSERT_EQ(v.size(), e.recs.size() + 1);
+TEST_F(PerfDataRoundTrip, HeaderAttrsAndFeatures) {
+    EXPECT_FALSE(f_->truncated()) << f_->truncation_info()->what;
+    ASSERT_EQ(f_->attrs().size(), 2u);
+    EXPECT_EQ(f_->attrs()[0].name, "cpu-clock");
+    EXPECT_EQ(f_->attrs()[1].name, "kring:sched");
+    EXPECT_EQ(f_->attrs()[0].ids, (std::vector<std::uint64_t>{10, 11}));
+    EXPECT_EQ(f_->attrs()[1].ids, (std::vector<std::uint64_t>{20, 21}));
+    EXPECT_EQ(f_->attrs()[0].attr.sample_type, k_clock_type);
+    EXPECT_EQ(f_->attrs()[0].attr.config, std::uint64_t{PERF_COUNT_SW_CPU_CLOCK});
+    EXPECT_EQ(f_->attrs()[0].attr.sample_period, 1000000u);
+    EXPECT_EQ(f_->attrs()[1].attr.context_switch, 1u);
+    EXPECT_EQ(f_->attrs()[1].attr.sample_id_all, 1u);
+    EXPECT_EQ(f_->attr_by_id(11), &f_->attrs()[0]);
+    EXPECT_EQ(f_->attr_by_id(21), &f_->attrs()[1]);
+    EXPECT_EQ(f_->attr_by_id(99), nullptr);
+    expect_features_eq(f_->feats(), feats_);
+
+    expect_features_eq(f_->feats(), feats_);
+}
+
+TEST_F(PerfDataRoundTrip, DataSizeCountsEveryRecordButAuxtrace) {
     std::uint64_t size = 0;
-    for (const auto& r : v)
+    for (const auto& r : v_)
         if (r.type() != pd::record_auxtrace)
             size += r.bytes.size();
-    EXPECT_EQ(size, w->data_size());
+    EXPECT_EQ(size, data_size_);
+}
 
-    auto s = pd::parse_sample(v[0], k_clock_type);
+TEST_F(PerfDataRoundTrip, SampleAndComm) {
+    auto s = pd::parse_sample(v_[0], k_clock_type);
     ASSERT_TRUE(s);
-    EXPECT_EQ(v[0].misc(), PERF_RECORD_MISC_USER);
+    EXPECT_EQ(v_[0].misc(), PERF_RECORD_MISC_USER);
     EXPECT_EQ(s->id, 11u);
     EXPECT_EQ(s->ip, 0x401234u);
     EXPECT_EQ(s->pid, 100u);
@@ -355,27 +377,29 @@ TEST(PerfData, RoundTrip) {
     EXPECT_TRUE(s->has_time);
     EXPECT_EQ(s->cpu, 1u);
     EXPECT_EQ(s->period, 1000000u);
-    EXPECT_EQ(f->attr_of(v[0]), &f->attrs()[0]);
+    EXPECT_EQ(f_->attr_of(v_[0]), &f_->attrs()[0]);
 
-    auto c = pd::parse_comm(v[1]);
+    auto c = pd::parse_comm(v_[1]);
     ASSERT_TRUE(c);
     EXPECT_EQ(c->pid, 100u);
     EXPECT_EQ(c->tid, 101u);
     EXPECT_EQ(c->comm, "worker-1");
     EXPECT_TRUE(c->exec);
-    auto cid = pd::parse_sample_id(v[1], k_sched_type);
+    auto cid = pd::parse_sample_id(v_[1], k_sched_type);
     ASSERT_TRUE(cid);
     EXPECT_EQ(cid->time, 5001u);
     EXPECT_EQ(cid->id, 21u);
     EXPECT_EQ(cid->cpu, 1u);
     EXPECT_EQ(cid->pid, 100u);
     EXPECT_EQ(cid->tid, 101u);
-    EXPECT_EQ(f->attr_of(v[1]), &f->attrs()[1]);
+    EXPECT_EQ(f_->attr_of(v_[1]), &f_->attrs()[1]);
+}
 
-    EXPECT_EQ(v[2].type(), std::uint32_t{PERF_RECORD_MMAP2});
-    EXPECT_EQ(v[2].misc(), PERF_RECORD_MISC_USER);
+TEST_F(PerfDataRoundTrip, Mmap2AsPerfLaysItOut) {
+    EXPECT_EQ(v_[2].type(), std::uint32_t{PERF_RECORD_MMAP2});
+    EXPECT_EQ(v_[2].misc(), PERF_RECORD_MISC_USER);
     {  // MMAP2's body as perf_record_mmap2 lays it out
-        const std::byte* b = v[2].bytes.data() + 8;
+        const std::byte* b = v_[2].bytes.data() + 8;
         std::uint64_t start, len, pgoff, ino;
         std::uint32_t maj, min, prot, flags;
         std::memcpy(&start, b + 8, 8);
@@ -395,56 +419,62 @@ TEST(PerfData, RoundTrip) {
         EXPECT_EQ(prot, unsigned(PROT_READ | PROT_EXEC));
         EXPECT_EQ(flags, unsigned(MAP_PRIVATE));
         EXPECT_STREQ(reinterpret_cast<const char*>(b + 64), "/usr/bin/worker");
-        EXPECT_EQ(pd::parse_sample_id(v[2], k_sched_type)->time, 5002u);
+        EXPECT_EQ(pd::parse_sample_id(v_[2], k_sched_type)->time, 5002u);
     }
+}
 
-    auto fork = pd::parse_task(v[3]);
+TEST_F(PerfDataRoundTrip, ForkAndSwitches) {
+    auto fork = pd::parse_task(v_[3]);
     ASSERT_TRUE(fork);
-    EXPECT_EQ(v[3].type(), std::uint32_t{PERF_RECORD_FORK});
+    EXPECT_EQ(v_[3].type(), std::uint32_t{PERF_RECORD_FORK});
     EXPECT_EQ(fork->pid, 200u);
     EXPECT_EQ(fork->ppid, 100u);
     EXPECT_EQ(fork->tid, 201u);
     EXPECT_EQ(fork->ptid, 101u);
     EXPECT_EQ(fork->time, 5003u);
 
-    auto out = pd::parse_switch(v[4]);
+    auto out = pd::parse_switch(v_[4]);
     ASSERT_TRUE(out);
     EXPECT_TRUE(out->out);
     EXPECT_TRUE(out->preempt);
     EXPECT_EQ(out->next_prev_pid, 200u);
     EXPECT_EQ(out->next_prev_tid, 201u);
-    EXPECT_EQ(pd::parse_sample_id(v[4], k_sched_type)->tid, 101u);
-    auto in = pd::parse_switch(v[5]);
+    EXPECT_EQ(pd::parse_sample_id(v_[4], k_sched_type)->tid, 101u);
+    auto in = pd::parse_switch(v_[5]);
     ASSERT_TRUE(in);
     EXPECT_FALSE(in->out);
     EXPECT_FALSE(in->preempt);
     EXPECT_EQ(in->next_prev_pid, 100u);
-    EXPECT_EQ(pd::parse_sample_id(v[5], k_sched_type)->time, 5005u);
+    EXPECT_EQ(pd::parse_sample_id(v_[5], k_sched_type)->time, 5005u);
+}
 
-    auto lost = pd::parse_lost(v[6]);
+TEST_F(PerfDataRoundTrip, LostAuxItraceExitFinishedRound) {
+    auto lost = pd::parse_lost(v_[6]);
     ASSERT_TRUE(lost);
     EXPECT_EQ(lost->id, 20u);
     EXPECT_EQ(lost->lost, 17u);
-    EXPECT_EQ(f->attr_of(v[6]), &f->attrs()[1]);
+    EXPECT_EQ(f_->attr_of(v_[6]), &f_->attrs()[1]);
 
-    auto aux = pd::parse_aux(v[7]);
+    auto aux = pd::parse_aux(v_[7]);
     ASSERT_TRUE(aux);
     EXPECT_EQ(aux->aux_offset, 4096u);
     EXPECT_EQ(aux->aux_size, 512u);
     EXPECT_EQ(aux->flags, std::uint64_t{PERF_AUX_FLAG_TRUNCATED});
 
-    EXPECT_EQ(v[8].type(), std::uint32_t{PERF_RECORD_ITRACE_START});
-    EXPECT_EQ(pd::parse_sample_id(v[8], k_sched_type)->time, 5008u);
-    auto exit = pd::parse_task(v[9]);
+    EXPECT_EQ(v_[8].type(), std::uint32_t{PERF_RECORD_ITRACE_START});
+    EXPECT_EQ(pd::parse_sample_id(v_[8], k_sched_type)->time, 5008u);
+    auto exit = pd::parse_task(v_[9]);
     ASSERT_TRUE(exit);
-    EXPECT_EQ(v[9].type(), std::uint32_t{PERF_RECORD_EXIT});
+    EXPECT_EQ(v_[9].type(), std::uint32_t{PERF_RECORD_EXIT});
     EXPECT_EQ(exit->pid, 200u);
 
-    EXPECT_EQ(v[10].type(), std::uint32_t{pd::record_finished_round});
-    EXPECT_EQ(v[10].bytes.size(), 8u);
-    EXPECT_EQ(f->attr_of(v[10]), nullptr);
+    EXPECT_EQ(v_[10].type(), std::uint32_t{pd::record_finished_round});
+    EXPECT_EQ(v_[10].bytes.size(), 8u);
+    EXPECT_EQ(f_->attr_of(v_[10]), nullptr);
+}
 
-    auto at = pd::parse_auxtrace(v[11]);
+TEST_F(PerfDataRoundTrip, AuxtraceKeptBehindTheData) {
+    auto at = pd::parse_auxtrace(v_[11]);
     ASSERT_TRUE(at);
     EXPECT_EQ(at->size, 40u);  // 37 padded to 8
     EXPECT_EQ(at->offset, 4096u);
@@ -452,12 +482,14 @@ TEST(PerfData, RoundTrip) {
     EXPECT_EQ(at->idx, 3u);
     EXPECT_EQ(at->tid, 101u);
     EXPECT_EQ(at->cpu, 1u);
-    ASSERT_EQ(v[11].auxtrace.size(), 40u);
+    ASSERT_EQ(v_[11].auxtrace.size(), 40u);
     // Kept in the feat_kring_auxtrace section, behind the data.
-    EXPECT_GT(v[11].offset, v[12].offset);
-    EXPECT_TRUE(std::equal(e.aux_payload.begin(), e.aux_payload.end(), v[11].auxtrace.begin()));
+    EXPECT_GT(v_[11].offset, v_[12].offset);
+    EXPECT_TRUE(std::equal(e_.aux_payload.begin(), e_.aux_payload.end(), v_[11].auxtrace.begin()));
+}
 
-    auto raw = pd::parse_sample(v[12], k_clock_type | PERF_SAMPLE_RAW);
+TEST_F(PerfDataRoundTrip, RawSamplePadded) {
+    auto raw = pd::parse_sample(v_[12], k_clock_type | PERF_SAMPLE_RAW);
     ASSERT_TRUE(raw);
     EXPECT_EQ(raw->id, 10u);
     EXPECT_EQ(raw->time, 6000u);
@@ -465,17 +497,19 @@ TEST(PerfData, RoundTrip) {
     EXPECT_EQ(raw->raw.size() % 8, 4u);  // u32 size + bytes end on 8 bytes
     for (std::size_t i = 0; i < 13; i++)
         EXPECT_EQ(raw->raw[i], std::byte(i + 1));
+}
 
+TEST_F(PerfDataRoundTrip, ParsersRefuseOtherTypesAndShortRecords) {
     // Parsers refuse records of other types or too short.
-    EXPECT_FALSE(pd::parse_comm(v[0]));
-    EXPECT_FALSE(pd::parse_sample(v[1], k_clock_type));
-    EXPECT_FALSE(pd::parse_switch(v[3]));
-    EXPECT_FALSE(pd::parse_task(v[4]));
-    EXPECT_FALSE(pd::parse_lost(v[7]));
-    EXPECT_FALSE(pd::parse_aux(v[6]));
-    EXPECT_FALSE(pd::parse_auxtrace(v[10]));
+    EXPECT_FALSE(pd::parse_comm(v_[0]));
+    EXPECT_FALSE(pd::parse_sample(v_[1], k_clock_type));
+    EXPECT_FALSE(pd::parse_switch(v_[3]));
+    EXPECT_FALSE(pd::parse_task(v_[4]));
+    EXPECT_FALSE(pd::parse_lost(v_[7]));
+    EXPECT_FALSE(pd::parse_aux(v_[6]));
+    EXPECT_FALSE(pd::parse_auxtrace(v_[10]));
     pd::record_view shortr;
-    shortr.bytes = std::span<const std::byte>(v[0].bytes.data(), 16);
+    shortr.bytes = std::span<const std::byte>(v_[0].bytes.data(), 16);
     EXPECT_FALSE(pd::parse_sample(shortr, k_clock_type));
 }
 
