@@ -552,95 +552,98 @@ field_verdict follow_against_foreign(bool drop, int cpu, int to_a, int from_a, i
 // state or the preemption they left the CPU in, not the CPU a waker ran
 // on. Root, following the same way, sees all of these (the control that the
 // foreign tasks were there), and both see every field of their own tasks.
+// One follower (@drop: as nobody, else as root) of its own thread on CPU 0
+// among foreign tasks that switch, wake each other, run in the kernel and
+// fork and wait on vfork children, on CPU 0 and (a partner) on CPU 1.
+field_verdict follow_among_foreign_tasks(bool drop) {
+    const int cpu = 0;
+    field_verdict v;
+    int a[2], b[2], c2[2], d2[2], go[2], res[2];
+    if (::pipe(a) || ::pipe(b) || ::pipe(c2) || ::pipe(d2) || ::pipe(go) || ::pipe(res)) {
+        v.err = errno;
+        return v;
+    }
+    void* page =
+        ::mmap(nullptr, kt::page_size(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) {
+        v.err = errno;
+        return v;
+    }
+    auto* ctl = new (page) foreign_ctl;
+    auto partner = [](int on, int from, int to) {
+        return [=] {
+            if (!kt::pin_to(on))
+                return 1;
+            char x;
+            while (::read(from, &x, 1) == 1 && ::write(to, &x, 1) == 1) {}
+            return 0;
+        };
+    };
+    bool second = kt::online_cpus() > 1 && kt::in_child([] { return kt::pin_to(1) ? 0 : 1; }) == 0;
+    std::vector<pid_t> foreign;
+    foreign.push_back(kt::fork_child(partner(cpu, a[0], b[1])));
+    if (second)
+        foreign.push_back(kt::fork_child(partner(1, c2[0], d2[1])));
+    foreign.push_back(kt::fork_child([&] {  // in the kernel, preemptible at cond_resched()
+        if (!kt::pin_to(cpu))
+            return 1;
+        int zero = ::open("/dev/zero", O_RDONLY | O_CLOEXEC);
+        std::vector<char> buf(256 * 1024);
+        char x;
+        while (::read(go[0], &x, 1) == 1)
+            while (ctl->spin)
+                if (::read(zero, buf.data(), buf.size()) < 0)
+                    return 1;
+        return 0;
+    }));
+    foreign.push_back(kt::fork_child([&] {  // waits on vfork children, which exit
+        if (!kt::pin_to(cpu))
+            return 1;
+        for (;;) {
+            pid_t p = ::vfork();
+            if (p == 0)
+                ::_exit(0);
+            if (p < 0)
+                return 1;
+            ::waitpid(p, nullptr, 0);
+            ::usleep(300);
+        }
+    }));
+    pid_t f = kt::fork_child([&] {
+        if (!kt::pin_to(cpu))
+            return 1;
+        field_verdict r =
+            follow_against_foreign(drop, cpu, a[1], b[0], second ? c2[1] : -1, d2[0], go[1], ctl);
+        return ::write(res[1], &r, sizeof(r)) == ssize_t(sizeof(r)) ? 0 : 1;
+    });
+    ssize_t got = ::read(res[0], &v, sizeof(v));
+    kt::wait_child(f);
+    for (pid_t p : foreign)
+        ::kill(p, SIGKILL);
+    for (pid_t p : foreign)
+        kt::wait_child(p);
+    for (int fd :
+         {a[0], a[1], b[0], b[1], c2[0], c2[1], d2[0], d2[1], go[0], go[1], res[0], res[1]})
+        ::close(fd);
+    ::munmap(page, kt::page_size());
+    if (got != ssize_t(sizeof(v)))
+        v.err = EPIPE;
+    std::printf(
+        "%s follower: %ld records (%ld switches, %ld in from another task, %ld wakeups, %ld "
+        "by another task, %ld forks, %ld exits, %ld timer samples), %llu lost; another "
+        "task's name %ld, state %ld, preemption %ld, waker's CPU %ld; own fields wrong %ld\n",
+        drop ? "unprivileged" : "root", v.records, v.switches, v.switch_ins, v.wakeups,
+        v.foreign_wakeups, v.forks, v.exits, v.timer_samples, (unsigned long long)v.lost, v.named,
+        v.state, v.preempt, v.waker_cpu, v.wrong);
+    if (v.first[0])
+        std::printf("  first: %s\n", v.first);
+    return v;
+}
+
 TEST(Security, FollowerLearnsNothingOfForeignTasks) {
     if (!is_root())
         GTEST_SKIP() << "needs root to run the foreign tasks";
-    const int cpu = 0;
-    auto run = [&](bool drop) {
-        field_verdict v;
-        int a[2], b[2], c2[2], d2[2], go[2], res[2];
-        if (::pipe(a) || ::pipe(b) || ::pipe(c2) || ::pipe(d2) || ::pipe(go) || ::pipe(res)) {
-            v.err = errno;
-            return v;
-        }
-        void* page = ::mmap(nullptr, kt::page_size(), PROT_READ | PROT_WRITE,
-                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (page == MAP_FAILED) {
-            v.err = errno;
-            return v;
-        }
-        auto* ctl = new (page) foreign_ctl;
-        auto partner = [](int on, int from, int to) {
-            return [=] {
-                if (!kt::pin_to(on))
-                    return 1;
-                char x;
-                while (::read(from, &x, 1) == 1 && ::write(to, &x, 1) == 1) {}
-                return 0;
-            };
-        };
-        bool second =
-            kt::online_cpus() > 1 && kt::in_child([] { return kt::pin_to(1) ? 0 : 1; }) == 0;
-        std::vector<pid_t> foreign;
-        foreign.push_back(kt::fork_child(partner(cpu, a[0], b[1])));
-        if (second)
-            foreign.push_back(kt::fork_child(partner(1, c2[0], d2[1])));
-        foreign.push_back(kt::fork_child([&] {  // in the kernel, preemptible at cond_resched()
-            if (!kt::pin_to(cpu))
-                return 1;
-            int zero = ::open("/dev/zero", O_RDONLY | O_CLOEXEC);
-            std::vector<char> buf(256 * 1024);
-            char x;
-            while (::read(go[0], &x, 1) == 1)
-                while (ctl->spin)
-                    if (::read(zero, buf.data(), buf.size()) < 0)
-                        return 1;
-            return 0;
-        }));
-        foreign.push_back(kt::fork_child([&] {  // waits on vfork children, which exit
-            if (!kt::pin_to(cpu))
-                return 1;
-            for (;;) {
-                pid_t p = ::vfork();
-                if (p == 0)
-                    ::_exit(0);
-                if (p < 0)
-                    return 1;
-                ::waitpid(p, nullptr, 0);
-                ::usleep(300);
-            }
-        }));
-        pid_t f = kt::fork_child([&] {
-            if (!kt::pin_to(cpu))
-                return 1;
-            field_verdict r = follow_against_foreign(drop, cpu, a[1], b[0], second ? c2[1] : -1,
-                                                     d2[0], go[1], ctl);
-            return ::write(res[1], &r, sizeof(r)) == ssize_t(sizeof(r)) ? 0 : 1;
-        });
-        ssize_t got = ::read(res[0], &v, sizeof(v));
-        kt::wait_child(f);
-        for (pid_t p : foreign)
-            ::kill(p, SIGKILL);
-        for (pid_t p : foreign)
-            kt::wait_child(p);
-        for (int fd :
-             {a[0], a[1], b[0], b[1], c2[0], c2[1], d2[0], d2[1], go[0], go[1], res[0], res[1]})
-            ::close(fd);
-        ::munmap(page, kt::page_size());
-        if (got != ssize_t(sizeof(v)))
-            v.err = EPIPE;
-        std::printf(
-            "%s follower: %ld records (%ld switches, %ld in from another task, %ld wakeups, %ld "
-            "by another task, %ld forks, %ld exits, %ld timer samples), %llu lost; another "
-            "task's name %ld, state %ld, preemption %ld, waker's CPU %ld; own fields wrong %ld\n",
-            drop ? "unprivileged" : "root", v.records, v.switches, v.switch_ins, v.wakeups,
-            v.foreign_wakeups, v.forks, v.exits, v.timer_samples, (unsigned long long)v.lost,
-            v.named, v.state, v.preempt, v.waker_cpu, v.wrong);
-        if (v.first[0])
-            std::printf("  first: %s\n", v.first);
-        return v;
-    };
-    field_verdict nobody = run(true);
+    field_verdict nobody = follow_among_foreign_tasks(true);
     ASSERT_EQ(nobody.err, 0) << std::strerror(nobody.err);
     EXPECT_EQ(nobody.bad, 0u);
     EXPECT_EQ(nobody.wrong, 0) << nobody.first;
@@ -649,7 +652,14 @@ TEST(Security, FollowerLearnsNothingOfForeignTasks) {
     EXPECT_GT(nobody.foreign_wakeups, 0);
     EXPECT_EQ(nobody.forks, 1);
     EXPECT_EQ(nobody.exits, 1);
-    field_verdict root = run(false);
+}
+
+// The same tasks followed by root: every field is there, so the blanks
+// above are blanks, not fields that never had anything to show.
+TEST(Security, RootFollowerSeesForeignTasks) {
+    if (!is_root())
+        GTEST_SKIP() << "needs root to run the foreign tasks";
+    field_verdict root = follow_among_foreign_tasks(false);
     ASSERT_EQ(root.err, 0) << std::strerror(root.err);
     EXPECT_EQ(root.bad, 0u);
     EXPECT_EQ(root.wrong, 0) << root.first;
@@ -1457,6 +1467,39 @@ TEST(Security, RedirectedChannelPollsAndResetsWithItsTarget) {
 // channel of the same thread (written where the thread runs). The buffer's
 // write lock keeps every record intact and the accounting exact; a debug
 // kernel would warn if two CPUs entered the ring at once.
+// What the shared buffer of TwoCpuWritersShareOneBufferIntact holds: its
+// SAMPLEs (the sched channel's wakeups among them), LOST counts and
+// anything malformed.
+struct shared_buffer_tally {
+    std::uint64_t layout, sched_id;
+    long wakeups = 0, samples = 0, bad = 0;
+    std::uint64_t lost = 0;
+
+    void drain(kt::raw_channel& ch) {
+        long r = ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
+            kt::sample x;
+            if (h.type == KRING_RECORD_LOST) {
+                kring_lost_record l;
+                std::memcpy(&l, rec, sizeof(l));
+                lost += l.lost;
+                return;
+            }
+            if (h.type != KRING_RECORD_SAMPLE || !kt::parse_sample(rec, layout, x)) {
+                bad++;
+                return;
+            }
+            samples++;
+            kring_sched_raw r{};
+            if (x.id == sched_id && x.raw_size >= sizeof(r)) {
+                std::memcpy(&r, x.raw, sizeof(r));
+                wakeups += r.kind == KRING_SCHED_WAKEUP;
+            }
+        });
+        if (r < 0)
+            bad++;
+    }
+};
+
 TEST(Security, TwoCpuWritersShareOneBufferIntact) {
     if (!is_root() || kt::online_cpus() < 2)
         GTEST_SKIP() << "needs root and two CPUs";
@@ -1504,31 +1547,8 @@ TEST(Security, TwoCpuWritersShareOneBufferIntact) {
     ASSERT_EQ(sched.ioctl0(KRING_IOC_ENABLE), 0);
     std::uint64_t sched_id = 0;
     ASSERT_EQ(sched.ioctl_arg(KRING_IOC_ID, &sched_id), 0);
-    long wakeups = 0, samples = 0, bad = 0;
-    std::uint64_t lost = 0;
-    auto drain = [&] {
-        long r = timer.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
-            kt::sample x;
-            if (h.type == KRING_RECORD_LOST) {
-                kring_lost_record l;
-                std::memcpy(&l, rec, sizeof(l));
-                lost += l.lost;
-                return;
-            }
-            if (h.type != KRING_RECORD_SAMPLE || !kt::parse_sample(rec, layout, x)) {
-                bad++;
-                return;
-            }
-            samples++;
-            kring_sched_raw r{};
-            if (x.id == sched_id && x.raw_size >= sizeof(r)) {
-                std::memcpy(&r, x.raw, sizeof(r));
-                wakeups += r.kind == KRING_SCHED_WAKEUP;
-            }
-        });
-        if (r < 0)
-            bad++;
-    };
+    shared_buffer_tally tally{layout, sched_id};
+    auto drain = [&] { tally.drain(timer); };
     // 1.5 s at least, and on until more than 10 wakeups were recorded.
     std::atomic<bool> enough{false};
     std::thread waker([&] {
@@ -1542,7 +1562,7 @@ TEST(Security, TwoCpuWritersShareOneBufferIntact) {
         ::usleep(20000);
         drain();
         const std::uint64_t ran = kt::now_ns() - t0;
-        if ((ran >= 1500000000ull && wakeups > 10) ||
+        if ((ran >= 1500000000ull && tally.wakeups > 10) ||
             ran >= std::uint64_t(std::chrono::nanoseconds(kt::patience).count()))
             enough = true;
     }
@@ -1553,12 +1573,12 @@ TEST(Security, TwoCpuWritersShareOneBufferIntact) {
     ::close(ping[1]);
     followed.join();
     kring_stats st = timer.stats();
-    std::printf("two-CPU buffer: %ld samples (%ld wakeups), %llu lost\n", samples, wakeups,
-                (unsigned long long)lost);
-    EXPECT_EQ(bad, 0);
-    EXPECT_GT(wakeups, 10);
+    std::printf("two-CPU buffer: %ld samples (%ld wakeups), %llu lost\n", tally.samples,
+                tally.wakeups, (unsigned long long)tally.lost);
+    EXPECT_EQ(tally.bad, 0);
+    EXPECT_GT(tally.wakeups, 10);
     EXPECT_EQ(st.produced, st.written + st.lost_no_space + st.lost_too_big + st.lost_paused);
-    EXPECT_EQ(std::uint64_t(samples), st.written);
+    EXPECT_EQ(std::uint64_t(tally.samples), st.written);
 }
 
 }  // namespace
