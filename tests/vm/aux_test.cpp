@@ -326,88 +326,113 @@ TEST(Aux, CpuModeFollowsHotplug) {
 // stream is whole and ITRACE_START names the thread. Packet times are
 // spread over the run time they stand for, so they fall where the thread
 // ran.
-TEST(Aux, TaskModeTracesOnlyWhileTheTaskRuns) {
-    if (!capture_available())
-        GTEST_SKIP() << "the module has no capture modes (KRING_FEAT_CAPTURE clear)";
-    auto busy = [](std::chrono::milliseconds d) {
+// The followed thread of TaskModeTracesOnlyWhileTheTaskRuns: once started,
+// 150 ms of its CPU time, a 300 ms sleep, 150 ms more; a busy thread on
+// the other CPUs meanwhile (the tracer must not trace it).
+class busy_sleep_busy {
+public:
+    busy_sleep_busy() {
+        target_ = std::thread([this] {
+            tid_ = static_cast<int>(::syscall(SYS_gettid));
+            while (!go_)
+                std::this_thread::sleep_for(1ms);
+            busy_cpu(150ms);
+            std::uint64_t cpu0 = thread_cpu_ns();
+            sleep_from = now_ns();
+            std::this_thread::sleep_for(300ms);
+            sleep_to = now_ns();
+            cpu_in_sleep = thread_cpu_ns() - cpu0;
+            busy_cpu(150ms);
+            done_ = true;
+        });
+        noise_ = std::thread([this] {
+            while (!stop_noise_)
+                busy(10ms);
+        });
+        while (!tid_)
+            std::this_thread::sleep_for(1ms);
+    }
+    ~busy_sleep_busy() {
+        go_ = true;
+        join();
+        stop_noise();
+    }
+    int tid() const { return tid_; }
+    void start() { go_ = true; }
+    bool done() const { return done_; }
+    void join() {
+        if (target_.joinable())
+            target_.join();
+    }
+    void stop_noise() {
+        stop_noise_ = true;
+        if (noise_.joinable())
+            noise_.join();
+    }
+
+    std::atomic<std::uint64_t> sleep_from{0}, sleep_to{0}, cpu_in_sleep{0};
+
+private:
+    static void busy(std::chrono::milliseconds d) {
         auto end = clk::now() + d;
         volatile std::uint64_t x = 0;
         while (clk::now() < end)
             x = x + 1;
-    };
-    auto busy_cpu = [](std::chrono::milliseconds d) {
+    }
+    static void busy_cpu(std::chrono::milliseconds d) {
         const std::uint64_t end = thread_cpu_ns() + std::uint64_t(d.count()) * 1000000;
         volatile std::uint64_t x = 0;
         while (thread_cpu_ns() < end)
             for (int i = 0; i < 1000; i++)
                 x = x + 1;
-    };
-    std::atomic<int> tid{0};
-    std::atomic<bool> go{false}, done{false}, stop_noise{false};
-    std::atomic<std::uint64_t> sleep_from{0}, sleep_to{0}, cpu_in_sleep{0};
-    std::thread target([&] {
-        tid = static_cast<int>(::syscall(SYS_gettid));
-        while (!go)
-            std::this_thread::sleep_for(1ms);
-        busy_cpu(150ms);
-        std::uint64_t cpu0 = thread_cpu_ns();
-        sleep_from = now_ns();
-        std::this_thread::sleep_for(300ms);
-        sleep_to = now_ns();
-        cpu_in_sleep = thread_cpu_ns() - cpu0;
-        busy_cpu(150ms);
-        done = true;
-    });
-    std::thread noise([&] {
-        while (!stop_noise)
-            busy(10ms);
-    });
-    while (!tid)
-        std::this_thread::sleep_for(1ms);
+    }
 
+    std::atomic<int> tid_{0};
+    std::atomic<bool> go_{false}, done_{false}, stop_noise_{false};
+    std::thread target_, noise_;
+};
+
+TEST(Aux, TaskModeTracesOnlyWhileTheTaskRuns) {
+    if (!capture_available())
+        GTEST_SKIP() << "the module has no capture modes (KRING_FEAT_CAPTURE clear)";
+    busy_sleep_busy t;
     tracer_cfg c;
     c.cpu = -1;
-    c.pid = tid;
+    c.pid = t.tid();
     c.per_tick = 16;
     c.aux_pages = 128;
     aux_channel a;
     int err = a.setup(c);
-    if (err) {
-        go = done = stop_noise = true;
-        target.join();
-        noise.join();
-        ASSERT_EQ(err, 0) << "task-mode tracer refused";
-    }
+    ASSERT_EQ(err, 0) << "task-mode tracer refused";
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_ENABLE), 0);
-    go = true;
+    t.start();
 
     tracer_output o(c.payload);
     const packet_parser& pp = o.pp;
     const auto& itraces = o.itraces;
     const std::uint64_t& truncated = o.truncated;
-    while (!done) {
+    while (!t.done()) {
         o.read(a);
         std::this_thread::sleep_for(2ms);
     }
-    target.join();
+    t.join();
     ASSERT_EQ(a.ch.ioctl0(KRING_IOC_DISABLE), 0);
     o.read(a);
-    stop_noise = true;
-    noise.join();
+    t.stop_noise();
 
     EXPECT_EQ(o.bad, 0) << pp.why;
     ASSERT_EQ(itraces.size(), 1u);
     EXPECT_EQ(itraces[0].pid, static_cast<std::uint32_t>(::getpid()));
-    EXPECT_EQ(itraces[0].tid, static_cast<std::uint32_t>(tid.load()));
+    EXPECT_EQ(itraces[0].tid, static_cast<std::uint32_t>(t.tid()));
     ASSERT_FALSE(pp.seqs.empty()) << "nothing traced";
     std::uint64_t gaps = 0, before = 0, during = 0, after = 0;
     for (std::size_t i = 0; i < pp.seqs.size(); i++) {
         if (i)
             gaps += pp.seqs[i] != pp.seqs[i - 1] + 1;
-        std::uint64_t t = pp.times[i];
-        if (t <= sleep_from)
+        std::uint64_t at = pp.times[i];
+        if (at <= t.sleep_from)
             before++;
-        else if (t < sleep_to)
+        else if (at < t.sleep_to)
             during++;
         else
             after++;
@@ -422,19 +447,19 @@ TEST(Aux, TaskModeTracesOnlyWhileTheTaskRuns) {
     // CPU time of the thread's. Those stalls are allowed up to a quarter of
     // the sleep; the sleeping thread or the busy one, if either were
     // traced, would give its whole length.
-    const std::uint64_t slept_ms = (sleep_to - sleep_from) / 1'000'000;
+    const std::uint64_t slept_ms = (t.sleep_to - t.sleep_from) / 1'000'000;
     const std::uint64_t due =
-        c.per_tick * cpu_in_sleep / 1'000'000 + c.per_tick + c.per_tick * slept_ms / 4;
+        c.per_tick * t.cpu_in_sleep / 1'000'000 + c.per_tick + c.per_tick * slept_ms / 4;
     EXPECT_LE(gaps, truncated) << "a gap in the packet sequence without TRUNCATED";
     EXPECT_GT(before, 0u) << "nothing traced in the first busy phase";
     EXPECT_LE(during, due) << "packets while the followed thread slept (its CPU time then: "
-                           << cpu_in_sleep << " ns)";
+                           << t.cpu_in_sleep << " ns)";
     EXPECT_GT(after, 0u) << "nothing traced in the second busy phase";
     std::printf(
         "task mode: %zu packets (%lu before the sleep, %lu during it for %lu us of "
         "CPU time, %lu after), %lu TRUNCATED\n",
         pp.seqs.size(), static_cast<unsigned long>(before), static_cast<unsigned long>(during),
-        static_cast<unsigned long>(cpu_in_sleep / 1000), static_cast<unsigned long>(after),
+        static_cast<unsigned long>(t.cpu_in_sleep / 1000), static_cast<unsigned long>(after),
         static_cast<unsigned long>(truncated));
 }
 
