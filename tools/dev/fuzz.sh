@@ -29,7 +29,7 @@ mkdir -p "$b"
 # lived in tests/libfuzzer/ before) is started afresh.
 src=$top/tests/fuzz/libfuzzer
 if [ -f "$b/build/CMakeCache.txt" ] &&
-	! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$b/build/CMakeCache.txt"; then
+	! grep -qxF "CMAKE_HOME_DIRECTORY:INTERNAL=$src" "$b/build/CMakeCache.txt"; then
 	rm -rf "$b/build"
 fi
 if ! { cmake -S "$src" -B "$b/build" -DCMAKE_C_COMPILER="$cc" \
