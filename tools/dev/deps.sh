@@ -15,7 +15,9 @@ pkgs=(
 	# arm64 kernels and modules (make check-build, arm64-* kernels), and
 	# the arm64 guests' programs (GoogleTest built from its source)
 	gcc-aarch64-linux-gnu g++-aarch64-linux-gnu googletest
-	# guests (an arm64 guest's busybox is fetched by tools/dev/vm/busybox.sh)
+	# guests (an arm64 guest's busybox is fetched by tools/dev/vm/busybox.sh;
+	# the guests' QEMU by tools/dev/vm/qemu.sh, and Debian 12's own brings
+	# the firmware it boots, SeaBIOS and iPXE)
 	qemu-system-x86 qemu-system-arm busybox-static file
 	# static analysis of the module
 	sparse
@@ -33,6 +35,14 @@ pkgs=(
 	# tests; man pages from --help; the report's SVG checked as XML
 	linux-perf help2man libxml2-utils
 )
+
+# The libraries of the guests' QEMU (fetched into the cache, not installed).
+if libs=$("$(dirname "$0")/vm/qemu.sh" libs); then
+	read -r -d '' -a qlibs <<<"$libs" || true
+	pkgs+=("${qlibs[@]}")
+else
+	echo "deps.sh: the guests' QEMU could not be fetched (tools/dev/vm/qemu.sh)" >&2
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do

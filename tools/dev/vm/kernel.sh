@@ -51,6 +51,9 @@ cache=${KRING_CACHE:-$HOME/.cache/kring}
 jobs=${KRING_JOBS:-$(nproc)}
 mkdir -p "$cache"
 
+# shellcheck source=tools/dev/vm/debian-apt.sh
+. "$here/debian-apt.sh"
+
 die() { echo "kernel.sh: $*" >&2; exit 1; }
 log() { echo "kernel.sh: $*" >&2; }
 
@@ -124,28 +127,15 @@ series_of() {
 	esac
 }
 
-# apt-get/apt-cache on Debian unstable's package lists, kept under the
-# cache: its own sources.list, lists and archive cache.
+# apt-get/apt-cache on Debian unstable's package lists (debian-apt.sh).
 unstable_apt() {
-	local tool=$1 dir=$cache/apt-unstable
-	shift
-	mkdir -p "$dir/lists/partial" "$dir/archives/partial"
-	[ -f "$dir/sources.list" ] ||
-		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian unstable main" \
-			>"$dir/sources.list"
-	"$tool" -q -o Dir::Etc::sourcelist="$dir/sources.list" -o Dir::Etc::sourceparts=/nonexistent \
-		-o Dir::State::Lists="$dir/lists" -o Dir::Cache="$dir" -o Dir::Cache::archives="$dir/archives" \
-		-o Debug::NoLocking=1 -o APT::Sandbox::User=root "$@"
+	debian_apt "$cache/apt-unstable" unstable "$@"
 }
 
 # "linux-source-X.Y VERSION" of the newest kernel source unstable carries.
 newest_package() {
-	local pkg ver stamp=$cache/apt-unstable/updated
-	# One refresh of the lists serves the calls of one check run.
-	if [ -z "$(find "$stamp" -mmin -30 2>/dev/null)" ]; then
-		unstable_apt apt-get update >/dev/null 2>&1 || return 1
-		touch "$stamp"
-	fi
+	local pkg ver
+	debian_apt_refresh "$cache/apt-unstable" unstable || return 1
 	pkg=$(unstable_apt apt-cache search --names-only '^linux-source-[0-9]+\.[0-9]+$' 2>/dev/null |
 		awk '{ print $1 }' | sort -V | tail -1)
 	[ -n "$pkg" ] || return 1

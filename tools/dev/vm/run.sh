@@ -28,6 +28,9 @@
 # Environment: KRING_VM_CMDLINE adds kernel command-line options;
 # KRING_VM_TCG_THREAD=single runs both vCPUs on one host thread (default
 # multi: one thread per vCPU, so guest CPUs really run in parallel).
+# KRING_VM_QEMU=system runs the system's QEMU instead of the one
+# tools/dev/vm/qemu.sh fetches (Debian 12's own has a TCG defect that kills
+# x86 guests which patch kernel text: docs/TESTING.md).
 #
 # Exit status: 0 when the guest script exited 0 and the console shows no
 # kernel report; 1 otherwise (offending lines are printed); 2 on a timeout.
@@ -100,11 +103,8 @@ outport=ttyS1
 # it (stock kernels): a module unloaded with callbacks pending shows it.
 #
 # tsc=reliable: under a loaded host the clocksource watchdog sees TCG's TSC
-# skew against the HPET and marks it unstable; the kernel then disables the
-# sched_clock_stable static key, rewriting hot text while both vCPUs run,
-# which multi-threaded TCG does not survive reliably (stale translations:
-# docs/TESTING.md). Seen: a stock 6.12 guest reset itself right after
-# "Marking clocksource 'tsc' as unstable". TCG's TSC follows the host's
+# skew against the HPET, marks it unstable and switches clocksource and
+# sched_clock in the middle of a run. TCG's TSC follows the host's
 # monotonic clock on every vCPU, so it needs no watchdog.
 cmdline="loglevel=5 panic=-1 oops=panic nokaslr rcu_nocbs=0-$((cpus - 1))"
 accel=(-accel "tcg,thread=${KRING_VM_TCG_THREAD:-multi}" -smp "$cpus" -m "$mem"
@@ -112,10 +112,23 @@ accel=(-accel "tcg,thread=${KRING_VM_TCG_THREAD:-multi}" -smp "$cpus" -m "$mem"
 # The port of --outdir: a second serial port on x86-64 (the console is the
 # first); on arm64 the console.
 outserial=()
+# The QEMU binary (qemu=(...)), its firmware first and its own modules (a
+# module of another build aborts it); no sound card wanted, none probed.
+qemu_of() {
+	local bin
+	if [ "${KRING_VM_QEMU:-}" = system ]; then
+		qemu=("qemu-system-$1")
+		return
+	fi
+	bin=$("$here/qemu.sh" bin "$1") || exit 2
+	export QEMU_MODULE_DIR=${bin%/usr/bin/*}/usr/lib/x86_64-linux-gnu/qemu
+	qemu=("$bin" -L "${bin%/usr/bin/*}/usr/share/qemu" -audio none)
+}
 case $arch in
 amd64)
 	cmdline="console=ttyS0 $cmdline tsc=reliable"
-	qemu=(qemu-system-x86_64 -machine pc -cpu max "${accel[@]}")
+	qemu_of x86_64
+	qemu+=(-machine pc -cpu max "${accel[@]}")
 	[ -n "$outdir" ] && outserial=(-serial "file:$work/out.serial")
 	;;
 arm64)
@@ -123,7 +136,8 @@ arm64)
 	# and 64K granules); pauth-impdef: its cheap pointer-authentication
 	# hash, as the architected one costs TCG dearly.
 	cmdline="console=ttyAMA0 $cmdline"
-	qemu=(qemu-system-aarch64 -machine virt -cpu max,pauth-impdef=on "${accel[@]}")
+	qemu_of aarch64
+	qemu+=(-machine virt -cpu max,pauth-impdef=on "${accel[@]}")
 	;;
 esac
 cmdline+=${KRING_VM_CMDLINE:+ $KRING_VM_CMDLINE}
@@ -154,11 +168,6 @@ if [ "$shell" = 1 ]; then
 	exit
 fi
 
-# A kernel that dies while booting, before /init prints KRING-GUEST-START,
-# has not run any kring code (no module is loaded yet): under TCG this is
-# an emulator flake (seen: an int3 left by boot-time text patching in
-# sched_clock_cpu). Such a boot is retried once, and said so; anything
-# after the guest started counts as is.
 # The kernels built here keep their System.map next to arch/: it lets
 # console-check name the data a KCSAN report is about (kcsan-filter.py).
 map=$(dirname "$image")/../../../System.map
@@ -171,13 +180,6 @@ boot() {
 		-serial "file:$log" "${outserial[@]}" -append "$cmdline" </dev/null >"$work/qemu.out" 2>&1 || rc=$?
 }
 boot
-if [ "$rc" != 124 ] && [ "$rc" != 137 ] && ! grep -a -q 'KRING-GUEST-START' "$log" &&
-	! "$here/console-check" "$log" 2>/dev/null; then
-	cp "$log" "$log.boot-failure"
-	echo "run.sh: the kernel died while booting, before the guest started;" \
-		"retrying once (first console kept in $log.boot-failure)" >&2
-	boot
-fi
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 	echo "run.sh: guest timed out after ${timeout}s; console tail:" >&2
 	tail -20 "$log" >&2
