@@ -1040,23 +1040,14 @@ void attach_probes() {
 // synchronize_rcu() (in the last close and in the module loader) then no
 // longer waits behind the callbacks the unmaps queued. A short pause after
 // each unload lets them run while the module text is gone, rather than
-// after the next load has taken its place.
-//
-// CPU 1 stays offline meanwhile, and the last module loaded attaches its
-// probes before it comes back: unloading kring detaches them, and that
-// rewrites hot kernel text, which QEMU's multi-threaded TCG can leave
-// stale on another running vCPU (tools/dev/vm/check-guest.sh, one_cpu()).
-// The callbacks still run late, from the rcu_nocbs kthreads.
+// after the next load has taken its place. The last module loaded attaches
+// its probes, as the guest's first load did.
 TEST(ModuleCycle, UnloadWithCallbacksPending) {
     if (::geteuid() != 0)
         GTEST_SKIP() << "needs root to unload and load kring";
     if (::access(module_path, R_OK) != 0)
         GTEST_SKIP() << module_path << " is not in this guest";
     ASSERT_TRUE(module_loaded());
-    kt::cpu1_online_guard cpu1;
-    if (kt::cpu1_hotpluggable()) {
-        ASSERT_EQ(kt::set_cpu1_online(false), 0);
-    }
     module_reload_guard reload;
     kt::sysfs_setting expedited("/sys/kernel/rcu_expedited");
     const bool fast = expedited.usable() && expedited.set("1");

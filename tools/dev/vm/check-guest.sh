@@ -68,28 +68,6 @@ step() { # step NAME CMD...: run CMD, report it as one result
 	return $r
 }
 
-# one_cpu CMD...: run CMD with CPU 1 offline (where it can go offline).
-# kring attaches its probes to the sched tracepoints when a capture source
-# is first configured and detaches them when it unloads. That rewrites hot
-# kernel text (the tracepoints' static keys in __schedule, their static
-# call trampolines) while other CPUs run it, and QEMU's multi-threaded TCG
-# can then keep running a stale translation of that text on another vCPU.
-# Seen: CPU 1 looping with interrupts off on an int3 in __schedule that
-# memory no longer held, CPU 0 waiting forever in text_poke_bp()'s IPI.
-# The guest's kernel did nothing wrong; with one CPU online no other vCPU
-# translates the text while it changes. So the guest loads, first
-# attaches and unloads kring through one_cpu.
-one_cpu() {
-	off=0
-	if [ -w /sys/devices/system/cpu/cpu1/online ] &&
-		[ "$(cat /sys/devices/system/cpu/cpu1/online)" = 1 ]; then
-		echo 0 >/sys/devices/system/cpu/cpu1/online && off=1
-	fi
-	"$@"
-	r=$?
-	[ $off = 1 ] && echo 1 >/sys/devices/system/cpu/cpu1/online
-	return $r
-}
 # Load kring and attach its probes by configuring a capture source once
 # (the tool-sched step checks that source; a kernel without it has nothing
 # to attach).
@@ -111,7 +89,7 @@ default_policy() {
 }
 [ -z "$only" ] && step default-policy default_policy
 # The tests open it as an unprivileged user too.
-if ! step insmod-kring one_cpu load_kring dev_mode=0666; then
+if ! step insmod-kring load_kring dev_mode=0666; then
 	dmesg | tail -20
 	exit 1
 fi
@@ -446,5 +424,5 @@ fi
 rmmod_kring() {
 	wait_for 60 rmmod kring 2>/dev/null || rmmod kring
 }
-step rmmod-kring one_cpu rmmod_kring
+step rmmod-kring rmmod_kring
 exit $rc
