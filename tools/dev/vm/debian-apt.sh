@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+#!/usr/bin/env bash
 # Sourced by kernel.sh and qemu.sh: apt-get/apt-cache on one Debian suite's
 # package lists, kept in a folder of the cache with its own sources.list,
 # lists and archive cache. The system's apt configuration is never read or
