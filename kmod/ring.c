@@ -444,19 +444,25 @@ static __always_inline void ring_wakeup_check(struct kring_output_handle *h)
  * The outermost writer claims the ring for its CPU, nested ones (same CPU)
  * find it claimed by their own CPU; a writer on another CPU finds it
  * claimed by a foreign one and warns: two CPUs write the ring at once.
- * An atomic compare-and-exchange, so that the check itself is exact.
+ * An atomic compare-and-exchange, so that the check itself is exact. The
+ * claimant's caller (@ip) is kept for the warning, which names both.
  */
-static void ring_cpu_enter(struct kring_ring *rb)
+static void ring_cpu_enter(struct kring_ring *rb, unsigned long ip)
 {
 	int cpu = kring_ring_cpu(), old = -1;
 
 #ifdef __KERNEL__
 	old = cmpxchg(&rb->writer_cpu, -1, cpu);
+	if (old == -1)
+		WRITE_ONCE(rb->writer_ip, ip);
+	WARN_ONCE(old != -1 && old != cpu,
+		  "kring: ring entered from %pS on CPU %d while %pS writes it on CPU %d\n",
+		  (void *)ip, cpu, (void *)READ_ONCE(rb->writer_ip), old);
 #else
 	__atomic_compare_exchange_n(&rb->writer_cpu, &old, cpu, false,
 				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-#endif
 	WARN_ON_ONCE(old != -1 && old != cpu);
+#endif
 }
 
 /*
@@ -468,7 +474,7 @@ static void ring_cpu_leave(struct kring_ring *rb)
 	WRITE_ONCE(rb->writer_cpu, -1);
 }
 #else
-static inline void ring_cpu_enter(struct kring_ring *rb) { }
+static inline void ring_cpu_enter(struct kring_ring *rb, unsigned long ip) { }
 static inline void ring_cpu_leave(struct kring_ring *rb) { }
 #endif
 
@@ -477,7 +483,8 @@ static __always_inline unsigned int ring_get_handle(struct kring_output_handle *
 	struct kring_ring *rb = h->rb;
 	unsigned int nest;
 
-	ring_cpu_enter(rb);
+	/* Inlined into kring_output_begin(): its caller. */
+	ring_cpu_enter(rb, (unsigned long)__builtin_return_address(0));
 
 	/*
 	 * Not atomic, and need not be: an interrupt between the load and the
@@ -583,7 +590,7 @@ again:
 	kring_irq_point(rb);
 	if (unlikely(head != (unsigned long)local_read(&rb->head) ||
 		     seq != local64_read(&rb->seq))) {
-		ring_cpu_enter(rb);
+		ring_cpu_enter(rb, (unsigned long)__builtin_return_address(0));
 		WRITE_ONCE(rb->nest, 1);
 		if (commit) {
 			ring_publish_slow(h);

@@ -141,6 +141,8 @@ struct kring_lost_slot {
  *			ring was in flight (nested writers)
  * @writer_cpu:		KRING_RING_CHECK_CPU: the CPU of the writers in
  *			flight, -1 for none
+ * @writer_ip:		KRING_RING_CHECK_CPU: where the outermost writer in
+ *			flight called the ring from, named by the warning
  * @ovw_est:		backward mode: lost_overwritten estimate
  * @ovw_ckpt:		backward mode: records begun at each slice boundary
  * @ctl:		the control page (kernel address)
@@ -202,6 +204,7 @@ struct kring_ring {
 	local64_t nested;
 #ifdef KRING_RING_CHECK_CPU
 	int writer_cpu;
+	unsigned long writer_ip;
 #endif
 
 	u64 ovw_est;

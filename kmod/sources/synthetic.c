@@ -181,6 +181,11 @@ static bool kring_synth_flush_lost(struct kring_synth *sy)
 	bool done = true;
 
 	preempt_disable();
+	/* The ring's one writer CPU, as in kring_synth_emit(). */
+	if (smp_processor_id() != sy->ch->attr.cpu) {
+		preempt_enable();
+		return false;
+	}
 	rcu_read_lock();
 	b = rcu_dereference(sy->ch->buf);
 	if (b)
