@@ -459,8 +459,9 @@ static void ring_cpu_enter(struct kring_ring *rb, unsigned long ip)
 		  "kring: ring entered from %pS on CPU %d while %pS writes it on CPU %d\n",
 		  (void *)ip, cpu, (void *)READ_ONCE(rb->writer_ip), old);
 #else
-	__atomic_compare_exchange_n(&rb->writer_cpu, &old, cpu, false,
-				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	if (__atomic_compare_exchange_n(&rb->writer_cpu, &old, cpu, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		rb->writer_ip = ip;
 	WARN_ON_ONCE(old != -1 && old != cpu);
 #endif
 }
