@@ -124,9 +124,18 @@ qemu_of() {
 	export QEMU_MODULE_DIR=${bin%/usr/bin/*}/usr/lib/x86_64-linux-gnu/qemu
 	qemu=("$bin" -L "${bin%/usr/bin/*}/usr/share/qemu" -audio none)
 }
+# no5lvl on a KASAN kernel (its .config next to arch/, as a built kernel
+# keeps it): -cpu max offers 5-level paging, and 6.12's identify_cpu()
+# zeroes the boot CPU's feature bits with interrupts on, so an interrupt
+# in that window sees pgtable_l5_enabled() false and KASAN calls its own
+# direct-map accesses wild ("BUG: KASAN: wild-memory-access in
+# do_raw_spin_lock" from handle_edge_irq under identify_cpu, before any
+# module loads: docs/TESTING.md).
+kconfig=$(dirname "$image")/../../../.config
 case $arch in
 amd64)
 	cmdline="console=ttyS0 $cmdline tsc=reliable"
+	grep -q '^CONFIG_KASAN=y' "$kconfig" 2>/dev/null && cmdline+=" no5lvl"
 	qemu_of x86_64
 	qemu+=(-machine pc -cpu max "${accel[@]}")
 	[ -n "$outdir" ] && outserial=(-serial "file:$work/out.serial")
