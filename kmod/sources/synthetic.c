@@ -416,7 +416,12 @@ static void kring_synth_stop(struct kring_channel *ch)
 /*
  * CPU hotplug, with the hotplug lock held for writing: park the generators
  * of a CPU before it goes, on that CPU (teardown of CPUHP_AP_ONLINE_DYN);
- * unpark them, bound to it again, once it is back.
+ * unpark them, bound to it again, once it is back. Bound again by us: a
+ * generator that woke after its CPU began to go, before it was parked,
+ * was moved to another CPU with its mask widened (a kthread that is not
+ * per-CPU may not stay on a dying CPU), and kthread_unpark() restores the
+ * binding of smpboot's per-CPU threads only. Parked, it is not running,
+ * so its mask changes under no migrate-disabled section of its own.
  */
 static int kring_synth_cpu_event(unsigned int cpu, bool online)
 {
@@ -426,10 +431,12 @@ static int kring_synth_cpu_event(unsigned int cpu, bool online)
 	list_for_each_entry(sy, &kring_synth_threads, node) {
 		if (sy->ch->attr.cpu != cpu)
 			continue;
-		if (online)
+		if (online) {
+			set_cpus_allowed_ptr(sy->thread, cpumask_of(cpu));
 			kthread_unpark(sy->thread);
-		else
+		} else {
 			kthread_park(sy->thread);
+		}
 	}
 	mutex_unlock(&kring_synth_mutex);
 	return 0;

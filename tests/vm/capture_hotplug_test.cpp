@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -19,8 +20,9 @@ namespace {
 
 // The scheduler states (the letter of /proc/PID/stat) of the kernel
 // threads named @comm.
-std::vector<char> thread_states(const std::string& comm) {
-    std::vector<char> states;
+// The /proc entries of the tasks named @comm and their states.
+std::vector<std::pair<std::filesystem::path, char>> threads_named(const std::string& comm) {
+    std::vector<std::pair<std::filesystem::path, char>> found;
     for (const auto& e : std::filesystem::directory_iterator("/proc")) {
         std::ifstream f(e.path() / "stat");
         std::string line;
@@ -30,9 +32,28 @@ std::vector<char> thread_states(const std::string& comm) {
         if (open == std::string::npos || close == std::string::npos || close + 2 >= line.size())
             continue;
         if (line.substr(open + 1, close - open - 1) == comm)
-            states.push_back(line[close + 2]);
+            found.emplace_back(e.path(), line[close + 2]);
     }
+    return found;
+}
+
+std::vector<char> thread_states(const std::string& comm) {
+    std::vector<char> states;
+    for (const auto& t : threads_named(comm))
+        states.push_back(t.second);
     return states;
+}
+
+// The Cpus_allowed_list of each task named @comm.
+std::vector<std::string> thread_cpus(const std::string& comm) {
+    std::vector<std::string> cpus;
+    for (const auto& t : threads_named(comm)) {
+        std::ifstream f(t.first / "status");
+        for (std::string line; std::getline(f, line);)
+            if (line.rfind("Cpus_allowed_list:", 0) == 0)
+                cpus.push_back(line.substr(line.find_first_not_of(" \t", 18)));
+    }
+    return cpus;
 }
 
 // Records of a CPU 1 channel that say another CPU.
@@ -214,6 +235,44 @@ TEST(CaptureHotplug, SyntheticWritesOnlyOnItsCpu) {
     ASSERT_EQ(offline_states.size(), 1u) << "one generator thread while CPU 1 was offline";
     EXPECT_EQ(offline_states[0], 'P') << "the generator was not parked while its CPU was offline";
     EXPECT_EQ(st.produced, st.written + st.lost_no_space + st.lost_too_big + st.lost_paused);
+}
+
+// The generator's thread stays bound to its CPU across hotplug, also when
+// it wakes while the CPU is dying: the scheduler then moves a kthread that
+// is not per-CPU elsewhere and widens its mask (the regression: it kept
+// running on CPU 0 and reported its losses from there, into a ring that a
+// sched channel on CPU 1 wrote at the same time, which the ring's CPU
+// check on debug kernels reports). A stop count reached at once keeps the
+// thread waking every millisecond or two to report its losses; a sched
+// channel on CPU 1 writes into its buffer (set-output), and CPU 1 goes
+// offline and back eight times.
+TEST(CaptureHotplug, SyntheticStaysBoundToItsCpu) {
+    if (!kt::cpu1_hotpluggable() || ::geteuid() != 0)
+        GTEST_SKIP() << "needs root and a CPU 1 that can go offline (" << kt::cpu1_online << ")";
+    kt::raw_channel synth, sched;
+    ASSERT_EQ(synth.open_dev(), 0);
+    ASSERT_EQ(sched.open_dev(), 0);
+    kring_attr a = kt::make_attr(KRING_SOURCE_SYNTHETIC, 1, KRING_SAMPLE_TIME);
+    a.config[3] = 64;  // stop count: the ring (4 pages) loses some, reported at the stop
+    a.config[1] = 4000;
+    ASSERT_EQ(synth.configure(a), 0);
+    ASSERT_EQ(sched.configure(kt::make_attr(KRING_SOURCE_SCHED, 1, KRING_SAMPLE_TIME)), 0);
+    ASSERT_EQ(sched.set_output(synth.fd), 0);
+    ASSERT_EQ(synth.map_ring(2, true, false), 0);
+    kt::cpu1_online_guard guard;
+    ASSERT_EQ(synth.ioctl0(KRING_IOC_ENABLE), 0);
+    ASSERT_EQ(sched.ioctl0(KRING_IOC_ENABLE), 0);
+    for (int i = 0; i < 8; i++) {
+        SCOPED_TRACE(i);
+        ASSERT_EQ(kt::set_cpu1_online(false), 0);
+        ASSERT_EQ(kt::set_cpu1_online(true), 0);
+        // Unparked by the hotplug callback before the write above returned.
+        const std::vector<std::string> cpus = thread_cpus("kring_synth/1");
+        ASSERT_EQ(cpus.size(), 1u) << "one generator thread";
+        EXPECT_EQ(cpus[0], "1") << "the generator's thread is no longer bound to CPU 1";
+    }
+    ASSERT_EQ(sched.ioctl0(KRING_IOC_DISABLE), 0);
+    ASSERT_EQ(synth.ioctl0(KRING_IOC_DISABLE), 0);
 }
 
 // A generator asked for more records per second than its CPU can write
