@@ -2,6 +2,7 @@
 #include "format.hpp"
 
 #include <fcntl.h>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,9 +12,11 @@ using namespace detail;
 
 namespace {
 
-result<void> write_all(int fd, const std::byte* p, std::size_t n, const std::string& path) {
+// All @n bytes, at the file position, or at @off (pwrite) when given.
+result<void> write_all(int fd, const std::byte* p, std::size_t n, const std::string& path,
+                       std::optional<off_t> off = std::nullopt) {
     while (n) {
-        ssize_t w = ::write(fd, p, n);
+        ssize_t w = off ? ::pwrite(fd, p, n, *off) : ::write(fd, p, n);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -21,22 +24,8 @@ result<void> write_all(int fd, const std::byte* p, std::size_t n, const std::str
         }
         p += w;
         n -= static_cast<std::size_t>(w);
-    }
-    return {};
-}
-
-result<void> pwrite_all(int fd, const std::byte* p, std::size_t n, off_t off,
-                        const std::string& path) {
-    while (n) {
-        ssize_t w = ::pwrite(fd, p, n, off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return error::from_errno(errno, "write " + path);
-        }
-        p += w;
-        n -= static_cast<std::size_t>(w);
-        off += w;
+        if (off)
+            *off += w;
     }
     return {};
 }
@@ -266,7 +255,7 @@ result<void> writer::finish(const features& f) {
     }
     if (auto r = write_all(fd, tail.data(), tail.size(), p_->path); !r)
         return r;
-    if (auto r = pwrite_all(fd, reinterpret_cast<const std::byte*>(&h), sizeof(h), 0, p_->path); !r)
+    if (auto r = write_all(fd, reinterpret_cast<const std::byte*>(&h), sizeof(h), p_->path, 0); !r)
         return r;
     p_->header = h;
     p_->finished = true;
