@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <utility>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -18,9 +18,8 @@
 
 namespace {
 
-// The scheduler states (the letter of /proc/PID/stat) of the kernel
-// threads named @comm.
-// The /proc entries of the tasks named @comm and their states.
+// The /proc entries of the tasks named @comm and their scheduler states
+// (the letter of /proc/PID/stat).
 std::vector<std::pair<std::filesystem::path, char>> threads_named(const std::string& comm) {
     std::vector<std::pair<std::filesystem::path, char>> found;
     for (const auto& e : std::filesystem::directory_iterator("/proc")) {
@@ -37,6 +36,7 @@ std::vector<std::pair<std::filesystem::path, char>> threads_named(const std::str
     return found;
 }
 
+// The scheduler states of the kernel threads named @comm.
 std::vector<char> thread_states(const std::string& comm) {
     std::vector<char> states;
     for (const auto& t : threads_named(comm))
@@ -253,7 +253,9 @@ TEST(CaptureHotplug, SyntheticStaysBoundToItsCpu) {
     ASSERT_EQ(synth.open_dev(), 0);
     ASSERT_EQ(sched.open_dev(), 0);
     kring_attr a = kt::make_attr(KRING_SOURCE_SYNTHETIC, 1, KRING_SAMPLE_TIME);
-    a.config[3] = 64;  // stop count: the ring (4 pages) loses some, reported at the stop
+    // A stop count of 64 records of 4000 bytes: a 4-page ring nobody reads
+    // loses most of them, so the loss report keeps finding no room.
+    a.config[3] = 64;
     a.config[1] = 4000;
     ASSERT_EQ(synth.configure(a), 0);
     ASSERT_EQ(sched.configure(kt::make_attr(KRING_SOURCE_SCHED, 1, KRING_SAMPLE_TIME)), 0);

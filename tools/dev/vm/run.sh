@@ -131,11 +131,11 @@ qemu_of() {
 # direct-map accesses wild ("BUG: KASAN: wild-memory-access in
 # do_raw_spin_lock" from handle_edge_irq under identify_cpu, before any
 # module loads: docs/TESTING.md).
-kconfig=$(dirname "$image")/../../../.config
+built=$(dirname "$image")/../../..
 case $arch in
 amd64)
 	cmdline="console=ttyS0 $cmdline tsc=reliable"
-	grep -q '^CONFIG_KASAN=y' "$kconfig" 2>/dev/null && cmdline+=" no5lvl"
+	grep -q '^CONFIG_KASAN=y' "$built/.config" 2>/dev/null && cmdline+=" no5lvl"
 	qemu_of x86_64
 	qemu+=(-machine pc -cpu max "${accel[@]}")
 	[ -n "$outdir" ] && outserial=(-serial "file:$work/out.serial")
@@ -179,8 +179,7 @@ fi
 
 # The kernels built here keep their System.map next to arch/: it lets
 # console-check name the data a KCSAN report is about (kcsan-filter.py).
-map=$(dirname "$image")/../../../System.map
-[ -f "$map" ] && export KRING_SYSTEM_MAP=$map
+[ -f "$built/System.map" ] && export KRING_SYSTEM_MAP=$built/System.map
 
 boot() {
 	: >"$log"
