@@ -7,16 +7,22 @@
  */
 #include <kunit/test.h>
 #include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/sizes.h>
 
 #include "compat.h"
 #include "aux.h"
 
-/* Room left for the producer: exactly size - (head - tail), never more, and
- * nothing when the tail is not within size bytes behind the head.
+/*
+ * Room left for the producer: exactly size - (head - tail), never more, and
+ * nothing when the tail is not within size bytes behind the head. The
+ * arithmetic knows no pages: a 16 KiB area whatever PAGE_SIZE is (the walk
+ * is quadratic in the size; with 64 KiB pages four of them took longer
+ * than the RCU stall timeout under emulation).
  */
 static void aux_space_every_offset(struct kunit *test)
 {
-	const u64 size = 4 * PAGE_SIZE;
+	const u64 size = 4 * SZ_4K;
 	u64 base, used;
 
 	for (base = 0; base < 2 * size; base += 8) {
@@ -26,6 +32,7 @@ static void aux_space_every_offset(struct kunit *test)
 		/* Tail ahead of the head, or too far behind: garbage. */
 		KUNIT_EXPECT_EQ(test, kring_aux_space(base, base + 8, size), 0ULL);
 		KUNIT_EXPECT_EQ(test, kring_aux_space(base + size + 8, base, size), 0ULL);
+		cond_resched();
 	}
 	/* Free-running positions wrap around u64 too. */
 	KUNIT_EXPECT_EQ(test, kring_aux_space(16, (u64)-16, size), size - 32);
