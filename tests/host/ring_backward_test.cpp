@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Backward (overwrite) writing, perf's write_backward: data_head moves
- * down, data_tail is ignored, the newest records survive intact and
- * nothing is reported lost for lack of space.
+ * Backward (overwrite) writing, perf's write_backward, beyond the case
+ * shared with KUnit (ring_backward in tests/common/ring_cases.h: the newest
+ * records survive intact): nothing is reported lost, a partly filled
+ * ring's walk, and the overwritten estimate under nesting.
  */
 #include "ring_test_util.hpp"
 #include "errno_assert.hpp"
@@ -10,63 +11,6 @@
 using namespace kt;
 
 namespace {
-
-unsigned size_of(uint64_t i) { return 16 + 8 * (unsigned)((i * 7919) % 40); }
-
-TEST(RingBackward, NewestRecordsSurviveIntact) {
-    for (unsigned pages : {1u, 2u, 8u}) {
-        host_ring r(pages, KRING_RING_OVERWRITE);
-        std::vector<uint64_t> sizes;
-        uint64_t bytes = 0, seq;
-
-        ASSERT_EQ(r.init_rc, 0);
-        r.set_tail(12345); /* ignored */
-        for (uint64_t i = 0; i < 5000; i++) {
-            unsigned sz = size_of(i);
-
-            ASSERT_EQ(write_record(&r.rb, sz, &seq), 0);
-            ASSERT_EQ(seq, i);
-            sizes.push_back(sz);
-            bytes += sz;
-            ASSERT_EQ(r.head(), -bytes);
-            if (i % 97)
-                continue;
-
-            tally t;
-
-            ASSERT_TRUE(walk_backward(r, t));
-            /* Newest first, consecutive, as many as fit whole. */
-            uint64_t fit = 0, n = 0;
-
-            for (uint64_t k = i + 1; k-- > 0;) {
-                if (fit + sizes[k] > r.size())
-                    break;
-                fit += sizes[k];
-                n++;
-            }
-            ASSERT_EQ(t.seqs.size(), n) << "after " << i;
-            for (uint64_t k = 0; k < n; k++)
-                ASSERT_EQ(t.seqs[k], i - k);
-
-            /*
-             * lost_overwritten: a lower bound, short by at most
-             * the records of one slice of 1/16 of the area.
-             */
-            uint64_t over = i + 1 - n;
-            uint64_t est = r.ctl->lost_overwritten;
-
-            EXPECT_LE(est, over);
-            EXPECT_GE(est + r.size() / KRING_OVW_SLICES / 16 + 1, over)
-                << "after " << i << ", " << pages << " pages";
-        }
-        kring_ring_counts c;
-        kring_ring_read_counts(&r.rb, &c);
-        EXPECT_EQ(c.written, 5000u);
-        EXPECT_EQ(c.lost_no_space, 0u);
-        EXPECT_EQ(r.ctl->records_written, 5000u);
-        EXPECT_EQ(r.ctl->data_tail, 12345u);
-    }
-}
 
 TEST(RingBackward, NoLostRecords) {
     host_ring r(1, KRING_RING_OVERWRITE);

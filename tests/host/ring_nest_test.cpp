@@ -2,13 +2,15 @@
 /*
  * Writers nesting on one CPU, as task, softirq, hardirq and NMI do.
  *
- * The explicit tests call a second writer's begin/copy/end inside the
- * first's. The exhaustive ones use the shim's kring_irq_point() hook to run
- * an interrupting writer at every point of ring.c where an interrupt can
- * arrive, and a second-level one at every point of that writer, checking
- * at each step that the published data_head never moves backwards and
- * never exposes an incomplete record, and at the end that every record is
- * accounted for exactly.
+ * The explicit ones (a second writer's begin/copy/end inside the first's)
+ * are cases shared with KUnit (ring_nesting_* in tests/common/ring_cases.h).
+ * Here: deeper than the slots, a second CPU, and the exhaustive ones, which
+ * use the shim's kring_irq_point() hook to run an interrupting writer at
+ * every point of ring.c where an interrupt can arrive, and a second-level
+ * one at every point of that writer, checking at each step that the
+ * published data_head never moves backwards and never exposes an
+ * incomplete record, and at the end that every record is accounted for
+ * exactly.
  */
 #include <functional>
 
@@ -18,79 +20,6 @@
 using namespace kt;
 
 namespace {
-
-TEST(RingNest, InterruptingWriterIsPublishedByTheOutermost) {
-    host_ring r(1);
-    kring_output_handle a, b;
-    std::vector<uint64_t> body(7, 0);
-    tally t;
-
-    ASSERT_EQ(r.init_rc, 0);
-    r.seek(4096 - 24); /* A straddles the end of the data area */
-    ASSERT_EQ(kring_output_begin(&a, &r.rb, 64, 1), 0);
-    kring_output_header(&a, kTestType, 0);
-    body[0] = a.seq;
-    for (int j = 1; j < 7; j++)
-        body[j] = word(a.seq, j);
-    kring_output_copy(&a, body.data(), 24);
-
-    /* An interrupt: a whole record between A's begin and end. */
-    ASSERT_EQ(write_record(&r.rb, 40), 0);
-    EXPECT_EQ(r.head(), 4096u - 24) << "published by a nested writer";
-    EXPECT_EQ(r.rb.nest, 1u);
-
-    /* Another one, nesting an NMI writer inside it. */
-    ASSERT_EQ(kring_output_begin(&b, &r.rb, 16, 2), 0);
-    EXPECT_EQ(r.rb.nest, 2u);
-    ASSERT_EQ(write_record(&r.rb, 32), 0);
-    kring_output_header(&b, kTestType, 0);
-    kring_output_copy(&b, &b.seq, 8);
-    kring_output_end(&b);
-    EXPECT_EQ(r.head(), 4096u - 24);
-
-    kring_output_copy(&a, body.data() + 3, 32);
-    kring_output_end(&a);
-    EXPECT_EQ(r.rb.nest, 0u);
-    EXPECT_EQ(r.head(), 4096u - 24 + 64 + 40 + 16 + 32);
-    ASSERT_TRUE(consume(r, t));
-    /* In the order the reservations were made. */
-    EXPECT_EQ(t.seqs, (std::vector<uint64_t>{0, 1, 2, 3}));
-    kring_ring_counts c;
-    kring_ring_read_counts(&r.rb, &c);
-    EXPECT_EQ(c.nested, 3u);
-    EXPECT_EQ(c.written, 4u);
-}
-
-/* A nested writer that finds no space is reported after the outer one. */
-TEST(RingNest, NestedLossIsReported) {
-    host_ring r(1);
-    kring_output_handle a;
-    record_ledger l;
-    tally t;
-    uint64_t seq, tm;
-    int rc;
-
-    ASSERT_EQ(r.init_rc, 0);
-    ASSERT_EQ(kring_output_begin(&a, &r.rb, 4000, 0), 0);
-    l.note(0, a.seq, rec_end::Commit, 0);
-    rc = write_record(&r.rb, 200, &seq, 0, rec_end::Commit, &tm);
-    EXPECT_ERRNO(rc, -ENOSPC);
-    l.note(rc, seq, rec_end::Commit, tm);
-    rc = write_record(&r.rb, 16, &seq, 0, rec_end::Commit, &tm);
-    EXPECT_EQ(rc, 0); /* fits, with its LOST record (4000 + 56 + 16 <= 4096) */
-    l.note(rc, seq, rec_end::Commit, tm);
-    kring_output_header(&a, kTestType, 0);
-    kring_output_copy(&a, &a.seq, 8);
-    for (uint64_t j = 1; j < (4000 - 8) / 8; j++) {
-        uint64_t w = word(a.seq, j);
-
-        kring_output_copy(&a, &w, 8);
-    }
-    kring_output_end(&a);
-    ASSERT_TRUE(consume(r, t));
-    ASSERT_EQ(t.losts.size(), 1u);
-    check_ledger(l, t);
-}
 
 /*
  * Deeper than KRING_RING_MAX_NEST: still exact counts (the kernel warns

@@ -1,0 +1,925 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The data-ring core's cases (kmod/ring.c), written once and run twice: by
+ * KUnit in the kernel (tests/kunit/ring_kunit.c, suite "kring_ring") and by
+ * GoogleTest on the host build of ring.c (tests/host/ring_cases_test.cpp,
+ * suite "RingCases", through the KUnit subset of tests/host/kunit_host.h).
+ * Reserve/commit/wrap at every offset, copies across pages, nested writers,
+ * lost accounting and the LOST record, backward writing, discard, wake-up
+ * arithmetic and garbage tails.
+ *
+ * The includer provides, before including this file, <kunit/test.h> (or
+ * kunit_host.h), ring.h, test_record.h and:
+ *
+ *	static struct test_ring *test_ring_new(struct kunit *test,
+ *					       unsigned int nr, unsigned int flags);
+ *
+ * a ring of @nr zeroed data pages (its id 42) that lives until the case
+ * ends; the host's pages sit between PROT_NONE guard pages, so a stray
+ * write faults there. Each case is written for any PAGE_SIZE (the kernel's
+ * arm64 64 KiB pages included), and a long loop calls cond_resched() (a
+ * kernel without preemption would see an RCU stall on a slow machine).
+ * kring_ring_cases[] lists them for both runners.
+ */
+#ifndef _KRING_RING_CASES_H
+#define _KRING_RING_CASES_H
+
+struct test_ring {
+	struct kring_ring rb;
+	struct kring_ctl_page *ctl;
+	void **pages;
+	unsigned int nr;
+};
+
+static struct test_ring *test_ring_new(struct kunit *test, unsigned int nr,
+				       unsigned int flags);
+
+static u8 *test_byte(struct test_ring *tr, u64 pos)
+{
+	return (u8 *)tr->pages[(pos >> PAGE_SHIFT) & (tr->nr - 1)] +
+	       (pos & (PAGE_SIZE - 1));
+}
+
+static void test_read(struct test_ring *tr, u64 pos, void *dst, size_t len)
+{
+	u8 *out = dst;
+
+	while (len) {
+		size_t n = min_t(size_t, len, PAGE_SIZE - (pos & (PAGE_SIZE - 1)));
+
+		memcpy(out, test_byte(tr, pos), n);
+		out += n;
+		pos += n;
+		len -= n;
+	}
+}
+
+static void test_fill(struct test_ring *tr, u8 byte)
+{
+	unsigned int i;
+
+	for (i = 0; i < tr->nr; i++)
+		memset(tr->pages[i], byte, PAGE_SIZE);
+}
+
+/* As if the consumer had read everything up to @pos (empty, quiet ring). */
+static void test_seek(struct test_ring *tr, u64 pos)
+{
+	local_set(&tr->rb.head, pos);
+	local_set(&tr->rb.wakeup_pos, pos);
+	tr->ctl->data_head = pos;
+	tr->ctl->data_tail = pos;
+}
+
+enum test_end { END_COMMIT, END_DISCARD };
+
+/*
+ * Write one test record in copies of @chunk bytes (0: one copy of each
+ * word); returns kring_output_begin()'s result, *@seq the sequence number
+ * either way. The time passed is that of the next sequence number.
+ */
+static int test_write(struct kring_ring *rb, unsigned int size, u64 *seq,
+		      unsigned int chunk, enum test_end end)
+{
+	struct kring_output_handle h;
+	u64 w, j, words;
+	unsigned int done;
+	int err;
+
+	preempt_disable();
+	err = kring_output_begin(&h, rb, size, kring_test_time(local64_read(&rb->seq)));
+	if (seq)
+		*seq = h.seq;
+	if (err)
+		goto out;
+	kring_output_header(&h, KRING_TEST_RECORD_TYPE, 0);
+	words = (h.rec_size - 8) / 8;
+	for (j = 0; j < words; j++) {
+		w = j ? kring_test_word(h.seq, j) : h.seq;
+		if (!chunk) {
+			kring_output_copy(&h, &w, 8);
+			continue;
+		}
+		for (done = 0; done < 8; done += chunk)
+			kring_output_copy(&h, (u8 *)&w + done, min(chunk, 8 - done));
+	}
+	if (end == END_DISCARD)
+		kring_output_discard(&h);
+	else
+		kring_output_end(&h);
+out:
+	preempt_enable();
+	return err;
+}
+
+/* What a consumer saw. */
+struct tally {
+	u64 records;		/* test records */
+	u64 bare;		/* test records of 8 bytes, without a seq */
+	u64 pads;
+	u64 lost;		/* the LOST records' counts added up */
+	u64 losts;		/* LOST records */
+	u64 last_seq;		/* of the last test record with a seq */
+	u64 last_pad_seq;	/* of the last PAD record of 16 bytes or more */
+	struct kring_lost_record last_lost;
+	bool zeroed;		/* test records past their seq hold zeroes */
+	bool bad;
+};
+
+/* Check the record at @pos; return its size, or 0 if it is malformed. */
+static unsigned int test_check(struct kunit *test, struct test_ring *tr, u64 pos,
+			       u64 limit, struct tally *t)
+{
+	struct kring_record_header hdr;
+	u64 seq, w, j;
+
+	test_read(tr, pos, &hdr, sizeof(hdr));
+	if (hdr.size < 8 || hdr.size % 8 || hdr.size > limit) {
+		KUNIT_FAIL(test, "bad record size %u at %llu (limit %llu)", hdr.size,
+			   (unsigned long long)pos, (unsigned long long)limit);
+		t->bad = true;
+		return 0;
+	}
+	switch (hdr.type) {
+	case KRING_TEST_RECORD_TYPE:
+		KUNIT_EXPECT_EQ(test, hdr.misc, 0);
+		t->records++;
+		if (hdr.size == 8) {
+			t->bare++;
+			break;
+		}
+		test_read(tr, pos + 8, &seq, 8);
+		t->last_seq = seq;
+		for (j = 1; j < (u64)(hdr.size - 8) / 8; j++) {
+			test_read(tr, pos + 8 * (j + 1), &w, 8);
+			if (w != (t->zeroed ? 0 : kring_test_word(seq, j))) {
+				KUNIT_FAIL(test, "seq %llu word %llu corrupt at %llu",
+					   (unsigned long long)seq, (unsigned long long)j,
+					   (unsigned long long)pos);
+				t->bad = true;
+				return 0;
+			}
+		}
+		break;
+	case KRING_RECORD_PAD:
+		t->pads++;
+		if (hdr.size >= 16)
+			test_read(tr, pos + 8, &t->last_pad_seq, 8);
+		break;
+	case KRING_RECORD_LOST:
+		if (hdr.size != sizeof(t->last_lost)) {
+			KUNIT_FAIL(test, "LOST record of %u bytes", hdr.size);
+			t->bad = true;
+			return 0;
+		}
+		test_read(tr, pos, &t->last_lost, sizeof(t->last_lost));
+		KUNIT_EXPECT_EQ(test, t->last_lost.header.misc, 0);
+		KUNIT_EXPECT_EQ(test, t->last_lost.id, tr->rb.id);
+		KUNIT_EXPECT_GT(test, t->last_lost.lost, 0ULL);
+		KUNIT_EXPECT_LE(test, t->last_lost.first_seq, t->last_lost.last_seq);
+		KUNIT_EXPECT_LE(test, t->last_lost.first_time, t->last_lost.last_time);
+		t->lost += t->last_lost.lost;
+		t->losts++;
+		break;
+	default:
+		KUNIT_FAIL(test, "unknown record type %u at %llu", hdr.type,
+			   (unsigned long long)pos);
+		t->bad = true;
+		return 0;
+	}
+	return hdr.size;
+}
+
+/* Forward consumer: read tail..head (acquire, C), release (D). */
+static bool test_consume(struct kunit *test, struct test_ring *tr, struct tally *t)
+{
+	u64 head = smp_load_acquire(&tr->ctl->data_head); /* C, pairs with B */
+	u64 tail = tr->ctl->data_tail;
+	unsigned int n;
+
+	if (head - tail > tr->rb.data_size) {
+		KUNIT_FAIL(test, "head %llu too far ahead of tail %llu",
+			   (unsigned long long)head, (unsigned long long)tail);
+		return false;
+	}
+	while (tail != head) {
+		n = test_check(test, tr, tail, head - tail, t);
+		if (!n)
+			return false;
+		tail += n;
+	}
+	smp_store_release(&tr->ctl->data_tail, tail); /* D, pairs with A */
+	return true;
+}
+
+/* The ring's counters add up, and the control page shows them. */
+static void test_expect_accounting(struct kunit *test, struct test_ring *tr)
+{
+	struct kring_ring_counts c;
+
+	kring_ring_read_counts(&tr->rb, &c);
+	KUNIT_EXPECT_EQ(test, c.produced, c.written + c.discarded + c.lost_no_space +
+			c.lost_too_big + c.lost_paused);
+	KUNIT_EXPECT_EQ(test, tr->ctl->records_written, c.written);
+	KUNIT_EXPECT_EQ(test, tr->ctl->records_discarded, c.discarded);
+	KUNIT_EXPECT_EQ(test, tr->ctl->lost_no_space, c.lost_no_space);
+	KUNIT_EXPECT_EQ(test, tr->ctl->lost_too_big, c.lost_too_big);
+	KUNIT_EXPECT_EQ(test, tr->ctl->lost_paused, c.lost_paused);
+	KUNIT_EXPECT_EQ(test, tr->ctl->lost_overwritten, c.lost_overwritten);
+	KUNIT_EXPECT_EQ(test, tr->ctl->wakeups, c.wakeups);
+}
+
+/* ---- reserve / commit / wrap at every offset ---------------------------- */
+
+/*
+ * Record sizes: a size above the largest record of a 2-page ring (the
+ * last one: 8136 on 4 KiB pages) stands for that largest record.
+ */
+static const unsigned int wrap_sizes[] = {
+	8, 13, 16, 24, 56, 64, 200, PAGE_SIZE - 8, PAGE_SIZE, PAGE_SIZE + 8,
+	2 * PAGE_SIZE - KRING_LOST_RECORD_SIZE,
+};
+
+static void wrap_size_desc(const unsigned int *size, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "size %u", *size);
+}
+
+KUNIT_ARRAY_PARAM(wrap_size, wrap_sizes, wrap_size_desc);
+
+/*
+ * The offsets a wrap case visits in a 2-page ring: with 4 KiB pages every
+ * one (every 8th byte). A larger page's area is walked where it matters,
+ * in time linear in its size rather than quadratic: every offset of its
+ * last 8 KiB, where each record size meets the end at each of its
+ * residues, and one every 4072 bytes before (a 128 KiB area took minutes
+ * under emulation when walked whole).
+ */
+static u64 wrap_next_off(u64 off, u64 n)
+{
+	if (n <= SZ_8K || off + SZ_8K >= n)
+		return off + 8;
+	return min_t(u64, off + 4072, n - SZ_8K);
+}
+
+/*
+ * At every offset, from a low position and from one whose end of the data
+ * area is where the free-running positions wrap 2^64: the first record
+ * lands exactly there and touches nothing outside its reservation, and
+ * records keep coming intact, in order, across the end of the data area.
+ */
+static void ring_wrap_every_offset(struct kunit *test)
+{
+	struct test_ring *tr = test_ring_new(test, 2, 0);
+	const unsigned int size = min(*(const unsigned int *)test->param_value,
+				      tr->rb.max_record);
+	const unsigned int rsize = round_up(size, 8U);
+	const u64 n = tr->rb.data_size;
+	u64 off, pos, i, j, span, done, end, seq, base;
+	int b;
+
+	for (b = 0; b < 2; b++) {
+		base = b ? -n : 0;
+		for (off = 0; off < n; off = wrap_next_off(off, n)) {
+			struct tally t = {};
+			u64 want = 0;
+
+			pos = base + off;
+			kring_ring_reset(&tr->rb);
+			test_seek(tr, pos);
+			test_fill(tr, 0xa5);
+
+			KUNIT_ASSERT_EQ(test, test_write(&tr->rb, size, &seq, 0, END_COMMIT), 0);
+			want++;
+			KUNIT_ASSERT_EQ(test, tr->ctl->data_head, pos + rsize);
+			/*
+			 * Nothing outside the record was written: the whole
+			 * area, or in a large page's last 8 KiB (visited
+			 * densely) 4 KiB either side of the record.
+			 */
+			span = n;
+			if (n > SZ_8K && off + SZ_8K >= n)
+				span = min_t(u64, n, rsize + SZ_8K);
+			for (j = 0; j < span; j++) {
+				bool inside;
+
+				i = span == n ? j : (pos - SZ_4K + j) & (n - 1);
+				inside = ((i - (pos & (n - 1))) & (n - 1)) < rsize;
+				if (!inside && *test_byte(tr, i) != 0xa5) {
+					KUNIT_FAIL(test, "byte %llu written, record at %llu",
+						   (unsigned long long)i,
+						   (unsigned long long)pos);
+					return;
+				}
+			}
+			KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+			/*
+			 * On across the end of the data area, and one record
+			 * more: the records that stay clear of the end are
+			 * skipped (read, as test_seek() pretends), so that the
+			 * last four cross it as a stream of them would.
+			 */
+			done = rsize;
+			end = (n - off) + 2 * rsize;
+			if (end - done > 4 * rsize) {
+				done += (end - done - 4 * rsize) / rsize * rsize;
+				test_seek(tr, pos + done);
+			}
+			for (; done < end; done += rsize) {
+				KUNIT_ASSERT_EQ(test, test_write(&tr->rb, size, &seq, 0,
+								 END_COMMIT), 0);
+				want++;
+				KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+				if (rsize > 8)
+					KUNIT_ASSERT_EQ(test, t.last_seq, seq);
+			}
+			KUNIT_ASSERT_EQ(test, t.records, want);
+			KUNIT_ASSERT_EQ(test, t.bare, rsize > 8 ? 0 : want);
+			KUNIT_ASSERT_EQ(test, tr->ctl->data_tail, pos + done);
+			cond_resched();
+		}
+	}
+	test_expect_accounting(test, tr);
+}
+
+/* ---- copies across pages ------------------------------------------------ */
+
+/*
+ * Copies in odd pieces across page boundaries, and across many pages (a
+ * size above the largest record stands for that one).
+ */
+static void ring_page_boundary_copies(struct kunit *test)
+{
+	static const unsigned int sizes[] = {
+		24, PAGE_SIZE, PAGE_SIZE + 904, 3 * PAGE_SIZE,
+		4 * PAGE_SIZE - KRING_LOST_RECORD_SIZE,
+	};
+	static const unsigned int chunks[] = {
+		0, 1, 3, 5, 7, 13, PAGE_SIZE - 1, PAGE_SIZE + 1,
+	};
+	static const u64 offs[] = {
+		0, 8, PAGE_SIZE - 8, PAGE_SIZE - 16, 2 * PAGE_SIZE - 8,
+		4 * PAGE_SIZE - 8, 3 * PAGE_SIZE - 288,
+	};
+	struct test_ring *tr = test_ring_new(test, 4, 0);
+	unsigned int s, c, o;
+	u64 seq;
+
+	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+		for (c = 0; c < ARRAY_SIZE(chunks); c++) {
+			for (o = 0; o < ARRAY_SIZE(offs); o++) {
+				struct tally t = {};
+
+				kring_ring_reset(&tr->rb);
+				test_seek(tr, offs[o] + 3 * tr->rb.data_size);
+				KUNIT_ASSERT_EQ(test, test_write(&tr->rb,
+								 min(sizes[s], tr->rb.max_record),
+								 &seq, chunks[c], END_COMMIT), 0);
+				KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+				KUNIT_ASSERT_EQ(test, t.records, 1ULL);
+				KUNIT_ASSERT_EQ(test, t.last_seq, seq);
+			}
+			cond_resched();
+		}
+	}
+	test_expect_accounting(test, tr);
+}
+
+/*
+ * What a writer leaves unwritten of its reservation is zeroed, across a
+ * page boundary too; a size that is not a multiple of 8 rounds up.
+ */
+static void ring_unwritten_tail_zeroed(struct kunit *test)
+{
+	struct test_ring *tr = test_ring_new(test, 2, 0);
+	struct kring_output_handle h;
+	struct tally t = { .zeroed = true };
+	struct kring_record_header hdr;
+
+	test_fill(tr, 0xff);
+	test_seek(tr, PAGE_SIZE - 16);
+	preempt_disable();
+	KUNIT_ASSERT_EQ(test, kring_output_begin(&h, &tr->rb, 197, 0), 0);
+	KUNIT_EXPECT_EQ(test, h.rec_size, 200U);
+	kring_output_header(&h, KRING_TEST_RECORD_TYPE, 0);
+	kring_output_copy(&h, &h.seq, 8);
+	kring_output_end(&h);
+	preempt_enable();
+	test_read(tr, PAGE_SIZE - 16, &hdr, sizeof(hdr));
+	KUNIT_EXPECT_EQ(test, hdr.size, 200);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, t.records, 1ULL);
+	KUNIT_EXPECT_EQ(test, t.last_seq, h.seq);
+}
+
+/* ---- nesting ------------------------------------------------------------ */
+
+/*
+ * Writers interrupting a writer that straddles the end of the data area:
+ * only the outermost publishes data_head, and the records come in the
+ * order their reservations were made.
+ */
+static void ring_nesting_simulated(struct kunit *test)
+{
+	struct test_ring *tr = test_ring_new(test, 1, 0);
+	struct kring_output_handle a, b;
+	struct kring_ring_counts c;
+	struct tally t = {};
+	const u64 start = PAGE_SIZE - 24;
+	u64 w, j;
+
+	test_seek(tr, start);
+	preempt_disable();
+	KUNIT_ASSERT_EQ(test, kring_output_begin(&a, &tr->rb, 64, 1), 0);
+	kring_output_header(&a, KRING_TEST_RECORD_TYPE, 0);
+	kring_output_copy(&a, &a.seq, 8);
+
+	/* "softirq": a whole record inside A */
+	KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 40, NULL, 0, END_COMMIT), 0);
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, start);
+	KUNIT_EXPECT_EQ(test, tr->rb.nest, 1U);
+
+	/* "hardirq" B, interrupted by an "NMI" record */
+	KUNIT_ASSERT_EQ(test, kring_output_begin(&b, &tr->rb, 16, 2), 0);
+	KUNIT_EXPECT_EQ(test, tr->rb.nest, 2U);
+	KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 32, NULL, 3, END_COMMIT), 0);
+	kring_output_header(&b, KRING_TEST_RECORD_TYPE, 0);
+	kring_output_copy(&b, &b.seq, 8);
+	kring_output_end(&b);
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, start);
+
+	for (j = 1; j < 7; j++) {
+		w = kring_test_word(a.seq, j);
+		kring_output_copy(&a, &w, 8);
+	}
+	kring_output_end(&a);
+	preempt_enable();
+
+	KUNIT_EXPECT_EQ(test, tr->rb.nest, 0U);
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, start + 64 + 40 + 16 + 32);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, t.records, 4ULL);
+	KUNIT_EXPECT_EQ(test, a.seq, 0ULL);
+	KUNIT_EXPECT_EQ(test, b.seq, 2ULL);
+	KUNIT_EXPECT_EQ(test, t.last_seq, 3ULL);	/* reservation order */
+	kring_ring_read_counts(&tr->rb, &c);
+	KUNIT_EXPECT_EQ(test, c.nested, 3ULL);
+	KUNIT_EXPECT_EQ(test, c.written, 4ULL);
+}
+
+/* A nested writer's loss is reported by a later record. */
+static void ring_nesting_loss(struct kunit *test)
+{
+	struct test_ring *tr = test_ring_new(test, 1, 0);
+	/* What leaves room for a 16-byte record and no more: 4000 on 4 KiB */
+	const unsigned int big = PAGE_SIZE - 96;
+	struct kring_output_handle a;
+	struct tally t = {};
+	u64 seq, w, j;
+
+	preempt_disable();
+	KUNIT_ASSERT_EQ(test, kring_output_begin(&a, &tr->rb, big, 0), 0);
+	KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 200, &seq, 0, END_COMMIT), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 16, NULL, 0, END_COMMIT), 0);
+	kring_output_header(&a, KRING_TEST_RECORD_TYPE, 0);
+	kring_output_copy(&a, &a.seq, 8);
+	for (j = 1; j < (big - 8) / 8; j++) {
+		w = kring_test_word(a.seq, j);
+		kring_output_copy(&a, &w, 8);
+	}
+	kring_output_end(&a);
+	preempt_enable();
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, t.losts, 1ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.lost, 1ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.first_seq, seq);
+	KUNIT_EXPECT_EQ(test, t.last_lost.first_time, kring_test_time(seq));
+	KUNIT_EXPECT_EQ(test, t.records, 2ULL);
+	test_expect_accounting(test, tr);
+}
+
+/* ---- lost accounting ---------------------------------------------------- */
+
+/* No space, then the LOST record that reports it, in one reservation. */
+static void ring_lost_record(struct kunit *test)
+{
+	struct test_ring *tr = test_ring_new(test, 1, 0);
+	const u64 fill = PAGE_SIZE / 64;
+	struct tally t = {};
+	u64 seq;
+	int i;
+
+	/* One page of 64-byte records fills the one-page ring. */
+	for (i = 0; i < (int)fill; i++)
+		KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 64, NULL, 0, END_COMMIT), 0);
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, (u64)PAGE_SIZE);
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 64, NULL, 0, END_COMMIT),
+				-ENOSPC);
+	KUNIT_EXPECT_EQ(test, tr->ctl->lost_no_space, 5ULL);
+	KUNIT_EXPECT_EQ(test, tr->ctl->records_written, fill);
+	test_expect_accounting(test, tr);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, t.records, fill);
+	KUNIT_EXPECT_EQ(test, t.losts, 0ULL);
+
+	KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 64, &seq, 0, END_COMMIT), 0);
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, (u64)PAGE_SIZE + 56 + 64);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_ASSERT_EQ(test, t.losts, 1ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.header.type, (u32)KRING_RECORD_LOST);
+	KUNIT_EXPECT_EQ(test, t.last_lost.lost, 5ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.first_seq, fill);
+	KUNIT_EXPECT_EQ(test, t.last_lost.last_seq, fill + 4);
+	KUNIT_EXPECT_EQ(test, t.last_lost.first_time, kring_test_time(fill));
+	KUNIT_EXPECT_EQ(test, t.last_lost.last_time, kring_test_time(fill + 4));
+	KUNIT_EXPECT_EQ(test, t.last_seq, fill + 5);
+	KUNIT_EXPECT_EQ(test, seq, fill + 5);
+	KUNIT_EXPECT_EQ(test, local_read(&tr->rb.lost_pending), 0L);
+	test_expect_accounting(test, tr);
+}
+
+/* A record that would fit, but not with its LOST record, is lost too. */
+static void ring_lost_record_needs_room(struct kunit *test)
+{
+	struct test_ring *tr = test_ring_new(test, 1, 0);
+	const u64 fill = PAGE_SIZE / 64 - 1;
+	struct tally t = {};
+	u64 seq;
+	int i;
+
+	for (i = 0; i < (int)fill; i++)
+		KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 64, NULL, 0, END_COMMIT), 0);
+	/* 64 bytes free */
+	KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 128, NULL, 0, END_COMMIT), -ENOSPC);
+	KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 64, NULL, 0, END_COMMIT), -ENOSPC);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 64, &seq, 0, END_COMMIT), 0);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_ASSERT_EQ(test, t.losts, 1ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.lost, 2ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.first_seq, fill);
+	KUNIT_EXPECT_EQ(test, t.last_lost.last_seq, fill + 1);
+	KUNIT_EXPECT_EQ(test, t.records, fill + 1);
+	KUNIT_EXPECT_EQ(test, t.last_seq, seq);
+	test_expect_accounting(test, tr);
+}
+
+/* Too big, too small and paused: each lost, counted, and reported. */
+static void ring_lost_causes(struct kunit *test)
+{
+	struct test_ring *tr = test_ring_new(test, 1, 0);
+	/* The largest record a one-page ring takes: 4040 on 4 KiB pages */
+	const unsigned int max = min_t(unsigned long, KRING_RECORD_MAX_SIZE,
+				       PAGE_SIZE - KRING_LOST_RECORD_SIZE);
+	const unsigned int bad[] = { max + 1, PAGE_SIZE, 70000, 0, 4, 7 };
+	struct tally t = {};
+	unsigned int i;
+
+	KUNIT_EXPECT_EQ(test, tr->rb.max_record, max);
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		KUNIT_EXPECT_EQ(test, test_write(&tr->rb, bad[i], NULL, 0, END_COMMIT), -E2BIG);
+	kring_ring_set_paused(&tr->rb, true);
+	KUNIT_EXPECT_EQ(test, tr->ctl->flags, KRING_CTL_F_PAUSED);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 64, NULL, 0, END_COMMIT), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, 0ULL);
+	kring_ring_set_paused(&tr->rb, false);
+	KUNIT_EXPECT_EQ(test, tr->ctl->flags, 0ULL);
+	/* the largest record still fits an empty ring with its LOST record */
+	KUNIT_EXPECT_EQ(test, test_write(&tr->rb, max, NULL, 0, END_COMMIT), 0);
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, (u64)max + KRING_LOST_RECORD_SIZE);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, t.losts, 1ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.lost, 9ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.first_seq, 0ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.last_seq, 8ULL);
+	KUNIT_EXPECT_EQ(test, tr->ctl->lost_too_big, 6ULL);
+	KUNIT_EXPECT_EQ(test, tr->ctl->lost_paused, 3ULL);
+	/* and alone */
+	KUNIT_EXPECT_EQ(test, test_write(&tr->rb, max, NULL, 0, END_COMMIT), 0);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, t.records, 2ULL);
+	KUNIT_EXPECT_EQ(test, t.last_seq, 10ULL);
+	test_expect_accounting(test, tr);
+}
+
+/* ---- backward writing --------------------------------------------------- */
+
+static unsigned int back_size(u64 i)
+{
+	return 16 + 8 * ((i * 7919) % 40);
+}
+
+/*
+ * perf's write_backward: data_head moves down, data_tail is ignored, the
+ * newest records survive intact (perf's overwrite reader walks them from
+ * data_head), nothing is lost for lack of space, and lost_overwritten is
+ * a lower bound short by at most the records of one slice.
+ */
+static void ring_backward(struct kunit *test)
+{
+	static const unsigned int nr_pages[] = { 1, 2, 8 };
+	u64 i, k, pos, head, bytes, fit, nfit, over;
+	struct kring_ring_counts c;
+	struct test_ring *tr;
+	unsigned int p;
+	struct tally t;
+
+	for (p = 0; p < ARRAY_SIZE(nr_pages); p++) {
+		tr = test_ring_new(test, nr_pages[p], KRING_RING_OVERWRITE);
+		KUNIT_EXPECT_EQ(test, tr->ctl->flags, KRING_CTL_F_OVERWRITE);
+		tr->ctl->data_tail = 12345;		/* ignored */
+		bytes = 0;
+		for (i = 0; i < 5000; i++) {
+			KUNIT_ASSERT_EQ(test, test_write(&tr->rb, back_size(i), NULL, 0,
+							 END_COMMIT), 0);
+			bytes += back_size(i);
+			KUNIT_ASSERT_EQ(test, tr->ctl->data_head, -bytes);
+			if (i % 97)
+				continue;
+
+			memset(&t, 0, sizeof(t));
+			head = smp_load_acquire(&tr->ctl->data_head); /* C, pairs with B */
+			for (pos = head; pos - head < tr->rb.data_size;) {
+				struct kring_record_header hdr;
+
+				test_read(tr, pos, &hdr, sizeof(hdr));
+				if (!hdr.size || pos - head + hdr.size > tr->rb.data_size)
+					break;
+				KUNIT_ASSERT_NE(test, test_check(test, tr, pos, hdr.size, &t),
+						0U);
+				/* newest first, consecutive */
+				KUNIT_ASSERT_EQ(test, t.last_seq, i - (t.records - 1));
+				pos += hdr.size;
+			}
+			/* as many as fit whole */
+			for (k = i + 1, fit = 0, nfit = 0; k-- > 0; nfit++) {
+				if (fit + back_size(k) > tr->rb.data_size)
+					break;
+				fit += back_size(k);
+			}
+			KUNIT_ASSERT_EQ(test, t.records, nfit);
+			over = i + 1 - nfit;
+			KUNIT_EXPECT_LE(test, tr->ctl->lost_overwritten, over);
+			KUNIT_EXPECT_GE(test, tr->ctl->lost_overwritten +
+					tr->rb.data_size / KRING_OVW_SLICES / 16 + 1, over);
+			cond_resched();
+		}
+		kring_ring_read_counts(&tr->rb, &c);
+		KUNIT_EXPECT_EQ(test, c.written, 5000ULL);
+		KUNIT_EXPECT_EQ(test, c.lost_no_space, 0ULL);
+		KUNIT_EXPECT_EQ(test, tr->ctl->records_written, 5000ULL);
+		KUNIT_EXPECT_EQ(test, tr->ctl->data_tail, 12345ULL);
+		if (tr->rb.data_size < 5000 * 16)
+			KUNIT_EXPECT_GT(test, tr->ctl->lost_overwritten, 0ULL);
+	}
+}
+
+/* ---- discard ------------------------------------------------------------ */
+
+/*
+ * A cancelled reservation becomes a PAD record carrying its seq (an 8-byte
+ * one has no room for it), and a LOST record reserved with it stays.
+ */
+static void ring_discard(struct kunit *test)
+{
+	static const unsigned int sizes[] = { 48, 8, 16, PAGE_SIZE - 96 };
+	struct test_ring *tr = test_ring_new(test, 1, 0);
+	struct tally t = {};
+	u64 seq;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		KUNIT_ASSERT_EQ(test, test_write(&tr->rb, sizes[i], &seq, 0, END_DISCARD), 0);
+		KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 24, NULL, 0, END_COMMIT), 0);
+		t.last_pad_seq = ~0ULL;
+		KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+		KUNIT_EXPECT_EQ(test, t.last_pad_seq, sizes[i] >= 16 ? seq : ~0ULL);
+		KUNIT_EXPECT_EQ(test, t.last_seq, seq + 1);
+	}
+	KUNIT_EXPECT_EQ(test, t.pads, 4ULL);
+	KUNIT_EXPECT_EQ(test, t.records, 4ULL);
+	KUNIT_EXPECT_EQ(test, tr->ctl->records_discarded, 4ULL);
+
+	kring_ring_set_paused(&tr->rb, true);
+	KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 32, NULL, 0, END_COMMIT), -EAGAIN);
+	kring_ring_set_paused(&tr->rb, false);
+	KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 32, &seq, 0, END_DISCARD), 0);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, t.losts, 1ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.first_seq, seq - 1);
+	KUNIT_EXPECT_EQ(test, t.pads, 5ULL);
+	KUNIT_EXPECT_EQ(test, t.last_pad_seq, seq);
+	test_expect_accounting(test, tr);
+}
+
+/* ---- wake-ups ----------------------------------------------------------- */
+
+static int wake_calls;
+
+static void test_wakeup(struct kring_ring *rb)
+{
+	wake_calls++;
+}
+
+/* Watermark bytes, every N records, both, need_wakeup, and poll's view. */
+static void ring_watermark(struct kunit *test)
+{
+	struct test_ring *tr = test_ring_new(test, 2, 0);
+	struct tally t = {};
+	u64 written = 0, wakeups;
+	int i;
+
+	tr->rb.wakeup = test_wakeup;
+	KUNIT_EXPECT_EQ(test, tr->rb.watermark, PAGE_SIZE);	/* half */
+	wake_calls = 0;
+	for (i = 0; i < (int)(10 * PAGE_SIZE / 40); i++) {	/* ten wake-ups */
+		KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 40, NULL, 0, END_COMMIT), 0);
+		written += 40;
+		KUNIT_ASSERT_EQ(test, wake_calls, (int)(written / PAGE_SIZE));
+		KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	}
+	KUNIT_EXPECT_EQ(test, tr->ctl->wakeups, (u64)wake_calls);
+
+	/* poll's view: readable once the watermark's worth is unread */
+	KUNIT_EXPECT_FALSE(test, kring_ring_readable(&tr->rb));
+	for (written = 0; written + 40 <= PAGE_SIZE - 16; written += 40)
+		test_write(&tr->rb, 40, NULL, 0, END_COMMIT);	/* 16 to 55 short */
+	KUNIT_EXPECT_FALSE(test, kring_ring_readable(&tr->rb));
+	test_write(&tr->rb, PAGE_SIZE - written, NULL, 0, END_COMMIT);	/* a page */
+	KUNIT_EXPECT_TRUE(test, kring_ring_readable(&tr->rb));
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+
+	/* 100 bytes: one wake-up per crossing, however many it crosses */
+	kring_ring_set_wakeup(&tr->rb, 100, 0);
+	kring_ring_reset(&tr->rb);
+	wake_calls = 0;
+	test_write(&tr->rb, 96, NULL, 0, END_COMMIT);
+	KUNIT_EXPECT_EQ(test, wake_calls, 0);
+	test_write(&tr->rb, 8, NULL, 0, END_COMMIT);		/* 104 */
+	KUNIT_EXPECT_EQ(test, wake_calls, 1);
+	test_write(&tr->rb, 400, NULL, 0, END_COMMIT);	/* 504 */
+	KUNIT_EXPECT_EQ(test, wake_calls, 2);
+	test_write(&tr->rb, 8, NULL, 0, END_COMMIT);		/* 512 */
+	KUNIT_EXPECT_EQ(test, wake_calls, 2);
+	test_write(&tr->rb, 88, NULL, 0, END_COMMIT);		/* 600 */
+	KUNIT_EXPECT_EQ(test, wake_calls, 3);
+
+	/* every 3 records, and only when the consumer asks */
+	kring_ring_set_wakeup(&tr->rb, 0, 3);
+	KUNIT_EXPECT_EQ(test, tr->rb.watermark, 0UL);
+	kring_ring_reset(&tr->rb);
+	wake_calls = 0;
+	for (i = 1; i <= 30; i++) {
+		test_write(&tr->rb, 16, NULL, 0, END_COMMIT);
+		KUNIT_EXPECT_EQ(test, wake_calls, i / 3);
+	}
+	WRITE_ONCE(tr->ctl->need_wakeup, 0);
+	for (i = 0; i < 30; i++)
+		test_write(&tr->rb, 16, NULL, 0, END_COMMIT);
+	KUNIT_EXPECT_EQ(test, wake_calls, 10);
+	KUNIT_EXPECT_EQ(test, tr->ctl->wakeups, 10ULL);
+	WRITE_ONCE(tr->ctl->need_wakeup, 1);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+
+	/* both: whichever comes first */
+	kring_ring_set_wakeup(&tr->rb, 1000, 4);
+	kring_ring_reset(&tr->rb);
+	wake_calls = 0;
+	for (i = 1; i <= 8; i++)
+		test_write(&tr->rb, 8, NULL, 0, END_COMMIT);
+	KUNIT_EXPECT_EQ(test, wake_calls, 2);
+	test_write(&tr->rb, 1000, NULL, 0, END_COMMIT);
+	KUNIT_EXPECT_EQ(test, wake_calls, 3);
+
+	/* without a callback a wake-up is still counted */
+	tr->rb.wakeup = NULL;
+	kring_ring_set_wakeup(&tr->rb, 0, 1);
+	wakeups = tr->ctl->wakeups;
+	test_write(&tr->rb, 8, NULL, 0, END_COMMIT);
+	test_write(&tr->rb, 8, NULL, 0, END_COMMIT);
+	KUNIT_EXPECT_EQ(test, tr->ctl->wakeups, wakeups + 2);
+	KUNIT_EXPECT_EQ(test, wake_calls, 3);
+
+	/* clamped; 0, 0 is the default */
+	kring_ring_set_wakeup(&tr->rb, 1UL << 30, 0);
+	KUNIT_EXPECT_EQ(test, tr->rb.watermark, tr->rb.data_size);
+	kring_ring_set_wakeup(&tr->rb, 0, 0);
+	KUNIT_EXPECT_EQ(test, tr->rb.watermark, tr->rb.data_size / 2);
+	KUNIT_EXPECT_EQ(test, tr->rb.wakeup_events, 0U);
+}
+
+/* ---- garbage data_tail -------------------------------------------------- */
+
+#ifdef __KERNEL__
+#define RING_GARBAGE_ROUNDS	20000	/* under emulation, with KASAN */
+#else
+#define RING_GARBAGE_ROUNDS	200000
+#endif
+
+/*
+ * data_tail is written by user space and trusted for nothing but the
+ * space check: whatever it holds, the ring writes only inside its data
+ * pages and over no unread byte, leaves the rest of the control page
+ * alone, and counts every record as written or lost.
+ */
+static void ring_garbage_tail(struct kunit *test)
+{
+	struct test_ring *tr = test_ring_new(test, 2, 0);
+	struct kring_ctl_page *before = kunit_kzalloc(test, sizeof(*before), GFP_KERNEL);
+	u64 head, tail, moved, ok = 0, lost = 0, n = tr->rb.data_size;
+	struct kring_ring_counts c;
+	int i, rc;
+
+	KUNIT_ASSERT_NOT_NULL(test, before);
+	memset(tr->ctl->__reserved, 0x5a, sizeof(tr->ctl->__reserved));
+	memset(tr->ctl->__reserved_kring, 0x5a, sizeof(tr->ctl->__reserved_kring));
+	tr->ctl->aux_head = 1;
+	tr->ctl->aux_size = 2;
+	tr->ctl->time_mult = 3;
+	*before = *tr->ctl;
+
+	for (i = 0; i < RING_GARBAGE_ROUNDS; i++) {
+		head = tr->ctl->data_head;
+		switch (get_random_u32() % 8) {
+		case 0:
+			tail = get_random_u64();
+			break;
+		case 1:		/* ahead of head */
+			tail = head + 1 + get_random_u32() % 64;
+			break;
+		case 2:		/* too far back */
+			tail = head - n - 1 - get_random_u32() % 64;
+			break;
+		case 3:		/* nearly full */
+			tail = head - n + get_random_u32() % 64;
+			break;
+		case 4:		/* unaligned */
+			tail = head - get_random_u32() % n;
+			break;
+		case 5:
+			tail = ~0ULL - get_random_u32() % 16;
+			break;
+		case 6:
+			tail = head;
+			break;
+		default:
+			tail = 1ULL << 63;
+			break;
+		}
+		WRITE_ONCE(tr->ctl->data_tail, tail);
+		rc = test_write(&tr->rb, 8 + get_random_u32() % (tr->rb.max_record - 8),
+				NULL, 0, END_COMMIT);
+		KUNIT_ASSERT_TRUE(test, rc == 0 || rc == -ENOSPC);
+		moved = tr->ctl->data_head - head;
+		if (rc == 0) {
+			ok++;
+			KUNIT_ASSERT_LE(test, moved, n);
+			KUNIT_ASSERT_LE(test, head - tail + moved, n);
+		} else {
+			lost++;
+			KUNIT_ASSERT_EQ(test, moved, 0ULL);
+		}
+		if (!(i % 1024))
+			cond_resched();
+	}
+	KUNIT_EXPECT_GT(test, ok, RING_GARBAGE_ROUNDS / 200ULL);
+	KUNIT_EXPECT_GT(test, lost, RING_GARBAGE_ROUNDS / 200ULL);
+
+	/* Only the fields the ring writes changed. */
+	before->data_head = tr->ctl->data_head;
+	before->data_tail = tr->ctl->data_tail;
+	before->records_written = tr->ctl->records_written;
+	before->lost_no_space = tr->ctl->lost_no_space;
+	before->wakeups = tr->ctl->wakeups;
+	KUNIT_EXPECT_EQ(test, memcmp(before, tr->ctl, sizeof(*before)), 0);
+
+	kring_ring_read_counts(&tr->rb, &c);
+	KUNIT_EXPECT_EQ(test, c.produced, (u64)RING_GARBAGE_ROUNDS);
+	KUNIT_EXPECT_EQ(test, c.written, ok);
+	KUNIT_EXPECT_EQ(test, c.lost_no_space, lost);
+	test_expect_accounting(test, tr);
+}
+
+/*
+ * The cases, as KUnit's case array: the kernel's suite "kring_ring" and the
+ * host's runner (kunit_host.h's KUNIT_CASE*()) read this one list.
+ */
+static struct kunit_case kring_ring_cases[] = {
+	KUNIT_CASE_PARAM(ring_wrap_every_offset, wrap_size_gen_params),
+	KUNIT_CASE(ring_page_boundary_copies),
+	KUNIT_CASE(ring_unwritten_tail_zeroed),
+	KUNIT_CASE(ring_nesting_simulated),
+	KUNIT_CASE(ring_nesting_loss),
+	KUNIT_CASE(ring_lost_record),
+	KUNIT_CASE(ring_lost_record_needs_room),
+	KUNIT_CASE(ring_lost_causes),
+	KUNIT_CASE(ring_backward),
+	KUNIT_CASE(ring_discard),
+	KUNIT_CASE(ring_watermark),
+	KUNIT_CASE(ring_garbage_tail),
+	{}
+};
+
+#endif /* _KRING_RING_CASES_H */
