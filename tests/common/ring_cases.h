@@ -11,14 +11,14 @@
  * The includer provides, before including this file, <kunit/test.h> (or
  * kunit_host.h), ring.h, test_record.h and:
  *
- *	static struct test_ring *test_ring_new(struct kunit *test,
- *					       unsigned int nr, unsigned int flags);
+ *	static void *test_page_new(struct kunit *test);
  *
- * a ring of @nr zeroed data pages (its id 42) that lives until the case
- * ends; the host's pages sit between PROT_NONE guard pages, so a stray
- * write faults there. Each case is written for any PAGE_SIZE (the kernel's
- * arm64 64 KiB pages included), and a long loop calls cond_resched() (a
- * kernel without preemption would see an RCU stall on a slow machine).
+ * one zeroed page that lives until the case ends, or NULL; the host's sit
+ * between PROT_NONE guard pages, so a stray write faults there.
+ *
+ * Each case is written for any PAGE_SIZE (the kernel's arm64 64 KiB pages
+ * included), and a long loop calls cond_resched() (a kernel without
+ * preemption would see an RCU stall on a slow machine).
  * kring_ring_cases[] lists them for both runners.
  */
 #ifndef _KRING_RING_CASES_H
@@ -31,8 +31,32 @@ struct test_ring {
 	unsigned int nr;
 };
 
+static void *test_page_new(struct kunit *test);
+
+/* A ring of @nr data pages, its id 42, that lives until the case ends. */
 static struct test_ring *test_ring_new(struct kunit *test, unsigned int nr,
-				       unsigned int flags);
+				       unsigned int flags)
+{
+	struct test_ring *tr = kunit_kzalloc(test, sizeof(*tr), GFP_KERNEL);
+	unsigned int i;
+	void *p;
+
+	KUNIT_ASSERT_NOT_NULL(test, tr);
+	tr->nr = nr;
+	tr->pages = kunit_kcalloc(test, nr, sizeof(void *), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, tr->pages);
+	for (i = 0; i <= nr; i++) {
+		p = test_page_new(test);
+		KUNIT_ASSERT_NOT_NULL(test, p);
+		if (i < nr)
+			tr->pages[i] = p;
+		else
+			tr->ctl = p;
+	}
+	KUNIT_ASSERT_EQ(test, 0, kring_ring_init(&tr->rb, tr->ctl, tr->pages, nr,
+						 flags, 42));
+	return tr;
+}
 
 static u8 *test_byte(struct test_ring *tr, u64 pos)
 {

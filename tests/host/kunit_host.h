@@ -120,6 +120,7 @@ static const void *name##_gen_params(const void *prev, char *desc)	\
 
 #define GFP_KERNEL	0
 #define kunit_kzalloc(test, size, gfp)	kunit_host_alloc(test, size)
+#define kunit_kcalloc(test, n, size, gfp)	kunit_host_alloc(test, (n) * (size))
 
 /* The kernel helpers the cases call. */
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

@@ -77,8 +77,7 @@ const bool registered = [] {
             register_case(c, c->name, nullptr);
             continue;
         }
-        for (const void* p = c->generate_params(nullptr, desc); p;
-             p = c->generate_params(p, desc))
+        for (const void* p = c->generate_params(nullptr, desc); p; p = c->generate_params(p, desc))
             register_case(c, std::string(c->name) + "/" + name_of(desc), p);
     }
     return true;

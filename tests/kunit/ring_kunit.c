@@ -31,29 +31,13 @@ static void test_free_page(void *addr)
 	free_page((unsigned long)addr);
 }
 
-static struct test_ring *test_ring_new(struct kunit *test, unsigned int nr,
-				       unsigned int flags)
+static void *test_page_new(struct kunit *test)
 {
-	struct test_ring *tr = kunit_kzalloc(test, sizeof(*tr), GFP_KERNEL);
-	unsigned int i;
-	void *p;
+	void *p = (void *)get_zeroed_page(GFP_KERNEL);
 
-	KUNIT_ASSERT_NOT_NULL(test, tr);
-	tr->nr = nr;
-	tr->pages = kunit_kcalloc(test, nr, sizeof(void *), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, tr->pages);
-	for (i = 0; i <= nr; i++) {
-		p = (void *)get_zeroed_page(GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, p);
-		KUNIT_ASSERT_EQ(test, 0, kunit_add_action_or_reset(test, test_free_page, p));
-		if (i < nr)
-			tr->pages[i] = p;
-		else
-			tr->ctl = p;
-	}
-	KUNIT_ASSERT_EQ(test, 0, kring_ring_init(&tr->rb, tr->ctl, tr->pages, nr,
-						 flags, 42));
-	return tr;
+	if (p && kunit_add_action_or_reset(test, test_free_page, p))
+		return NULL;
+	return p;
 }
 
 /* ---- nesting in a real interrupt --------------------------------------- */
