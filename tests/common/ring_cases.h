@@ -299,7 +299,7 @@ static void ring_wrap_every_offset(struct kunit *test)
 				      tr->rb.max_record);
 	const unsigned int rsize = round_up(size, 8U);
 	const u64 n = tr->rb.data_size;
-	u64 off, pos, i, j, span, done, end, seq, base;
+	u64 off, pos, i, j, after, before, done, end, seq, base;
 	int b;
 
 	for (b = 0; b < 2; b++) {
@@ -317,22 +317,22 @@ static void ring_wrap_every_offset(struct kunit *test)
 			want++;
 			KUNIT_ASSERT_EQ(test, tr->ctl->data_head, pos + rsize);
 			/*
-			 * Nothing outside the record was written: the whole
-			 * area, or in a large page's last 8 KiB (visited
+			 * Nothing outside the record was written: the rest of
+			 * the area, or in a large page's last 8 KiB (visited
 			 * densely) 4 KiB either side of the record.
 			 */
-			span = n;
-			if (n > SZ_8K && off + SZ_8K >= n)
-				span = min_t(u64, n, rsize + SZ_8K);
-			for (j = 0; j < span; j++) {
-				bool inside;
-
-				i = span == n ? j : (pos - SZ_4K + j) & (n - 1);
-				inside = ((i - (pos & (n - 1))) & (n - 1)) < rsize;
-				if (!inside && *test_byte(tr, i) != 0xa5) {
+			after = n - rsize;
+			before = 0;
+			if (n > SZ_8K && off + SZ_8K >= n) {
+				after = min_t(u64, after, SZ_4K);
+				before = min_t(u64, n - rsize - after, SZ_4K);
+			}
+			for (j = 0; j < after + before; j++) {
+				i = j < after ? pos + rsize + j : pos - (j - after) - 1;
+				if (*test_byte(tr, i) != 0xa5) {
 					KUNIT_FAIL(test, "byte %llu written, record at %llu",
-						   (unsigned long long)i,
-						   (unsigned long long)pos);
+						   (unsigned long long)(i & (n - 1)),
+						   (unsigned long long)(pos & (n - 1)));
 					return;
 				}
 			}
