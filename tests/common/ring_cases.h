@@ -97,16 +97,19 @@ static void test_seek(struct test_ring *tr, u64 pos)
 
 enum test_end { END_COMMIT, END_DISCARD };
 
+/* Words copied or checked at a time. */
+#define TEST_BLOCK	32
+
 /*
- * Write one test record in copies of @chunk bytes (0: one copy of each
- * word); returns kring_output_begin()'s result, *@seq the sequence number
+ * Write one test record in copies of @chunk bytes (0: TEST_BLOCK words at
+ * a time); returns kring_output_begin()'s result, *@seq the sequence number
  * either way. The time passed is that of the next sequence number.
  */
 static int test_write(struct kring_ring *rb, unsigned int size, u64 *seq,
 		      unsigned int chunk, enum test_end end)
 {
 	struct kring_output_handle h;
-	u64 w, j, words;
+	u64 w, j, words, block[TEST_BLOCK];
 	unsigned int done;
 	int err;
 
@@ -121,7 +124,9 @@ static int test_write(struct kring_ring *rb, unsigned int size, u64 *seq,
 	for (j = 0; j < words; j++) {
 		w = j ? kring_test_word(h.seq, j) : h.seq;
 		if (!chunk) {
-			kring_output_copy(&h, &w, 8);
+			block[j % TEST_BLOCK] = w;
+			if (j % TEST_BLOCK == TEST_BLOCK - 1 || j == words - 1)
+				kring_output_copy(&h, block, (j % TEST_BLOCK + 1) * 8);
 			continue;
 		}
 		for (done = 0; done < 8; done += chunk)
@@ -155,7 +160,7 @@ static unsigned int test_check(struct kunit *test, struct test_ring *tr, u64 pos
 			       u64 limit, struct tally *t)
 {
 	struct kring_record_header hdr;
-	u64 seq, w, j;
+	u64 seq, j, words, block[TEST_BLOCK];
 
 	test_read(tr, pos, &hdr, sizeof(hdr));
 	if (hdr.size < 8 || hdr.size % 8 || hdr.size > limit) {
@@ -174,9 +179,13 @@ static unsigned int test_check(struct kunit *test, struct test_ring *tr, u64 pos
 		}
 		test_read(tr, pos + 8, &seq, 8);
 		t->last_seq = seq;
-		for (j = 1; j < (u64)(hdr.size - 8) / 8; j++) {
-			test_read(tr, pos + 8 * (j + 1), &w, 8);
-			if (w != (t->zeroed ? 0 : kring_test_word(seq, j))) {
+		words = (hdr.size - 8) / 8;
+		for (j = 1; j < words; j++) {
+			if (j % TEST_BLOCK == 1)
+				test_read(tr, pos + 8 * (j + 1), block,
+					  8 * min_t(u64, TEST_BLOCK, words - j));
+			if (block[(j - 1) % TEST_BLOCK] !=
+			    (t->zeroed ? 0 : kring_test_word(seq, j))) {
 				KUNIT_FAIL(test, "seq %llu word %llu corrupt at %llu",
 					   (unsigned long long)seq, (unsigned long long)j,
 					   (unsigned long long)pos);
