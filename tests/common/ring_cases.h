@@ -288,11 +288,12 @@ static void test_expect_accounting(struct kunit *test, struct test_ring *tr)
 /* ---- reserve / commit / wrap at every offset ---------------------------- */
 
 /*
- * Record sizes: a size above the largest record of a 2-page ring (the
- * last one: 8136 on 4 KiB pages) stands for that largest record.
+ * Record sizes: small ones, ones about a 4 KiB page, and the largest record
+ * of a 2-page ring (8136 on 4 KiB pages; with 64 KiB pages, where a record
+ * is smaller than a page, the largest record, 65528).
  */
 static const unsigned int wrap_sizes[] = {
-	8, 13, 16, 24, 56, 64, 200, PAGE_SIZE - 8, PAGE_SIZE, PAGE_SIZE + 8,
+	8, 13, 16, 24, 56, 64, 200, SZ_4K - 8, SZ_4K, SZ_4K + 8,
 	2 * PAGE_SIZE - KRING_LOST_RECORD_SIZE,
 };
 
