@@ -86,14 +86,13 @@ static void test_fill(struct test_ring *tr, u8 byte)
 		memset(tr->pages[i], byte, PAGE_SIZE);
 }
 
-#define TEST_FILL	0xa5a5a5a5a5a5a5a5ULL
-
 /*
  * The position of the first 8 bytes in [@pos, @pos + @len) that are not
- * test_fill(tr, 0xa5)'s, or @pos + @len; @pos and @len are multiples of 8.
+ * test_fill(tr, @byte)'s, or @pos + @len; @pos and @len are multiples of 8.
  */
-static u64 test_find_written(struct test_ring *tr, u64 pos, u64 len)
+static u64 test_find_written(struct test_ring *tr, u64 pos, u64 len, u8 byte)
 {
+	const u64 fill = byte * 0x0101010101010101ULL;
 	const u64 *p;
 	u64 k, n;
 
@@ -101,7 +100,7 @@ static u64 test_find_written(struct test_ring *tr, u64 pos, u64 len)
 		p = (const u64 *)test_byte(tr, pos);
 		n = min_t(u64, len, PAGE_SIZE - (pos & (PAGE_SIZE - 1))) / 8;
 		for (k = 0; k < n; k++)
-			if (p[k] != TEST_FILL)
+			if (p[k] != fill)
 				return pos + 8 * k;
 		pos += 8 * n;
 		len -= 8 * n;
@@ -124,16 +123,20 @@ enum test_end { END_COMMIT, END_DISCARD };
 #define TEST_BLOCK	32
 
 /*
- * Write one test record in copies of @chunk bytes (0: TEST_BLOCK words at
- * a time); returns kring_output_begin()'s result, *@seq the sequence number
- * either way. The time passed is that of the next sequence number.
+ * Write one test record; returns kring_output_begin()'s result, *@seq the
+ * sequence number either way. The time passed is that of the next sequence
+ * number. Without @body the record goes in word by word, each word in
+ * copies of @chunk bytes (0: TEST_BLOCK words at a time, from the stack);
+ * with @body (room for the largest record) it is made whole there first
+ * and copied in pieces of @chunk bytes, which may span words, pages and
+ * the end of the area (UINT_MAX: one copy).
  */
-static int test_write(struct kring_ring *rb, unsigned int size, u64 *seq,
-		      unsigned int chunk, enum test_end end)
+static int test_write_from(struct kring_ring *rb, unsigned int size, u64 *seq,
+			   unsigned int chunk, enum test_end end, u64 *body)
 {
 	struct kring_output_handle h;
 	u64 w, j, words, block[TEST_BLOCK];
-	unsigned int done;
+	unsigned int done, n;
 	int err;
 
 	preempt_disable();
@@ -144,7 +147,13 @@ static int test_write(struct kring_ring *rb, unsigned int size, u64 *seq,
 		goto out;
 	kring_output_header(&h, KRING_TEST_RECORD_TYPE, 0);
 	words = (h.rec_size - 8) / 8;
-	for (j = 0; j < words; j++) {
+	for (j = 0; body && j < words; j++)
+		body[j] = j ? kring_test_word(h.seq, j) : h.seq;
+	for (done = 0; body && done < words * 8; done += n) {
+		n = min_t(u64, chunk, words * 8 - done);
+		kring_output_copy(&h, (u8 *)body + done, n);
+	}
+	for (j = 0; !body && j < words; j++) {
 		w = j ? kring_test_word(h.seq, j) : h.seq;
 		if (!chunk) {
 			block[j % TEST_BLOCK] = w;
@@ -162,6 +171,12 @@ static int test_write(struct kring_ring *rb, unsigned int size, u64 *seq,
 out:
 	preempt_enable();
 	return err;
+}
+
+static int test_write(struct kring_ring *rb, unsigned int size, u64 *seq,
+		      unsigned int chunk, enum test_end end)
+{
+	return test_write_from(rb, size, seq, chunk, end, NULL);
 }
 
 /* What a consumer saw. */
@@ -360,9 +375,9 @@ static void ring_wrap_every_offset(struct kunit *test)
 				after = min_t(u64, after, SZ_4K);
 				before = min_t(u64, n - rsize - after, SZ_4K);
 			}
-			i = test_find_written(tr, pos + rsize, after);
+			i = test_find_written(tr, pos + rsize, after, 0xa5);
 			if (i == pos + rsize + after)
-				i = test_find_written(tr, pos - before, before);
+				i = test_find_written(tr, pos - before, before, 0xa5);
 			if (i != pos) {
 				KUNIT_FAIL(test, "bytes at %llu written, record at %llu",
 					   (unsigned long long)(i & (n - 1)),
@@ -402,8 +417,8 @@ static void ring_wrap_every_offset(struct kunit *test)
 /* ---- copies across pages ------------------------------------------------ */
 
 /*
- * Copies in odd pieces across page boundaries, and across many pages (a
- * size above the largest record stands for that one).
+ * Copies in odd pieces across page boundaries, and across many pages in
+ * one copy (a size above the largest record stands for that one).
  */
 static void ring_page_boundary_copies(struct kunit *test)
 {
@@ -412,16 +427,18 @@ static void ring_page_boundary_copies(struct kunit *test)
 		4 * PAGE_SIZE - KRING_LOST_RECORD_SIZE,
 	};
 	static const unsigned int chunks[] = {
-		0, 1, 3, 5, 7, 13, PAGE_SIZE - 1, PAGE_SIZE + 1,
+		1, 3, 5, 7, 13, PAGE_SIZE - 1, PAGE_SIZE + 1, UINT_MAX,
 	};
 	static const u64 offs[] = {
 		0, 8, PAGE_SIZE - 8, PAGE_SIZE - 16, 2 * PAGE_SIZE - 8,
 		4 * PAGE_SIZE - 8, 3 * PAGE_SIZE - 288,
 	};
 	struct test_ring *tr = test_ring_new(test, 4, 0);
-	unsigned int s, c, o;
+	u64 *body = kunit_kzalloc(test, tr->rb.max_record, GFP_KERNEL);
+	unsigned int s, c, o, size;
 	u64 seq;
 
+	KUNIT_ASSERT_NOT_NULL(test, body);
 	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
 		for (c = 0; c < ARRAY_SIZE(chunks); c++) {
 			for (o = 0; o < ARRAY_SIZE(offs); o++) {
@@ -429,9 +446,10 @@ static void ring_page_boundary_copies(struct kunit *test)
 
 				kring_ring_reset(&tr->rb);
 				test_seek(tr, offs[o] + 3 * tr->rb.data_size);
-				KUNIT_ASSERT_EQ(test, test_write(&tr->rb,
-								 min(sizes[s], tr->rb.max_record),
-								 &seq, chunks[c], END_COMMIT), 0);
+				size = min(sizes[s], tr->rb.max_record);
+				KUNIT_ASSERT_EQ(test, test_write_from(&tr->rb, size, &seq,
+								      chunks[c], END_COMMIT,
+								      body), 0);
 				KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
 				KUNIT_ASSERT_EQ(test, t.records, 1ULL);
 				KUNIT_ASSERT_EQ(test, t.last_seq, seq);
