@@ -159,4 +159,15 @@ bool kring_throttle_enter(u64 *t0);
 void kring_throttle_exit(u64 t0);
 u64 kring_throttle_defer(struct hrtimer *t, u64 period, u64 passed);
 
+/* One CPU's throttle state; its rule, for the KUnit suite. */
+struct kring_throttle {
+	u64 window;		/* index of the current window */
+	u32 samples;		/* samples that ran in it */
+	u64 busy_ns;		/* time they took */
+};
+
+bool kring_throttle_admit(struct kring_throttle *th, u64 now,
+			  unsigned int rate, unsigned int pct);
+u64 kring_throttle_skip(struct hrtimer *t, ktime_t now, u64 period, u64 passed);
+
 #endif /* _KRING_CAPTURE_H */

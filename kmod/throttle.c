@@ -27,6 +27,7 @@
 #include <linux/moduleparam.h>
 #include <linux/math64.h>
 
+#include "compat.h"
 #include "capture.h"
 
 static unsigned int kring_max_sample_rate = 100000;
@@ -39,31 +40,23 @@ module_param_named(cpu_time_max_percent, kring_cpu_time_max_percent, uint, 0644)
 MODULE_PARM_DESC(cpu_time_max_percent,
 		 "share of one CPU's time those samples may take, in percent (0 or 100: no limit)");
 
-struct kring_throttle {
-	u64 window;		/* index of the current window */
-	u32 samples;		/* samples that ran in it */
-	u64 busy_ns;		/* time they took */
-};
-
 static DEFINE_PER_CPU(struct kring_throttle, kring_throttle);
 
 /**
- * kring_throttle_enter() - may this CPU write one more sample now?
- * @t0: set to the start time, for kring_throttle_exit()
+ * kring_throttle_admit() - the rule of kring_throttle_enter(), on any state
+ * @th:		a CPU's state
+ * @now:	the time, in ns of the monotonic clock
+ * @rate:	kring.max_sample_rate
+ * @pct:	kring.cpu_time_max_percent
  *
- * Context: hard irq, interrupts off.
- * Return: true to write it; false when the CPU's window is spent (the
- * caller counts the sample as throttled and writes nothing).
+ * Return: true if one more sample may run at @now (and counts it).
  */
-bool kring_throttle_enter(u64 *t0)
+bool kring_throttle_admit(struct kring_throttle *th, u64 now,
+			  unsigned int rate, unsigned int pct)
 {
-	struct kring_throttle *th = this_cpu_ptr(&kring_throttle);
-	unsigned int rate = READ_ONCE(kring_max_sample_rate);
-	unsigned int pct = READ_ONCE(kring_cpu_time_max_percent);
-	u64 now = ktime_get_mono_fast_ns(), win = div64_u64(now, KRING_THROTTLE_WINDOW_NS);
+	u64 win = div64_u64(now, KRING_THROTTLE_WINDOW_NS);
 	u64 max_samples = div64_u64((u64)rate * KRING_THROTTLE_WINDOW_NS, NSEC_PER_SEC);
 
-	*t0 = now;
 	if (win != th->window) {
 		th->window = win;
 		th->samples = 0;
@@ -75,6 +68,23 @@ bool kring_throttle_enter(u64 *t0)
 		return false;
 	th->samples++;
 	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(kring_throttle_admit);
+
+/**
+ * kring_throttle_enter() - may this CPU write one more sample now?
+ * @t0: set to the start time, for kring_throttle_exit()
+ *
+ * Context: hard irq, interrupts off.
+ * Return: true to write it; false when the CPU's window is spent (the
+ * caller counts the sample as throttled and writes nothing).
+ */
+bool kring_throttle_enter(u64 *t0)
+{
+	*t0 = ktime_get_mono_fast_ns();
+	return kring_throttle_admit(this_cpu_ptr(&kring_throttle), *t0,
+				    READ_ONCE(kring_max_sample_rate),
+				    READ_ONCE(kring_cpu_time_max_percent));
 }
 
 /**
@@ -101,12 +111,27 @@ bool kring_throttle_enter(u64 *t0)
  */
 u64 kring_throttle_defer(struct hrtimer *t, u64 period, u64 passed)
 {
-	u64 now = ktime_get_mono_fast_ns();
-	u64 next = (div64_u64(now, KRING_THROTTLE_WINDOW_NS) + 1) * KRING_THROTTLE_WINDOW_NS;
+	return kring_throttle_skip(t, ktime_get(), period, passed);
+}
 
-	passed += hrtimer_forward_now(t, ns_to_ktime(period));
+/**
+ * kring_throttle_skip() - kring_throttle_defer() at a given time
+ * @t:		as there, or any hrtimer not enqueued
+ * @now:	the time on @t's clock (CLOCK_MONOTONIC)
+ * @period:	as there
+ * @passed:	as there
+ *
+ * Return: as kring_throttle_defer().
+ */
+u64 kring_throttle_skip(struct hrtimer *t, ktime_t now, u64 period, u64 passed)
+{
+	u64 next = (div64_u64(ktime_to_ns(now), KRING_THROTTLE_WINDOW_NS) + 1) *
+		   KRING_THROTTLE_WINDOW_NS;
+
+	passed += hrtimer_forward(t, now, ns_to_ktime(period));
 	return max_t(u64, passed, 1) + hrtimer_forward(t, ns_to_ktime(next), ns_to_ktime(period));
 }
+EXPORT_SYMBOL_IF_KUNIT(kring_throttle_skip);
 
 /**
  * kring_throttle_exit() - the sample begun at @t0 is written
