@@ -68,28 +68,6 @@ inline std::optional<fields> run_command(const std::string& run_file, const std:
     return f;
 }
 
-inline bool write_file(const std::string& path, const std::string& value) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    const bool ok = ::write(fd, value.data(), value.size()) == ssize_t(value.size());
-    ::close(fd);
-    return ok;
-}
-
-inline std::string read_file(const std::string& path) {
-    std::string out;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return out;
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof(buf))) > 0)
-        out.append(buf, std::size_t(n));
-    ::close(fd);
-    return out;
-}
-
 // The benchmark tracepoint's directory under tracefs.
 inline const std::string event_dir = "events/kring_bench/kring_bench_hit";
 
@@ -233,7 +211,7 @@ inline perf_event_attr tracepoint_attr(const std::string& tfs) {
     perf_event_attr a{};
     a.size = sizeof(a);
     a.type = PERF_TYPE_TRACEPOINT;
-    a.config = std::strtoull(read_file(tfs + "/" + event_dir + "/id").c_str(), nullptr, 10);
+    a.config = std::strtoull(kt::read_text(tfs + "/" + event_dir + "/id").c_str(), nullptr, 10);
     a.sample_period = 1;
     a.sample_type = PERF_SAMPLE_RAW | PERF_SAMPLE_TIME;
     return a;

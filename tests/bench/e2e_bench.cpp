@@ -216,8 +216,8 @@ std::uint64_t ftrace_page_events(const std::vector<char>& page, std::size_t len)
 // with @why set.
 int ftrace_open(const options& o, const std::string& tfs, std::string& why) {
     const std::string cpu = tfs + "/per_cpu/cpu" + std::to_string(producer_cpu);
-    if (!bench::write_file(tfs + "/buffer_size_kb", std::to_string((4096u << o.order) / 1024)) ||
-        !bench::write_file(tfs + "/trace", "") || !bench::write_file(tfs + "/tracing_on", "1")) {
+    if (!kt::write_text(tfs + "/buffer_size_kb", std::to_string((4096u << o.order) / 1024)) ||
+        !kt::write_text(tfs + "/trace", "") || !kt::write_text(tfs + "/tracing_on", "1")) {
         why = "cannot set up ftrace in " + tfs;
         return -1;
     }
@@ -257,7 +257,7 @@ void ftrace_consume(int fd, run_result& r, const std::atomic<bool>& stop, Drain 
 template <typename Drain>
 bool ftrace_fire(const options& o, const std::string& ev, int fd, run_result& r,
                  std::uint64_t count, std::uint64_t period, Drain drain) {
-    if (!bench::write_file(ev, "1")) {
+    if (!kt::write_text(ev, "1")) {
         r.why = "cannot enable the event";
         return false;
     }
@@ -265,7 +265,7 @@ bool ftrace_fire(const options& o, const std::string& ev, int fd, run_result& r,
     std::thread t([&] { ftrace_consume(fd, r, stop, drain); });
     bench::fields f;
     r.why = fire(o, "ftrace", count, period, "", f);
-    bench::write_file(ev, "0");
+    kt::write_text(ev, "0");
     stop.store(true, std::memory_order_release);
     t.join();
     return true;
@@ -294,7 +294,7 @@ run_result run_ftrace(const options& o, const std::string& tfs, std::uint64_t co
         return r;
     }
     ::close(fd);
-    const std::string stats = bench::read_file(cpu + "/stats");
+    const std::string stats = kt::read_text(cpu + "/stats");
     r.lost = bench::stat_of(stats, "overrun");
     r.delivered = events;
     if (r.why.empty() && r.lost == ~0ull)
@@ -302,7 +302,7 @@ run_result run_ftrace(const options& o, const std::string& tfs, std::uint64_t co
     else if (r.why.empty() && !ftrace_adds_up(events, r.lost, count))
         r.why = "ftrace: " + std::to_string(events) + " events read, overrun " +
                 std::to_string(r.lost) + ", for " + std::to_string(count) + " hits";
-    bench::write_file(tfs + "/trace", "");
+    kt::write_text(tfs + "/trace", "");
     return r;
 }
 
@@ -389,7 +389,7 @@ run_result run_ftrace_mmap(const options& o, const std::string& tfs, std::uint64
     ::munmap(dp, data_len);
     ::munmap(mp, std::size_t(page));
     ::close(fd);
-    bench::write_file(tfs + "/trace", "");
+    kt::write_text(tfs + "/trace", "");
     return r;
 }
 

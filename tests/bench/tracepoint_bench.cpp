@@ -60,7 +60,6 @@ struct run_result {
 using bench::event_dir;
 using bench::stat_of;
 using bench::tracefs;
-using bench::write_file;
 
 // Fire @count hits (default: the run's); ns per hit from the module's
 // answer; checks total.
@@ -86,27 +85,27 @@ run_result fire(const options& o, const char* sink, const std::string& extra, be
 
 run_result run_none(const options& o, const std::string& tfs) {
     bench::fields f;
-    write_file(tfs + "/" + event_dir + "/enable", "0");
+    kt::write_text(tfs + "/" + event_dir + "/enable", "0");
     return fire(o, "none", "", f);
 }
 
 run_result run_ftrace(const options& o, const std::string& tfs) {
     const std::string kb = std::to_string((4096u << o.order) / 1024);
-    if (!write_file(tfs + "/buffer_size_kb", kb) || !write_file(tfs + "/trace", "") ||
-        !write_file(tfs + "/tracing_on", "1") ||
-        !write_file(tfs + "/" + event_dir + "/enable", "1"))
+    if (!kt::write_text(tfs + "/buffer_size_kb", kb) || !kt::write_text(tfs + "/trace", "") ||
+        !kt::write_text(tfs + "/tracing_on", "1") ||
+        !kt::write_text(tfs + "/" + event_dir + "/enable", "1"))
         return {0, 0, "cannot set up ftrace in " + tfs};
     bench::fields f;
     run_result r = fire(o, "ftrace", "", f);
-    write_file(tfs + "/" + event_dir + "/enable", "0");
+    kt::write_text(tfs + "/" + event_dir + "/enable", "0");
     const std::string stats =
-        bench::read_file(tfs + "/per_cpu/cpu" + std::to_string(producer_cpu) + "/stats");
+        kt::read_text(tfs + "/per_cpu/cpu" + std::to_string(producer_cpu) + "/stats");
     const std::uint64_t entries = stat_of(stats, "entries"), overrun = stat_of(stats, "overrun");
     r.lost = overrun;
     if (r.why.empty() && entries + overrun != o.count)
         r.why = "ftrace: entries " + std::to_string(entries) + " + overrun " +
                 std::to_string(overrun) + " != " + std::to_string(o.count) + " hits";
-    write_file(tfs + "/trace", "");
+    kt::write_text(tfs + "/trace", "");
     return r;
 }
 

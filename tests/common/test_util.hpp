@@ -3,6 +3,7 @@
 // test helper.
 #pragma once
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -11,15 +12,52 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <new>
+#include <string>
 #include <thread>
 
 #include <linux/kring.h>
 #include <linux/kring_test.h>
 
 namespace kt {
+
+// ---- files ------------------------------------------------------------
+
+// Writes @text to the file at @path in one write(), as a shell's `>` (or
+// with @append its `>>`) does: a sysfs or tracefs setting, /proc/PID/uid_map,
+// tracefs' `trace` (emptied by O_TRUNC), `kprobe_events` (appended to).
+// False if it could not be opened or took less than all of @text.
+inline bool write_text(const std::string& path, const std::string& text, bool append = false) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
+    bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+    if (fd >= 0)
+        ::close(fd);
+    return ok;
+}
+
+// The whole file at @path; "" when it cannot be read.
+inline std::string read_text(const std::string& path) {
+    std::string out;
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof(buf))) > 0)
+        out.append(buf, std::size_t(n));
+    ::close(fd);
+    return out;
+}
+
+// The first line of a sysfs file, "" when it cannot be read.
+inline std::string read_sysfs(const std::string& path) {
+    std::string v = read_text(path);
+    v.resize(std::min(v.find('\n'), v.size()));
+    return v;
+}
 
 // ---- clocks -----------------------------------------------------------
 

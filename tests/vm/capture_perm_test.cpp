@@ -115,27 +115,6 @@ TEST(CapturePerm, ParanoidParameterRelaxes) {
 
 // ---- what an LSM would audit --------------------------------------------
 
-bool write_text(const std::string& path, const std::string& text, bool append = false) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
-    bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == ssize_t(text.size());
-    if (fd >= 0)
-        ::close(fd);
-    return ok;
-}
-
-std::string read_text(const std::string& path) {
-    std::string out;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return out;
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof(buf))) > 0)
-        out.append(buf, std::size_t(n));
-    ::close(fd);
-    return out;
-}
-
 // A kprobe event on security_capable(cred, ns, cap, opts), the one path of
 // capable(), ns_capable_noaudit() and has_capability_noaudit() into the
 // LSMs, in a trace instance of its own: every capability question a task
@@ -157,37 +136,37 @@ struct cap_probe {
             tfs = "/sys/kernel/tracing";
         inst = tfs.empty() ? "" : tfs + "/instances/kring_cap";
         if (!inst.empty()) {  // left by a run that did not end
-            write_text(inst + "/events/kring_test/kring_cap/enable", "0");
+            kt::write_text(inst + "/events/kring_test/kring_cap/enable", "0");
             ::rmdir(inst.c_str());
-            write_text(tfs + "/kprobe_events", "-:kring_test/kring_cap\n", true);
+            kt::write_text(tfs + "/kprobe_events", "-:kring_test/kring_cap\n", true);
         }
-        if (tfs.empty() || !write_text(tfs + "/kprobe_events",
-                                       "p:kring_test/kring_cap security_capable cap=$arg3:s32 "
-                                       "opts=$arg4:u32\n",
-                                       true))
+        if (tfs.empty() || !kt::write_text(tfs + "/kprobe_events",
+                                           "p:kring_test/kring_cap security_capable cap=$arg3:s32 "
+                                           "opts=$arg4:u32\n",
+                                           true))
             return;
         ok = ::mkdir(inst.c_str(), 0700) == 0;
     }
     ~cap_probe() {
         if (!inst.empty()) {
-            write_text(inst + "/events/kring_test/kring_cap/enable", "0");
+            kt::write_text(inst + "/events/kring_test/kring_cap/enable", "0");
             ::rmdir(inst.c_str());
         }
         if (!tfs.empty())
-            write_text(tfs + "/kprobe_events", "-:kring_test/kring_cap\n", true);
+            kt::write_text(tfs + "/kprobe_events", "-:kring_test/kring_cap\n", true);
     }
     // Record the questions of @pid only, from an empty buffer on.
     bool start(pid_t pid) {
-        return write_text(inst + "/events/kring_test/kring_cap/filter",
-                          "common_pid == " + std::to_string(pid)) &&
-               write_text(inst + "/trace", "") &&
-               write_text(inst + "/events/kring_test/kring_cap/enable", "1");
+        return kt::write_text(inst + "/events/kring_test/kring_cap/filter",
+                              "common_pid == " + std::to_string(pid)) &&
+               kt::write_text(inst + "/trace", "") &&
+               kt::write_text(inst + "/events/kring_test/kring_cap/enable", "1");
     }
     // The questions asked for an audit record since start(), by capability.
     std::map<int, int> audited() {
-        write_text(inst + "/events/kring_test/kring_cap/enable", "0");
+        kt::write_text(inst + "/events/kring_test/kring_cap/enable", "0");
         std::map<int, int> n;
-        std::string t = read_text(inst + "/trace");
+        std::string t = kt::read_text(inst + "/trace");
         for (std::size_t at = 0; (at = t.find(" cap=", at)) != std::string::npos; at++) {
             int cap = std::atoi(t.c_str() + at + 5);
             std::size_t o = t.find(" opts=", at);

@@ -24,6 +24,8 @@
 #include <linux/kring.h>
 #include <linux/kring_test.h>
 
+#include "test_util.hpp"
+
 namespace kt {
 
 inline std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
@@ -371,20 +373,6 @@ public:
     std::vector<std::uint8_t> scratch;
 };
 
-// The first line of a sysfs file, "" when it cannot be read.
-inline std::string read_sysfs(const std::string& path) {
-    char buf[64] = {};
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return {};
-    ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
-    ::close(fd);
-    std::string v(buf, n > 0 ? std::size_t(n) : 0);
-    while (!v.empty() && v.back() == '\n')
-        v.pop_back();
-    return v;
-}
-
 // The number on the first line of a /proc file that matches @format (a
 // scanf format with one %ld, e.g. "MemAvailable: %ld kB"), -1 when none.
 inline long proc_value(const char* path, const char* format) {
@@ -413,13 +401,7 @@ public:
     sysfs_setting& operator=(const sysfs_setting&) = delete;
     // False when the value cannot be read or written (not root, no such file).
     bool usable() const { return !old_.empty() && ::access(path_.c_str(), W_OK) == 0; }
-    bool set(const std::string& v) const {
-        int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
-        bool ok = fd >= 0 && ::write(fd, v.data(), v.size()) == ssize_t(v.size());
-        if (fd >= 0)
-            ::close(fd);
-        return ok;
-    }
+    bool set(const std::string& v) const { return write_text(path_, v); }
     std::string read() const { return read_sysfs(path_); }
 
 private:

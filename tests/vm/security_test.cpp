@@ -1165,15 +1165,6 @@ TEST(Security, ChannelsPerUserAreBounded) {
         ::close(fd);
 }
 
-// Writes @text into the file at @path; false if it could not be written.
-bool write_file(const std::string& path, const std::string& text) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == ssize_t(text.size());
-    if (fd >= 0)
-        ::close(fd);
-    return ok;
-}
-
 // The first of the kuids mapped into the namespace of in_subid_namespace(),
 // as an /etc/subuid range would give them to nobody.
 constexpr int subid_base = 100000;
@@ -1215,7 +1206,7 @@ int in_subid_namespace(int ids, const std::function<int()>& before,
     if (child > 0 && ::read(up[0], &c, 1) == 1 && c) {
         std::string map = "0 " + std::to_string(subid_base) + " " + std::to_string(ids) + "\n";
         std::string proc = "/proc/" + std::to_string(child);
-        c = write_file(proc + "/uid_map", map) && write_file(proc + "/gid_map", map);
+        c = kt::write_text(proc + "/uid_map", map) && kt::write_text(proc + "/gid_map", map);
         // A child gone meanwhile is seen by the wait below.
         (void)!::write(down[1], &c, 1);
     }
@@ -1235,9 +1226,9 @@ int nest_user_namespace() {
     // be written.
     if (::prctl(PR_SET_DUMPABLE, 1) || ::unshare(CLONE_NEWUSER))
         return errno;
-    if (!write_file("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1\n") ||
-        !write_file("/proc/self/setgroups", "deny") ||
-        !write_file("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1\n"))
+    if (!kt::write_text("/proc/self/uid_map", "0 " + std::to_string(uid) + " 1\n") ||
+        !kt::write_text("/proc/self/setgroups", "deny") ||
+        !kt::write_text("/proc/self/gid_map", "0 " + std::to_string(gid) + " 1\n"))
         return errno ? errno : EIO;
     return 0;
 }
