@@ -354,6 +354,45 @@ void kring_channel_output_end(struct kring_output_handle *h)
 EXPORT_SYMBOL_GPL(kring_channel_output_end);
 
 /**
+ * kring_channel_write() - write one record into a channel in one call
+ * @ch:		channel
+ * @type:	the record's type (KRING_RECORD_* or one of the producer's)
+ * @misc:	its header's misc bits
+ * @body:	the bytes after the header (may be NULL when @len is 0)
+ * @len:	how many: at most KRING_RECORD_MAX_SIZE less a header, and
+ *		what the ring holds; bounded before anything is computed
+ *		from it
+ *
+ * The record is the header and @len bytes rounded up to 8 (the padding
+ * zeroed), stamped and numbered as every record. A begin, a copy and an
+ * end in one exported call, as bpf_ringbuf_output() is: no handle lives in
+ * the caller's memory. It disables preemption for its own duration; the
+ * channel's rule stays the caller's: its writers run on one CPU at a time.
+ *
+ * Context: any context up to NMI.
+ * Return: as kring_channel_output_begin(): 0, -ENODEV (not mapped) or
+ * -EAGAIN (disabled) counted nowhere, -E2BIG (a @len no record of the
+ * ring can carry), -ENOSPC or -EAGAIN (paused) counted as lost; -EINVAL,
+ * counted nowhere, for @len above 0 without @body.
+ */
+int kring_channel_write(struct kring_channel *ch, u32 type, u16 misc,
+			const void *body, unsigned int len)
+{
+	struct kring_buffer *buf;
+	int ret = -EAGAIN;
+
+	preempt_disable_notrace();
+	if (READ_ONCE(ch->enabled)) {
+		/* An RCU-sched read side: see kring_channel_output_begin(). */
+		buf = rcu_dereference_sched(ch->buf);
+		ret = buf ? kring_output_write(&buf->ring, type, misc, body, len, 0) : -ENODEV;
+	}
+	preempt_enable_notrace();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kring_channel_write);
+
+/**
  * kring_channel_write_sample() - write one SAMPLE record into a channel
  * @ch:		channel
  * @data:	the fields the channel's attr.sample_type asks for; @data->id

@@ -1159,6 +1159,73 @@ void kring_output_discard(struct kring_output_handle *h)
 EXPORT_SYMBOL_IF_KUNIT(kring_output_discard);
 
 /**
+ * kring_output_write() - write one whole record: a header and its body
+ * @rb:		the ring
+ * @type:	KRING_RECORD_* of the header
+ * @misc:	its misc bits
+ * @body:	the bytes after the header (may be NULL when @len is 0)
+ * @len:	how many: at most KRING_RECORD_MAX_SIZE less a header
+ * @time:	as kring_output_begin()
+ *
+ * kring_output_begin(), kring_output_header(), kring_output_copy() and
+ * kring_output_end() in one call, with their context rules and their
+ * accounting: the record is the header and @len bytes rounded up to 8,
+ * the padding zeroed. @len is bounded before anything is computed from
+ * it: a length no record can carry goes to the reservation as a size
+ * below a header, which it refuses as too big. The reservation and the
+ * publication are kring_output_begin()'s and kring_output_end()'s own
+ * bodies (inline), the record stored in place in between.
+ *
+ * Return: as kring_output_begin(); -EINVAL, counted nowhere and taking no
+ * sequence number, for @len above 0 without @body.
+ */
+int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
+		       const void *body, unsigned int len, u64 time)
+{
+	struct kring_record_header hdr = { .type = type, .misc = misc };
+	struct kring_output_handle h;
+	unsigned int size;
+	char *addr;
+	int err;
+
+	lockdep_assert_preemption_disabled();
+	if (unlikely(len && !body))
+		return -EINVAL;
+	/* The bound first: only then is the header added. */
+	size = likely(len <= KRING_RECORD_MAX_SIZE - sizeof(hdr)) ? len + sizeof(hdr) : 0;
+	if (ring_overwrite(rb))
+		err = ring_begin(&h, rb, size, time, true);
+	else
+		err = ring_begin(&h, rb, size, time, false);
+	if (unlikely(err))
+		return err;
+	hdr.size = h.rec_size;
+	if (unlikely(h.size < h.rem)) {
+		/* Separate pages (kring's tests): in pieces, the end zeroes the rest. */
+		ring_write(&h, &hdr, sizeof(hdr));
+		ring_write(&h, body, len);
+		kring_output_end(&h);
+		return 0;
+	}
+	/* One piece, as a channel's always is: the record in place. */
+	addr = h.addr;
+	h.addr = addr + h.rem;
+	h.size -= h.rem;
+	h.rem = 0;
+	kring_irq_point(rb);
+	if (len & (KRING_RECORD_ALIGN - 1))	/* the padding: the last word */
+		memset(addr + h.rec_size - KRING_RECORD_ALIGN, 0, KRING_RECORD_ALIGN);
+	memcpy(addr, &hdr, sizeof(hdr));
+	if (len)
+		memcpy(addr + sizeof(hdr), body, len);
+	local64_inc(&rb->records_written);
+	kring_irq_point(rb);
+	ring_publish(&h, rb, true);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(kring_output_write);
+
+/**
  * kring_ring_flush_lost() - report pending losses without a new record
  * @rb:	the ring (forward mode; backward rings never report losses)
  *

@@ -15,6 +15,9 @@
  *	kring_output_copy(&h, body, size - 8);
  *	kring_output_end(&h);			(or kring_output_discard())
  *
+ * or, for a record of one piece, kring_output_write(rb, type, misc, body,
+ * len, time): the same four steps in one call.
+ *
  * Context rules, as perf's: all writers of one ring run on ONE CPU at a
  * time (a per-CPU ring, or a per-task ring written only by its task's
  * CPU), with preemption disabled from kring_output_begin() to
@@ -282,6 +285,8 @@ int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 		       unsigned int size, u64 time);
 void kring_output_end(struct kring_output_handle *h);
 void kring_output_discard(struct kring_output_handle *h);
+int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
+		       const void *body, unsigned int len, u64 time);
 bool kring_ring_flush_lost(struct kring_ring *rb);
 
 #endif /* _KRING_RING_H */

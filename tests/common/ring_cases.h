@@ -487,6 +487,106 @@ static void ring_unwritten_tail_zeroed(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, t.last_seq, h.seq);
 }
 
+/* ---- the one-call write ------------------------------------------------- */
+
+/* kring_output_write() of a test record of @len body bytes (a multiple of 8). */
+static int test_write_one(struct kring_ring *rb, u64 *body, unsigned int len)
+{
+	u64 seq = (u64)local64_read(&rb->seq), j;
+	int err;
+
+	for (j = 0; j < len / 8; j++)
+		body[j] = j ? kring_test_word(seq, j) : seq;
+	preempt_disable();
+	err = kring_output_write(rb, KRING_TEST_RECORD_TYPE, 0, body, len, kring_test_time(seq));
+	preempt_enable();
+	return err;
+}
+
+/*
+ * kring_output_write(): header and body in one call, across the end of the
+ * data area; its padding zeroed; every length no record can carry refused
+ * as too big (2^32 - k too: no wrap), and reported by the next record.
+ */
+static void ring_one_call_write(struct kunit *test)
+{
+	static const unsigned int lens[] = { 0, 8, 16, 24, 72, 200, 1000, 8, 0 };
+	static const u8 odd[13] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
+	struct test_ring *tr = test_ring_new(test, 2, 0);
+	u64 *body = kunit_kzalloc(test, KRING_RECORD_MAX_SIZE, GFP_KERNEL);
+	const unsigned int most = tr->rb.max_record - 8;
+	const unsigned int too_long[] = {
+		most + 1, most + 8, KRING_RECORD_MAX_SIZE - 7, 1U << 31, UINT_MAX - 7, UINT_MAX,
+	};
+	struct kring_record_header hdr;
+	const u64 start = 2 * PAGE_SIZE - 40;
+	struct kring_ring_counts c;
+	struct tally t = {};
+	u8 got[16];
+	unsigned int i;
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, body);
+	test_fill(tr, 0xff);
+
+	/* An odd length with misc bits, straddling the end of the area. */
+	test_seek(tr, start - 16);
+	preempt_disable();
+	KUNIT_EXPECT_EQ(test, kring_output_write(&tr->rb, KRING_TEST_RECORD_TYPE, 0x4001,
+						 odd, sizeof(odd), 7), 0);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, start + 8);
+	test_read(tr, start - 16, &hdr, sizeof(hdr));
+	KUNIT_EXPECT_EQ(test, hdr.type, (u32)KRING_TEST_RECORD_TYPE);
+	KUNIT_EXPECT_EQ(test, hdr.misc, 0x4001);
+	KUNIT_EXPECT_EQ(test, hdr.size, 24);
+	test_read(tr, start - 8, got, sizeof(got));
+	KUNIT_EXPECT_EQ(test, memcmp(got, odd, sizeof(odd)), 0);
+	for (i = sizeof(odd); i < sizeof(got); i++)
+		KUNIT_EXPECT_EQ_MSG(test, got[i], 0, "padding byte %u", i);
+
+	/* Test records of every shape, the first ones across the end. */
+	tr->ctl->data_tail = tr->ctl->data_head;
+	for (i = 0; i < ARRAY_SIZE(lens); i++)
+		KUNIT_EXPECT_EQ_MSG(test, test_write_one(&tr->rb, body, lens[i]), 0,
+				    "len %u", lens[i]);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, t.records, (u64)ARRAY_SIZE(lens));
+	KUNIT_EXPECT_EQ(test, t.bare, 2ULL);
+	KUNIT_EXPECT_EQ(test, t.last_seq, (u64)local64_read(&tr->rb.seq) - 2);
+
+	/* No address for a body: refused, nothing taken, not even a seq. */
+	preempt_disable();
+	KUNIT_EXPECT_EQ(test, kring_output_write(&tr->rb, KRING_TEST_RECORD_TYPE, 0, NULL, 8, 0),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kring_output_write(&tr->rb, KRING_TEST_RECORD_TYPE, 0, NULL,
+						 UINT_MAX, 0), -EINVAL);
+	preempt_enable();
+	kring_ring_read_counts(&tr->rb, &c);
+	KUNIT_EXPECT_EQ(test, c.produced, (u64)ARRAY_SIZE(lens) + 1);
+
+	/* Too long for any record, or for this ring: too big, reported. */
+	for (i = 0; i < ARRAY_SIZE(too_long); i++) {
+		preempt_disable();
+		err = kring_output_write(&tr->rb, KRING_TEST_RECORD_TYPE, 0, body, too_long[i], 0);
+		preempt_enable();
+		KUNIT_EXPECT_EQ_MSG(test, err, -E2BIG, "len %u", too_long[i]);
+	}
+	KUNIT_EXPECT_EQ(test, test_write_one(&tr->rb, body, 8), 0);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, t.losts, 1ULL);
+	KUNIT_EXPECT_EQ(test, t.lost, (u64)ARRAY_SIZE(too_long));
+	kring_ring_read_counts(&tr->rb, &c);
+	KUNIT_EXPECT_EQ(test, c.lost_too_big, (u64)ARRAY_SIZE(too_long));
+
+	/* The largest body the ring takes, whole. */
+	KUNIT_EXPECT_EQ(test, test_write_one(&tr->rb, body, most & ~7U), 0);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, t.last_seq, (u64)local64_read(&tr->rb.seq) - 1);
+	KUNIT_EXPECT_FALSE(test, t.bad);
+	test_expect_accounting(test, tr);
+}
+
 /* ---- nesting ------------------------------------------------------------ */
 
 /*
@@ -985,6 +1085,7 @@ static struct kunit_case kring_ring_cases[] = {
 	KUNIT_CASE_PARAM(ring_wrap_every_offset, wrap_size_gen_params),
 	KUNIT_CASE(ring_page_boundary_copies),
 	KUNIT_CASE(ring_unwritten_tail_zeroed),
+	KUNIT_CASE(ring_one_call_write),
 	KUNIT_CASE(ring_nesting_simulated),
 	KUNIT_CASE(ring_nesting_loss),
 	KUNIT_CASE(ring_lost_record),

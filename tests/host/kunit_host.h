@@ -75,6 +75,20 @@ void *kunit_host_guarded_page(struct kunit *test);
 	}								\
 } while (0)
 
+#define KUNIT_HOST_BINARY_MSG(test, fatal, left, op, right, fmt, ...) do { \
+	__typeof__(left) __l = (left);					\
+	__typeof__(right) __r = (right);				\
+	if (!(__l op __r)) {						\
+		kunit_host_fail(test, __FILE__, __LINE__,		\
+				"expected %s %s %s, but %lld (0x%llx) vs %lld (0x%llx): " fmt, \
+				#left, #op, #right,			\
+				(long long)__l, (unsigned long long)__l, \
+				(long long)__r, (unsigned long long)__r, \
+				##__VA_ARGS__);				\
+		KUNIT_HOST_END(test, fatal);				\
+	}								\
+} while (0)
+
 #define KUNIT_HOST_BOOL(test, fatal, cond, want) do {			\
 	if (!(cond) != !(want)) {					\
 		kunit_host_fail(test, __FILE__, __LINE__, "expected %s to be %s", \
@@ -100,6 +114,12 @@ void *kunit_host_guarded_page(struct kunit *test);
 #define KUNIT_ASSERT_TRUE(t, c)		KUNIT_HOST_BOOL(t, 1, c, 1)
 #define KUNIT_ASSERT_FALSE(t, c)	KUNIT_HOST_BOOL(t, 1, c, 0)
 #define KUNIT_ASSERT_NOT_NULL(t, p)	KUNIT_HOST_BOOL(t, 1, (p) != NULL, 1)
+#define KUNIT_EXPECT_EQ_MSG(t, l, r, fmt, ...)	\
+	KUNIT_HOST_BINARY_MSG(t, 0, l, ==, r, fmt, ##__VA_ARGS__)
+#define KUNIT_EXPECT_LE_MSG(t, l, r, fmt, ...)	\
+	KUNIT_HOST_BINARY_MSG(t, 0, l, <=, r, fmt, ##__VA_ARGS__)
+#define KUNIT_ASSERT_EQ_MSG(t, l, r, fmt, ...)	\
+	KUNIT_HOST_BINARY_MSG(t, 1, l, ==, r, fmt, ##__VA_ARGS__)
 #define KUNIT_FAIL(t, fmt, ...)						\
 	kunit_host_fail(t, __FILE__, __LINE__, fmt, ##__VA_ARGS__)
 

@@ -301,7 +301,7 @@ TEST_P(RingInterleave, EveryPoint) {
     EXPECT_EQ(kring_host_warnings, 0u);
 }
 
-constexpr rec_end C = rec_end::Commit, D = rec_end::Discard;
+constexpr rec_end C = rec_end::Commit, D = rec_end::Discard, O = rec_end::OneCall;
 
 const scenario kScenarios[] = {
     {"roomy", 0, 4096, 0, {40, 24, 16}, {C, C, C}},
@@ -318,6 +318,12 @@ const scenario kScenarios[] = {
     {"discards", 0, 4096, 3, {40, 24, 16}, {D, C, D}},
     {"backward", KRING_RING_OVERWRITE, 0, 0, {40, 24, 16}, {C, C, C}},
     {"backward_discard", KRING_RING_OVERWRITE, 0, 0, {48, 32, 16}, {C, D, C}},
+    /* The innermost writer in one call (kring_output_write()). */
+    {"one_call_roomy", 0, 4096, 3, {40, 24, 16}, {C, C, O}},
+    {"one_call_room_for_two", 0, 56 + 40 + 24, 1, {40, 24, 16}, {C, C, O}},
+    {"one_call_room_for_one", 0, 56 + 40, 2, {40, 24, 16}, {C, C, O}},
+    {"one_call_discards", 0, 4096, 3, {40, 24, 16}, {D, C, O}},
+    {"one_call_backward", KRING_RING_OVERWRITE, 0, 0, {40, 24, 16}, {C, C, O}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, RingInterleave, ::testing::ValuesIn(kScenarios),

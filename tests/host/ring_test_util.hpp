@@ -27,12 +27,29 @@ inline void expect_counts_mirrored(host_ring& r) {
               c.written + c.discarded + c.lost_no_space + c.lost_too_big + c.lost_paused);
 }
 
-enum class rec_end { Commit, Discard, Partial };
+enum class rec_end { Commit, Discard, Partial, OneCall };
+
+/*
+ * A test record of @size bytes (a multiple of 8) by kring_output_write():
+ * the whole record in one call, its seq predicted (the next one: right for
+ * a writer nothing interrupts before its begin takes it).
+ */
+inline int write_one_call(kring_ring* rb, unsigned size, uint64_t* seq, uint64_t t) {
+    const uint64_t s = (uint64_t)local64_read(&rb->seq);
+    std::vector<uint64_t> body(size > 8 ? (size - 8) / 8 : 0);
+
+    for (size_t j = 0; j < body.size(); j++)
+        body[j] = j ? word(s, j) : s;
+    if (seq)
+        *seq = s;
+    return kring_output_write(rb, kTestType, 0, body.data(), size - 8, t);
+}
 
 /*
  * Write one test record of @size bytes: begin, header, seq, words, in
  * copies of @chunk bytes (0: one copy). rec_end::Partial writes only the seq
- * and lets kring_output_end() zero the rest. Returns begin's result;
+ * and lets kring_output_end() zero the rest; rec_end::OneCall writes it
+ * with write_one_call(). Returns begin's result;
  * *@seq gets the sequence number either way.
  */
 inline int write_record(kring_ring* rb, unsigned size, uint64_t* seq = nullptr, unsigned chunk = 0,
@@ -54,6 +71,8 @@ inline int write_record(kring_ring* rb, unsigned size, uint64_t* seq = nullptr, 
     t = time_of((uint64_t)local64_read(&rb->seq));
     if (time)
         *time = t;
+    if (end == rec_end::OneCall)
+        return write_one_call(rb, size, seq, t);
     err = kring_output_begin(&h, rb, size, t);
     if (seq)
         *seq = h.seq;

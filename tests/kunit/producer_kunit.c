@@ -52,6 +52,14 @@ static const u32 raw_sizes[] = {
 	U32_MAX - 8, U32_MAX - 7, U32_MAX - 3, U32_MAX - 1, U32_MAX,
 };
 
+/* Body lengths of a one-call write: ok up to a record less its header. */
+static const u32 body_lens[] = {
+	0, 1, 7, 8, 9, 16,
+	KRING_RECORD_MAX_SIZE - 9, KRING_RECORD_MAX_SIZE - 8, KRING_RECORD_MAX_SIZE - 7,
+	KRING_RECORD_MAX_SIZE, U16_MAX, U16_MAX + 1, S32_MAX,
+	U32_MAX - 8, U32_MAX - 7, U32_MAX - 1, U32_MAX,
+};
+
 /* Sample types: without RAW, RAW alone, RAW with every field, every bit. */
 #define ALL_FIELDS	(KRING_SAMPLE_SUPPORTED & ~KRING_SAMPLE_RAW)
 static const u64 sample_types[] = {
@@ -766,6 +774,64 @@ static void producer_channel_write_sample(struct kunit *test)
 }
 
 /*
+ * kring_channel_write() at every length extreme: up to KRING_RECORD_MAX_SIZE
+ * less a header written whole, with its type and misc and its padding
+ * zeroed, from task context without the caller disabling preemption; the
+ * longer ones (2^32 - k too, which once could have wrapped) -E2BIG,
+ * counted too big and reported in a LOST record; a body without an
+ * address -EINVAL, counted nowhere; a disabled channel -EAGAIN.
+ */
+static void producer_channel_write(struct kunit *test)
+{
+	struct chan *c = test->priv;
+	u8 *src = raw_source(test);
+	u8 *rec = kunit_kmalloc(test, KRING_RECORD_MAX_SIZE, GFP_KERNEL);
+	unsigned int i, refused = 0;
+	s64 n, losts = 0;
+	u64 tail = 0;
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, rec);
+	chan_setup(test, KRING_SAMPLE_TID);
+	for (i = 0; i < ARRAY_SIZE(body_lens); i++) {
+		u32 len = body_lens[i];
+		bool ok = len <= KRING_RECORD_MAX_SIZE - 8;
+		u32 size = ok ? round_up(len + 8, 8) : 0;
+		struct kring_record_header hdr;
+		u32 j;
+
+		ret = kring_channel_write(c->ch, TEST_TYPE, 0x4000 | i, src, len);
+		KUNIT_EXPECT_EQ_MSG(test, ret, ok ? 0 : -E2BIG, "len %u", len);
+		refused += !ok;
+		n = chan_consume(test, tail, size, rec);
+		KUNIT_ASSERT_GE(test, n, 0LL);
+		losts += n;
+		tail = ctl_read(test, CTL(data_head));
+		if (!ok)
+			continue;
+		memcpy(&hdr, rec, sizeof(hdr));
+		KUNIT_EXPECT_EQ(test, hdr.type, (u32)TEST_TYPE);
+		KUNIT_EXPECT_EQ(test, hdr.misc, (u16)(0x4000 | i));
+		KUNIT_EXPECT_EQ(test, hdr.size, (u16)size);
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(rec + 8, src, len), 0, "len %u", len);
+		for (j = 8 + len; j < size; j++)
+			KUNIT_EXPECT_EQ_MSG(test, rec[j], 0, "len %u padding %u", len, j);
+	}
+	KUNIT_EXPECT_EQ(test, kring_channel_write(c->ch, TEST_TYPE, 0, NULL, 8), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kring_channel_write(c->ch, TEST_TYPE, 0, NULL, U32_MAX), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kring_channel_write(c->ch, TEST_TYPE, 0, NULL, 0), 0);
+	losts += chan_consume(test, tail, 8, NULL);
+	tail = ctl_read(test, CTL(data_head));
+	KUNIT_EXPECT_EQ(test, losts, (s64)refused);
+	expect_chan_accounting(test, refused);
+
+	KUNIT_ASSERT_EQ(test, chan_ioctl(test, KRING_IOC_DISABLE, NULL, 0), 0L);
+	KUNIT_EXPECT_EQ(test, kring_channel_write(c->ch, TEST_TYPE, 0, src, 8), -EAGAIN);
+	KUNIT_EXPECT_EQ(test, chan_consume(test, tail, 0, NULL), 0LL);
+	expect_chan_accounting(test, refused);
+}
+
+/*
  * kring_channel_output_begin() at every size extreme: between a header and
  * KRING_RECORD_MAX_SIZE written in place, whole; the others -E2BIG and
  * counted too big.
@@ -1055,6 +1121,7 @@ static void producer_channel_wakeup_per_poll(struct kunit *test)
 static struct kunit_case producer_channel_cases[] = {
 	KUNIT_CASE(producer_channel_get),
 	KUNIT_CASE(producer_channel_output_begin),
+	KUNIT_CASE(producer_channel_write),
 	KUNIT_CASE(producer_aux_bounds),
 	KUNIT_CASE(producer_capture_emit),
 	KUNIT_CASE(producer_channel_write_sample),

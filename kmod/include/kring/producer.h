@@ -10,7 +10,12 @@
  * kring_channel_get_fd() in the context of the process that passed it (an
  * ioctl or write of the module's own), or by the id KRING_IOC_ID reports,
  * which kring_channel_get() resolves. The module takes a reference with
- * one of them and writes:
+ * one of them and writes a record of one piece in one call, from any
+ * context:
+ *
+ *	kring_channel_write(ch, MY_RECORD_TYPE, 0, &body, sizeof(body));
+ *
+ * or, for a record written in several pieces, through a handle:
  *
  *	struct kring_output_handle h;
  *
@@ -61,6 +66,9 @@
  *    (the header's u16 size, 8-byte aligned) and what the channel's ring
  *    can hold: a begin refuses any other size with -E2BIG and counts it
  *    in lost_too_big, so the consumer sees it in a LOST record;
+ *    kring_channel_write() refuses a body longer than
+ *    KRING_RECORD_MAX_SIZE less a header the same way, and a body of a
+ *    length above 0 without an address with -EINVAL, counted nowhere;
  *  - a SAMPLE's RAW data is at most KRING_SAMPLE_RAW_MAX bytes, whatever
  *    the sample_type: kring_sample_size() answers 0 beyond it, so
  *    kring_channel_write_sample() refuses it as a begin refuses a size,
@@ -155,6 +163,8 @@ static inline struct kring_channel *kring_channel_get_fd(int fd)
 }
 
 void kring_channel_put(struct kring_channel *ch);
+int kring_channel_write(struct kring_channel *ch, u32 type, u16 misc,
+			const void *body, unsigned int len);
 int kring_channel_output_begin(struct kring_output_handle *h,
 			       struct kring_channel *ch, unsigned int size);
 void kring_channel_output_end(struct kring_output_handle *h);
