@@ -7,11 +7,12 @@
  *	insmod kring_example.ko channel=<id from KRING_IOC_ID> count=1000
  *
  * At load it writes @count SAMPLE records whose RAW data is the text
- * "kring example record <n>" with kring_channel_write_sample(), then one
- * record of the kring-only type KRING_RECORD_EXAMPLE with the handle API
- * (begin, the record written in place, end), and stays loaded until
- * removed. Loading fails with
- * -ENOENT when no open channel has that id.
+ * "kring example record <n>" with kring_channel_write_sample(), then two
+ * records of the kring-only type KRING_RECORD_EXAMPLE holding the count
+ * accepted: one in one call with kring_channel_write() (misc 1), one with
+ * the handle API (begin, the record written in place, end; misc 0), and
+ * stays loaded until removed. Loading fails with -ENOENT when no open
+ * channel has that id.
  *
  * raw_trim=<n> takes n bytes off each text's RAW size, as a driver strips a
  * header it expected in front of its data: the tests' way to hand kring the
@@ -84,12 +85,15 @@ static int __init kring_example_init(void)
 		preempt_enable();
 	}
 
+	/* One call: the header and the body, from any context. */
+	total = written;
+	kring_channel_write(ch, KRING_RECORD_EXAMPLE, 1, &total, sizeof(total));
+
 	/*
 	 * The handle API: a record of our own type, written in place (a
 	 * channel's reservation is one piece; the copies are for rings that
 	 * are not).
 	 */
-	total = written;
 	hdr.size = sizeof(struct kring_example_record);
 	preempt_disable();
 	if (!kring_channel_output_begin(&h, ch, hdr.size)) {
