@@ -8,14 +8,16 @@
  *	valgrind --tool=callgrind --collect-atstart=no \
  *		--toggle-collect=bench_run kring_core_bench VARIANT SIZE COUNT
  *
- * VARIANT: floor, forward, overwrite, full or copy; SIZE: payload bytes
+ * VARIANT: floor, forward, overwrite, full, copy or onecall; SIZE: payload bytes
  * after the 8-byte record header (8, 32, 64, 256); COUNT: records. Each
  * record: one clock read (a counter, the same for every variant, so that
  * the clock's own cost is left out), a reservation, one memcpy() of header
  * + payload whose first word is the timestamp, in place
  * (kring_output_ptr(), as the floor writes and as kring.ko's benchmark
  * module does), the commit. "copy" is forward mode with the record
- * written through kring_output_copy() instead. The data area is mapped
+ * written through kring_output_copy() instead; "onecall" forward mode
+ * with the record written by kring_output_write() (header and body in one
+ * call). The data area is mapped
  * twice in a row, as kring.ko maps a channel's. Forward mode has a consumer in
  * the same thread: every 64 records the tail moves to the head (in the
  * floor too), so no record is lost. "full" is forward mode with a
@@ -113,8 +115,20 @@ static noinline int kring_write_copy(struct kring_ring *rb, struct bench_rec *re
 	return kring_write_as(rb, rec, size, true);
 }
 
+/*
+ * The one-call write: the header by kring_output_write(), the rest copied.
+ * The ring reads the clock once, as in the other variants (the body's time
+ * word is left as the caller had it).
+ */
+static noinline int kring_write_one_call(struct kring_ring *rb, struct bench_rec *rec,
+					 unsigned int size)
+{
+	return kring_output_write(rb, BENCH_TYPE, 0, &rec->time,
+				  size - sizeof(struct kring_record_header), 0);
+}
+
 struct bench {
-	int variant;		/* 0 floor, 1 forward, 2 overwrite, 3 full, 4 copy */
+	int variant;		/* 0 floor, 1 forward, 2 overwrite, 3 full, 4 copy, 5 onecall */
 	unsigned int size;
 	unsigned long count;
 	struct floor_ring floor;
@@ -143,9 +157,11 @@ noinline void bench_run(struct bench *b)
 		} else {
 			if (b->variant == 4)
 				err = kring_write_copy(&b->rb, &rec, b->size);
+			else if (b->variant == 5)
+				err = kring_write_one_call(&b->rb, &rec, b->size);
 			else
 				err = kring_write(&b->rb, &rec, b->size);
-			if ((b->variant == 1 || b->variant == 4) && !(i & 63))
+			if ((b->variant == 1 || b->variant >= 4) && !(i & 63))
 				__atomic_store_n(&b->ctl->data_tail,
 						 b->ctl->data_head, __ATOMIC_RELEASE);
 		}
@@ -199,7 +215,8 @@ int main(int argc, char **argv)
 	int i;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: kring_core_bench floor|forward|overwrite|full|copy SIZE COUNT\n");
+		fprintf(stderr,
+			"usage: kring_core_bench floor|forward|overwrite|full|copy|onecall SIZE COUNT\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "floor"))
@@ -212,6 +229,8 @@ int main(int argc, char **argv)
 		b.variant = 3;
 	else if (!strcmp(argv[1], "copy"))
 		b.variant = 4;
+	else if (!strcmp(argv[1], "onecall"))
+		b.variant = 5;
 	else {
 		fprintf(stderr, "kring_core_bench: unknown variant %s\n", argv[1]);
 		return 2;

@@ -7,7 +7,9 @@
 #    move only when the code (or the compiler) does. One table (payload
 #    sizes 8, 32, 64, 256 B; floor, forward, overwrite, full: forward
 #    with a consumer that never reads, every record after the first lap
-#    lost; copy: forward through kring_output_copy() instead of in place)
+#    lost; copy: forward through kring_output_copy() instead of in place;
+#    onecall: forward through kring_output_write(), header and body in one
+#    call)
 #    and one line per run:
 #    summary core_bench variant=V size=N ir_per_record=X
 # 2. libkring's reader against libperf's perf_mmap__read_event() on the
@@ -39,8 +41,8 @@ ir_per_record() {
 		if (t == "") exit 1; printf "%.1f\n", t / n }' "$f"
 }
 
-printf '%-6s %10s %10s %10s %14s %14s %10s %10s\n' size floor forward overwrite 'forward/floor' \
-	'overwrite/floor' full copy
+printf '%-6s %10s %10s %10s %14s %14s %10s %10s %10s %14s\n' size floor forward overwrite \
+	'forward/floor' 'overwrite/floor' full copy onecall 'onecall/floor'
 lines=()
 for size in 8 32 64 256; do
 	fl=$(ir_per_record floor "$size")
@@ -48,10 +50,12 @@ for size in 8 32 64 256; do
 	ow=$(ir_per_record overwrite "$size")
 	fu=$(ir_per_record full "$size")
 	co=$(ir_per_record copy "$size")
-	printf '%-6s %10s %10s %10s %14s %14s %10s %10s\n' "$size B" "$fl" "$fw" "$ow" \
+	oc=$(ir_per_record onecall "$size")
+	printf '%-6s %10s %10s %10s %14s %14s %10s %10s %10s %14s\n' "$size B" "$fl" "$fw" "$ow" \
 		"$(awk -v a="$fw" -v b="$fl" 'BEGIN { printf "%.2f", a / b }')" \
-		"$(awk -v a="$ow" -v b="$fl" 'BEGIN { printf "%.2f", a / b }')" "$fu" "$co"
-	for v in floor:$fl forward:$fw overwrite:$ow full:$fu copy:$co; do
+		"$(awk -v a="$ow" -v b="$fl" 'BEGIN { printf "%.2f", a / b }')" "$fu" "$co" "$oc" \
+		"$(awk -v a="$oc" -v b="$fl" 'BEGIN { printf "%.2f", a / b }')"
+	for v in floor:$fl forward:$fw overwrite:$ow full:$fu copy:$co onecall:$oc; do
 		lines+=("summary core_bench variant=${v%%:*} size=$size ir_per_record=${v#*:}")
 	done
 done
