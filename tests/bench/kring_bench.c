@@ -8,7 +8,7 @@
  * and reads the result back from the same open file:
  *
  *	ring=kring|ftrace mode=overwrite|forward size=N count=N
- *	[warmup=N] [channel=ID] [pages=N] [consumer_cpu=N] [write=ptr|copy]
+ *	[warmup=N] [channel=ID] [pages=N] [consumer_cpu=N] [write=ptr|copy|call]
  *	[hold=NS]
  *	ring=clock count=N
  *	ring=tp sink=none|ftrace|perf|kring count=N [channel=ID] [period=NS]
@@ -25,7 +25,8 @@
  *    the record header and the payload (the timestamp is the handle's
  *    time) into the reservation (kring_output_ptr(), as ftrace's loop
  *    copies into ring_buffer_event_data(); write=copy: one
- *    kring_output_copy() instead), kring_channel_output_end(). The
+ *    kring_output_copy() instead), kring_channel_output_end(); write=call:
+ *    one kring_channel_write() of the payload instead of all three. The
  *    channel's mapping decides the mode (read-only: backward, overwrite);
  *    @mode only names it, and a forward channel's consumer is user space.
  *    With @hold (not a benchmark: a writer in flight, for the guest tests
@@ -105,6 +106,7 @@ struct bench_cmd {
 	unsigned int consumer_cpu;
 	u64 period;		/* BENCH_TP: ns between hits, 0: unpaced */
 	bool copy;		/* BENCH_KRING: kring_output_copy(), not in place */
+	bool one_call;		/* BENCH_KRING: kring_channel_write() */
 	u64 hold;		/* BENCH_KRING: ns each reservation stays open */
 };
 
@@ -201,6 +203,8 @@ static int bench_parse(char *s, struct bench_cmd *c)
 		} else if (!strcmp(tok, "write")) {
 			if (!strcmp(val, "copy"))
 				c->copy = true;
+			else if (!strcmp(val, "call"))
+				c->one_call = true;
 			else if (strcmp(val, "ptr"))
 				err = -EINVAL;
 		} else {
@@ -273,6 +277,28 @@ static noinline u64 bench_kring_copy_loop(struct kring_channel *ch, struct bench
 	return bench_kring_loop_as(ch, rec, n, r, true);
 }
 
+/*
+ * write=call: kring_channel_write(), the header and the body in one call;
+ * the ring reads its clock once per record, as in the loops above (the
+ * body is the payload as it was).
+ */
+static noinline u64 bench_kring_call_loop(struct kring_channel *ch, struct bench_record *rec,
+					  u64 n, struct bench_result *r)
+{
+	unsigned int len = rec->hdr.size - sizeof(rec->hdr);
+	u64 i, t0 = local_clock();
+
+	for (i = 0; i < n; i++) {
+		if (!kring_channel_write(ch, BENCH_RECORD_TYPE, 0, &rec->time, len))
+			r->ok++;
+		else
+			r->fail++;
+		if (!(i & 1023))
+			cond_resched();
+	}
+	return local_clock() - t0;
+}
+
 /* Set by a write to "release": the holds of the run in progress end. */
 static bool bench_released;
 
@@ -330,6 +356,9 @@ static int bench_kring(const struct bench_cmd *c, struct bench_record *rec,
 	} else if (c->copy) {
 		bench_kring_copy_loop(ch, rec, c->warmup, r);
 		r->ns = bench_kring_copy_loop(ch, rec, c->count, r);
+	} else if (c->one_call) {
+		bench_kring_call_loop(ch, rec, c->warmup, r);
+		r->ns = bench_kring_call_loop(ch, rec, c->count, r);
 	} else {
 		bench_kring_loop(ch, rec, c->warmup, r);
 		r->ns = bench_kring_loop(ch, rec, c->count, r);

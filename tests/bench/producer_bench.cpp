@@ -3,7 +3,7 @@
 // the loops; docs/PERFORMANCE.md has the figures and `make bench` runs it).
 //
 //   producer_bench [--pairs N] [--count N] [--order N] [--sizes 8,32,...]
-//                  [--kring-write ptr|copy] [--smoke] [--verbose] [--run FILE]
+//                  [--kring-write ptr|copy|call] [--smoke] [--verbose] [--run FILE]
 //
 // For every mode (overwrite without a consumer, forward with a consumer on
 // CPU 1) and record size, runs kring and ftrace alternately, N pairs,
@@ -46,7 +46,7 @@ constexpr int consumer_cpu = 1;
 struct options : bench::pair_options {
     std::vector<unsigned> sizes{8, 32, 64, 256};
     bool verbose = false;
-    std::string kring_write = "ptr";  // in place (kring_output_ptr()) or copy
+    std::string kring_write = "ptr";  // in place (kring_output_ptr()), copy or call
 };
 
 using bench::fields;
@@ -223,9 +223,9 @@ int main(int argc, char** argv) {
                     "MULTIPLE_OF_8"));
     app.add_flag("--verbose", o.verbose, "every pair's figures");
     app.add_option("--kring-write", o.kring_write,
-                   "kring's record: ptr (in place, kring_output_ptr()) or copy "
-                   "(kring_output_copy())")
-        ->check(CLI::IsMember({"ptr", "copy"}))
+                   "kring's record: ptr (in place, kring_output_ptr()), copy "
+                   "(kring_output_copy()) or call (kring_channel_write(), one call)")
+        ->check(CLI::IsMember({"ptr", "copy", "call"}))
         ->capture_default_str();
     if (auto rc = o.parse(app, argc, argv))
         return *rc;

@@ -389,6 +389,7 @@ bench_smoke() {
 	insmod /kring/kring_bench.ko || return 1
 	/kring/producer_bench --smoke
 	r=$?
+	/kring/producer_bench --smoke --kring-write call || r=1
 	if [ -x /kring/tracepoint_bench ]; then
 		/kring/tracepoint_bench --smoke || r=1
 	fi
