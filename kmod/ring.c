@@ -1012,6 +1012,18 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 	return ring_reserved(h, rb, overwrite, offset, head, size, size, time);
 }
 
+/* kring_output_begin(), inline for kring_output_write() too. */
+static __always_inline int ring_begin_any(struct kring_output_handle *h,
+					  struct kring_ring *rb, unsigned int size,
+					  u64 time)
+{
+	lockdep_assert_preemption_disabled();
+
+	if (ring_overwrite(rb))
+		return ring_begin(h, rb, size, time, true);
+	return ring_begin(h, rb, size, time, false);
+}
+
 /**
  * kring_output_begin() - reserve space for one record
  * @h:		handle to fill in
@@ -1036,11 +1048,7 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
 		       unsigned int size, u64 time)
 {
-	lockdep_assert_preemption_disabled();
-
-	if (ring_overwrite(rb))
-		return ring_begin(h, rb, size, time, true);
-	return ring_begin(h, rb, size, time, false);
+	return ring_begin_any(h, rb, size, time);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_begin);
 
@@ -1109,14 +1117,8 @@ static noinline void ring_end_fill(struct kring_output_handle *h)
 	ring_publish(h, rb, false);
 }
 
-/**
- * kring_output_end() - commit the record
- * @h:	handle from a successful kring_output_begin()
- *
- * Bytes of the reservation the writer did not write are zeroed. The
- * outermost writer publishes data_head and, when due, calls @rb->wakeup.
- */
-void kring_output_end(struct kring_output_handle *h)
+/* kring_output_end(), inline for kring_output_write() too. */
+static __always_inline void ring_end(struct kring_output_handle *h)
 {
 	struct kring_ring *rb = h->rb;
 
@@ -1127,6 +1129,18 @@ void kring_output_end(struct kring_output_handle *h)
 	local64_inc(&rb->records_written);
 	kring_irq_point(rb);
 	ring_publish(h, rb, true);
+}
+
+/**
+ * kring_output_end() - commit the record
+ * @h:	handle from a successful kring_output_begin()
+ *
+ * Bytes of the reservation the writer did not write are zeroed. The
+ * outermost writer publishes data_head and, when due, calls @rb->wakeup.
+ */
+void kring_output_end(struct kring_output_handle *h)
+{
+	ring_end(h);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_end);
 
@@ -1188,15 +1202,11 @@ int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
 	char *addr;
 	int err;
 
-	lockdep_assert_preemption_disabled();
 	if (unlikely(len && !body))
 		return -EINVAL;
 	/* The bound first: only then is the header added. */
 	size = likely(len <= KRING_RECORD_MAX_SIZE - sizeof(hdr)) ? len + sizeof(hdr) : 0;
-	if (ring_overwrite(rb))
-		err = ring_begin(&h, rb, size, time, true);
-	else
-		err = ring_begin(&h, rb, size, time, false);
+	err = ring_begin_any(&h, rb, size, time);
 	if (unlikely(err))
 		return err;
 	hdr.size = h.rec_size;
@@ -1218,9 +1228,7 @@ int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
 	memcpy(addr, &hdr, sizeof(hdr));
 	if (len)
 		memcpy(addr + sizeof(hdr), body, len);
-	local64_inc(&rb->records_written);
-	kring_irq_point(rb);
-	ring_publish(&h, rb, true);
+	ring_end(&h);		/* nothing left unwritten: the publication alone */
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_write);
