@@ -31,6 +31,7 @@
 #include <linux/file.h>
 #include <linux/log2.h>
 #include <linux/capability.h>
+#include <linux/err.h>
 
 #include "compat.h"
 #include "channel.h"
@@ -308,6 +309,23 @@ void kring_channels_exit(void)
 	}
 }
 
+/*
+ * The ring a producer writes into: ERR_PTR(-EAGAIN) while @ch is disabled,
+ * ERR_PTR(-ENODEV) while it is not mapped (neither is counted). The caller
+ * has preemption disabled from here to the end of its record: that is an
+ * RCU read-side critical section, and the buffer is freed after a grace
+ * period once it is detached (queue_rcu_work()), so it stays until then.
+ */
+static __always_inline struct kring_ring *kring_channel_ring(struct kring_channel *ch)
+{
+	struct kring_buffer *buf;
+
+	if (!READ_ONCE(ch->enabled))
+		return ERR_PTR(-EAGAIN);
+	buf = rcu_dereference_sched(ch->buf);
+	return buf ? &buf->ring : ERR_PTR(-ENODEV);
+}
+
 /**
  * kring_channel_output_begin() - reserve @size bytes in a channel's ring
  * @h:		handle, passed to kring_output_copy() and kring_channel_output_end()
@@ -325,21 +343,12 @@ void kring_channels_exit(void)
 int kring_channel_output_begin(struct kring_output_handle *h,
 			       struct kring_channel *ch, unsigned int size)
 {
-	struct kring_buffer *buf;
+	struct kring_ring *rb = kring_channel_ring(ch);
 
-	if (!READ_ONCE(ch->enabled))
-		return -EAGAIN;
-	/*
-	 * Preemption is disabled from here to kring_channel_output_end(): that
-	 * is an RCU read-side critical section, and the buffer is freed after
-	 * a grace period once it is detached (queue_rcu_work()), so it stays
-	 * until the end.
-	 */
-	buf = rcu_dereference_sched(ch->buf);
-	if (!buf)
-		return -ENODEV;
+	if (IS_ERR(rb))
+		return PTR_ERR(rb);
 	/* A channel's ring always has a clock: it stamps the record. */
-	return kring_output_begin(h, &buf->ring, size, 0);
+	return kring_output_begin(h, rb, size, 0);
 }
 EXPORT_SYMBOL_GPL(kring_channel_output_begin);
 
@@ -378,15 +387,12 @@ EXPORT_SYMBOL_GPL(kring_channel_output_end);
 int kring_channel_write(struct kring_channel *ch, u32 type, u16 misc,
 			const void *body, unsigned int len)
 {
-	struct kring_buffer *buf;
-	int ret = -EAGAIN;
+	struct kring_ring *rb;
+	int ret;
 
 	preempt_disable_notrace();
-	if (READ_ONCE(ch->enabled)) {
-		/* An RCU-sched read side: see kring_channel_output_begin(). */
-		buf = rcu_dereference_sched(ch->buf);
-		ret = buf ? kring_output_write(&buf->ring, type, misc, body, len, 0) : -ENODEV;
-	}
+	rb = kring_channel_ring(ch);
+	ret = IS_ERR(rb) ? PTR_ERR(rb) : kring_output_write(rb, type, misc, body, len, 0);
 	preempt_enable_notrace();
 	return ret;
 }
