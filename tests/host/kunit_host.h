@@ -62,25 +62,13 @@ void *kunit_host_guarded_page(struct kunit *test);
 		longjmp((test)->abort, 1);				\
 } while (0)
 
-#define KUNIT_HOST_BINARY(test, fatal, left, op, right) do {		\
+/* @fmt: "" or ": " and a message of its own, with its arguments. */
+#define KUNIT_HOST_BINARY(test, fatal, left, op, right, fmt, ...) do {	\
 	__typeof__(left) __l = (left);					\
 	__typeof__(right) __r = (right);				\
 	if (!(__l op __r)) {						\
 		kunit_host_fail(test, __FILE__, __LINE__,		\
-				"expected %s %s %s, but %lld (0x%llx) vs %lld (0x%llx)", \
-				#left, #op, #right,			\
-				(long long)__l, (unsigned long long)__l, \
-				(long long)__r, (unsigned long long)__r); \
-		KUNIT_HOST_END(test, fatal);				\
-	}								\
-} while (0)
-
-#define KUNIT_HOST_BINARY_MSG(test, fatal, left, op, right, fmt, ...) do { \
-	__typeof__(left) __l = (left);					\
-	__typeof__(right) __r = (right);				\
-	if (!(__l op __r)) {						\
-		kunit_host_fail(test, __FILE__, __LINE__,		\
-				"expected %s %s %s, but %lld (0x%llx) vs %lld (0x%llx): " fmt, \
+				"expected %s %s %s, but %lld (0x%llx) vs %lld (0x%llx)" fmt, \
 				#left, #op, #right,			\
 				(long long)__l, (unsigned long long)__l, \
 				(long long)__r, (unsigned long long)__r, \
@@ -97,29 +85,25 @@ void *kunit_host_guarded_page(struct kunit *test);
 	}								\
 } while (0)
 
-#define KUNIT_EXPECT_EQ(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, ==, r)
-#define KUNIT_EXPECT_NE(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, !=, r)
-#define KUNIT_EXPECT_LE(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, <=, r)
-#define KUNIT_EXPECT_LT(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, <, r)
-#define KUNIT_EXPECT_GE(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, >=, r)
-#define KUNIT_EXPECT_GT(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, >, r)
+#define KUNIT_EXPECT_EQ(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, ==, r, "")
+#define KUNIT_EXPECT_NE(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, !=, r, "")
+#define KUNIT_EXPECT_LE(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, <=, r, "")
+#define KUNIT_EXPECT_LT(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, <, r, "")
+#define KUNIT_EXPECT_GE(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, >=, r, "")
+#define KUNIT_EXPECT_GT(t, l, r)	KUNIT_HOST_BINARY(t, 0, l, >, r, "")
 #define KUNIT_EXPECT_TRUE(t, c)		KUNIT_HOST_BOOL(t, 0, c, 1)
 #define KUNIT_EXPECT_FALSE(t, c)	KUNIT_HOST_BOOL(t, 0, c, 0)
-#define KUNIT_ASSERT_EQ(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, ==, r)
-#define KUNIT_ASSERT_NE(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, !=, r)
-#define KUNIT_ASSERT_LE(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, <=, r)
-#define KUNIT_ASSERT_LT(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, <, r)
-#define KUNIT_ASSERT_GE(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, >=, r)
-#define KUNIT_ASSERT_GT(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, >, r)
+#define KUNIT_ASSERT_EQ(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, ==, r, "")
+#define KUNIT_ASSERT_NE(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, !=, r, "")
+#define KUNIT_ASSERT_LE(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, <=, r, "")
+#define KUNIT_ASSERT_LT(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, <, r, "")
+#define KUNIT_ASSERT_GE(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, >=, r, "")
+#define KUNIT_ASSERT_GT(t, l, r)	KUNIT_HOST_BINARY(t, 1, l, >, r, "")
 #define KUNIT_ASSERT_TRUE(t, c)		KUNIT_HOST_BOOL(t, 1, c, 1)
 #define KUNIT_ASSERT_FALSE(t, c)	KUNIT_HOST_BOOL(t, 1, c, 0)
 #define KUNIT_ASSERT_NOT_NULL(t, p)	KUNIT_HOST_BOOL(t, 1, (p) != NULL, 1)
 #define KUNIT_EXPECT_EQ_MSG(t, l, r, fmt, ...)	\
-	KUNIT_HOST_BINARY_MSG(t, 0, l, ==, r, fmt, ##__VA_ARGS__)
-#define KUNIT_EXPECT_LE_MSG(t, l, r, fmt, ...)	\
-	KUNIT_HOST_BINARY_MSG(t, 0, l, <=, r, fmt, ##__VA_ARGS__)
-#define KUNIT_ASSERT_EQ_MSG(t, l, r, fmt, ...)	\
-	KUNIT_HOST_BINARY_MSG(t, 1, l, ==, r, fmt, ##__VA_ARGS__)
+	KUNIT_HOST_BINARY(t, 0, l, ==, r, ": " fmt, ##__VA_ARGS__)
 #define KUNIT_FAIL(t, fmt, ...)						\
 	kunit_host_fail(t, __FILE__, __LINE__, fmt, ##__VA_ARGS__)
 
