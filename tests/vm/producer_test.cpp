@@ -4,7 +4,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -125,7 +124,7 @@ TEST(ProducerApi, RawSizeUnderflowIsRefused) {
     ASSERT_EQ(load_example(params), "");
 
     unsigned samples = 0, own = 0, losts = 0, bad = 0;
-    std::uint64_t lost = 0, total = ~0ull;
+    std::uint64_t lost = 0, total = 0;
     ch.consume([&](const kring_record_header& h, const std::uint8_t* rec) {
         if (h.type == KRING_RECORD_LOST && h.size == sizeof(kring_lost_record)) {
             kring_lost_record l;
@@ -135,7 +134,8 @@ TEST(ProducerApi, RawSizeUnderflowIsRefused) {
         } else if (h.type == example_record && h.size == 16) {
             std::uint64_t t = 0;
             std::memcpy(&t, rec + 8, 8);
-            total = own++ ? std::max(total, t) : t;
+            total |= t;
+            own++;
         } else if (h.type == KRING_RECORD_SAMPLE) {
             samples++;
         } else {
