@@ -425,6 +425,8 @@ static noinline void ring_wakeup_due_check(struct kring_output_handle *h,
 
 	local64_inc(&rb->wakeups);
 	WRITE_ONCE(rb->ctl->wakeups, local64_read(&rb->wakeups));
+	/* When it became due, for the consumer to measure how late it comes */
+	WRITE_ONCE(rb->ctl->wakeup_time, ktime_get_mono_fast_ns());
 	if (rb->wakeup)
 		rb->wakeup(rb);
 }
@@ -1311,6 +1313,7 @@ static void ring_clear_counts(struct kring_ring *rb)
 	WRITE_ONCE(ctl->lost_paused, 0);
 	WRITE_ONCE(ctl->lost_overwritten, 0);
 	WRITE_ONCE(ctl->wakeups, 0);
+	WRITE_ONCE(ctl->wakeup_time, 0);
 }
 
 /* Zero the positions, the counters and the live figures of the ctl page. */
@@ -1421,7 +1424,8 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 	ring_clear(rb);
 	ctl->version = KRING_CTL_VERSION;
 	ctl->compat_version = 0;
-	ctl->size = KRING_CTL_SIZE_VER1;
+	ctl->size = KRING_CTL_SIZE_VER2;
+	ctl->wakeup_watermark = rb->watermark;
 	ctl->capabilities |= KRING_CAP_BIT0_IS_DEPRECATED;
 	ctl->data_offset = PAGE_SIZE;
 	ctl->data_size = data_size;
@@ -1512,6 +1516,7 @@ void kring_ring_set_wakeup(struct kring_ring *rb, unsigned long watermark_bytes,
 		watermark_bytes = rb->data_size / 2;
 	watermark_bytes = min(watermark_bytes, rb->data_size);
 	WRITE_ONCE(rb->watermark, watermark_bytes);
+	WRITE_ONCE(rb->ctl->wakeup_watermark, watermark_bytes);
 	WRITE_ONCE(rb->wakeup_events, wakeup_events);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_ring_set_wakeup);

@@ -903,19 +903,32 @@ static void ring_watermark(struct kunit *test)
 {
 	struct test_ring *tr = test_ring_new(test, 2, 0);
 	struct tally t = {};
-	u64 written = 0, wakeups;
+	u64 written = 0, wakeups, t0, t1, due = 0;
 	int i;
 
 	tr->rb.wakeup = test_wakeup;
 	KUNIT_EXPECT_EQ(test, tr->rb.watermark, PAGE_SIZE);	/* half */
+	KUNIT_EXPECT_EQ(test, tr->ctl->wakeup_watermark, (u64)PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, tr->ctl->size, (__u32)KRING_CTL_SIZE_VER2);
+	KUNIT_EXPECT_EQ(test, tr->ctl->wakeup_time, 0ULL);
 	wake_calls = 0;
 	for (i = 0; i < (int)(10 * PAGE_SIZE / 40); i++) {	/* ten wake-ups */
+		t0 = ktime_get_mono_fast_ns();
 		KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 40, NULL, 0, END_COMMIT), 0);
+		t1 = ktime_get_mono_fast_ns();
 		written += 40;
 		KUNIT_ASSERT_EQ(test, wake_calls, (int)(written / PAGE_SIZE));
+		/* the wake-up's time is stamped when it becomes due, only then */
+		if (written % PAGE_SIZE < 40) {
+			KUNIT_ASSERT_GE(test, tr->ctl->wakeup_time, t0);
+			KUNIT_ASSERT_LE(test, tr->ctl->wakeup_time, t1);
+			due = tr->ctl->wakeup_time;
+		}
+		KUNIT_ASSERT_EQ(test, tr->ctl->wakeup_time, due);
 		KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
 	}
 	KUNIT_EXPECT_EQ(test, tr->ctl->wakeups, (u64)wake_calls);
+	KUNIT_EXPECT_NE(test, due, 0ULL);
 
 	/* poll's view: readable once the watermark's worth is unread */
 	KUNIT_EXPECT_FALSE(test, kring_ring_readable(&tr->rb));
@@ -928,7 +941,10 @@ static void ring_watermark(struct kunit *test)
 
 	/* 100 bytes: one wake-up per crossing, however many it crosses */
 	kring_ring_set_wakeup(&tr->rb, 100, 0);
+	KUNIT_EXPECT_EQ(test, tr->ctl->wakeup_watermark, 100ULL);
 	kring_ring_reset(&tr->rb);
+	KUNIT_EXPECT_EQ(test, tr->ctl->wakeup_time, 0ULL);
+	KUNIT_EXPECT_EQ(test, tr->ctl->wakeup_watermark, 100ULL);
 	wake_calls = 0;
 	test_write(&tr->rb, 96, NULL, 0, END_COMMIT);
 	KUNIT_EXPECT_EQ(test, wake_calls, 0);
@@ -944,6 +960,7 @@ static void ring_watermark(struct kunit *test)
 	/* every 3 records, and only when the consumer asks */
 	kring_ring_set_wakeup(&tr->rb, 0, 3);
 	KUNIT_EXPECT_EQ(test, tr->rb.watermark, 0UL);
+	KUNIT_EXPECT_EQ(test, tr->ctl->wakeup_watermark, 0ULL);
 	kring_ring_reset(&tr->rb);
 	wake_calls = 0;
 	for (i = 1; i <= 30; i++) {
@@ -951,10 +968,12 @@ static void ring_watermark(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, wake_calls, i / 3);
 	}
 	WRITE_ONCE(tr->ctl->need_wakeup, 0);
+	due = tr->ctl->wakeup_time;
 	for (i = 0; i < 30; i++)
 		test_write(&tr->rb, 16, NULL, 0, END_COMMIT);
 	KUNIT_EXPECT_EQ(test, wake_calls, 10);
 	KUNIT_EXPECT_EQ(test, tr->ctl->wakeups, 10ULL);
+	KUNIT_EXPECT_EQ(test, tr->ctl->wakeup_time, due);	/* none issued */
 	WRITE_ONCE(tr->ctl->need_wakeup, 1);
 	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
 
@@ -1068,6 +1087,7 @@ static void ring_garbage_tail(struct kunit *test)
 	before->records_written = tr->ctl->records_written;
 	before->lost_no_space = tr->ctl->lost_no_space;
 	before->wakeups = tr->ctl->wakeups;
+	before->wakeup_time = tr->ctl->wakeup_time;
 	KUNIT_EXPECT_EQ(test, memcmp(before, tr->ctl, sizeof(*before)), 0);
 
 	kring_ring_read_counts(&tr->rb, &c);

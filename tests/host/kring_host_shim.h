@@ -94,6 +94,9 @@ extern unsigned long kring_host_warnings;
 
 #define lockdep_assert_preemption_disabled()	do { } while (0)
 
+/* ktime_get_mono_fast_ns(): CLOCK_MONOTONIC, as the kernel's */
+u64 ktime_get_mono_fast_ns(void);
+
 /* The "CPU" a host writer runs on: a test switches it to play two CPUs. */
 extern __thread int kring_host_cpu;
 #define kring_ring_cpu()	kring_host_cpu

@@ -30,7 +30,7 @@ TEST(RingInit, FillsControlPage) {
     ASSERT_EQ(r.init_rc, 0);
     EXPECT_EQ(r.ctl->version, (__u32)KRING_CTL_VERSION);
     EXPECT_EQ(r.ctl->compat_version, 0u);
-    EXPECT_EQ(r.ctl->size, (__u32)KRING_CTL_SIZE_VER1);
+    EXPECT_EQ(r.ctl->size, (__u32)KRING_CTL_SIZE_VER2);
     EXPECT_EQ(r.ctl->capabilities, KRING_CAP_BIT0_IS_DEPRECATED);
     EXPECT_EQ(r.ctl->data_offset, (__u64)kPage);
     EXPECT_EQ(r.ctl->data_size, 4ULL * kPage);

@@ -6,8 +6,10 @@
 
 _Static_assert(sizeof(struct kring_ctl_page) == 1088, "ctl page size");
 _Static_assert(offsetof(struct kring_ctl_page, records_written) == 96, "figures");
+_Static_assert(offsetof(struct kring_ctl_page, wakeup_time) ==
+	       KRING_CTL_SIZE_VER1, "size 1");
 _Static_assert(offsetof(struct kring_ctl_page, __reserved_kring) ==
-	       KRING_CTL_SIZE_VER1, "size");
+	       KRING_CTL_SIZE_VER2, "size 2");
 _Static_assert(offsetof(struct kring_ctl_page, data_head) == 1024, "data_head");
 _Static_assert(offsetof(struct kring_ctl_page, aux_size) == 1080, "aux_size");
 _Static_assert(sizeof(struct kring_record_header) == 8, "header");

@@ -69,12 +69,14 @@ TEST(UapiLayout, LiveFiguresInPerfsReservedSpace) {
     EXPECT_EQ(offsetof(struct kring_ctl_page, need_wakeup), 152u);
     EXPECT_EQ(offsetof(struct kring_ctl_page, timestamp_floor), 160u);
     EXPECT_EQ(offsetof(struct kring_ctl_page, records_discarded), 168u);
-    EXPECT_EQ(offsetof(struct kring_ctl_page, __reserved_kring), (size_t)KRING_CTL_SIZE_VER1);
+    EXPECT_EQ(offsetof(struct kring_ctl_page, wakeup_time), (size_t)KRING_CTL_SIZE_VER1);
+    EXPECT_EQ(offsetof(struct kring_ctl_page, wakeup_watermark), 184u);
+    EXPECT_EQ(offsetof(struct kring_ctl_page, __reserved_kring), (size_t)KRING_CTL_SIZE_VER2);
     EXPECT_EQ(offsetof(struct kring_ctl_page, __reserved) +
                   sizeof(((struct kring_ctl_page*)nullptr)->__reserved),
               1024u);
     /* Every live figure is a naturally aligned __u64. */
-    for (size_t off = 96; off < KRING_CTL_SIZE_VER1; off += 8)
+    for (size_t off = 96; off < KRING_CTL_SIZE_VER2; off += 8)
         EXPECT_EQ(off % 8, 0u);
 }
 

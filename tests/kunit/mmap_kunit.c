@@ -132,7 +132,7 @@ static void mmap_faults_in_zeroed_pages(struct kunit *test)
 	/* The first touch of the control page faults it in, filled. */
 	KUNIT_ASSERT_EQ(test, copy_from_user(ctl, (void __user *)addr, sizeof(*ctl)), 0UL);
 	KUNIT_EXPECT_EQ(test, ctl->version, (__u32)KRING_CTL_VERSION);
-	KUNIT_EXPECT_EQ(test, ctl->size, (__u32)KRING_CTL_SIZE_VER1);
+	KUNIT_EXPECT_EQ(test, ctl->size, (__u32)KRING_CTL_SIZE_VER2);
 	KUNIT_EXPECT_EQ(test, ctl->data_offset, (__u64)PAGE_SIZE);
 	KUNIT_EXPECT_EQ(test, ctl->data_size, (__u64)(4 * PAGE_SIZE));
 	KUNIT_EXPECT_EQ(test, ctl->data_head, 0ULL);

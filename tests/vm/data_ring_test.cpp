@@ -191,7 +191,7 @@ TEST(DataRing, ControlPageDescribesTheRing) {
     EXPECT_EQ(ch.ctl->data_offset, std::uint64_t(ps));
     EXPECT_EQ(ch.ctl->data_size, std::uint64_t(8 * ps));
     EXPECT_EQ(ch.ctl->data_head, 0u);
-    EXPECT_GE(ch.ctl->size, std::uint32_t(KRING_CTL_SIZE_VER1));
+    EXPECT_GE(ch.ctl->size, std::uint32_t(KRING_CTL_SIZE_VER2));
     EXPECT_EQ(ch.ctl->flags & KRING_CTL_F_OVERWRITE, 0u);
     // Zeroed before it could be mapped.
     for (long i = 0; i < 8 * ps; i++)
@@ -307,14 +307,22 @@ TEST(DataRing, PollWakesAtWatermarkWhenAsked) {
     // need_wakeup: set, full barrier, re-check the head, then sleep (the
     // producer publishes the head, smp_mb(), then reads need_wakeup).
     __atomic_store_n(&ch.ctl->need_wakeup, 1, __ATOMIC_SEQ_CST);
+    EXPECT_EQ(ch.ctl->wakeup_watermark, 2048u);
+    EXPECT_EQ(ch.ctl->wakeup_time, 0u);
+    const std::uint64_t t0 = kt::now_ns();
     ASSERT_EQ(ch.ioctl0(KRING_IOC_ENABLE), 0);
     pollfd p{ch.fd, POLLIN, 0};
     int r = ::poll(&p, 1, int(std::chrono::milliseconds(kt::patience).count()));
     ASSERT_EQ(r, 1) << "no wakeup within " << kt::patience.count() << " s";
     EXPECT_TRUE(p.revents & POLLIN);
     EXPECT_GE(ch.head(), 2048u);
-    EXPECT_GE(ch.stats().wakeups, 1u);
     ASSERT_EQ(ch.ioctl0(KRING_IOC_DISABLE), 0);
+    const std::uint64_t t1 = kt::now_ns();
+    EXPECT_GE(ch.stats().wakeups, 1u);
+    // The last wake-up's due time, on the consumer's CLOCK_MONOTONIC.
+    const std::uint64_t due = __atomic_load_n(&ch.ctl->wakeup_time, __ATOMIC_RELAXED);
+    EXPECT_GE(due, t0);
+    EXPECT_LE(due, t1);
 }
 
 TEST(DataRing, PausedOutputCountsLost) {

@@ -385,7 +385,7 @@ struct kring_timer_raw {
  *	    72	size				kernel: end of the live figures
  *	    80	time_cycles, time_mask		kernel
  *	    96	records_written .. need_wakeup	kring's live figures (perf:
- *		.. timestamp_floor		reserved space)
+ *		.. wakeup_watermark		reserved space)
  *	  1024	data_head			kernel (smp_wmb before the store)
  *	  1032	data_tail			consumer (forward mode only)
  *	  1040	data_offset, data_size		kernel (once)
@@ -505,6 +505,18 @@ struct kring_timer_raw {
  *			below that head. See docs/CAPTURE.md.
  * @records_discarded:	reservations the producer cancelled; each left a
  *			KRING_RECORD_PAD record behind.
+ * @wakeup_time:	CLOCK_MONOTONIC nanoseconds at which the last wake-up
+ *			the kernel issued became due (the writer that crossed
+ *			the watermark, or reached wakeup_events, found
+ *			need_wakeup set); 0 before the first. Stored before the
+ *			wake-up is issued: a woken consumer that reads its own
+ *			CLOCK_MONOTONIC learns how late its wake-ups come
+ *			(irq_work, scheduling), whatever clock the records use.
+ * @wakeup_watermark:	bytes written after which a wake-up becomes due (the
+ *			channel's watermark; half the data area by default; 0
+ *			when only wakeup_events wakes). With @wakeup_time, what
+ *			a consumer needs to tell whether sleeping until the
+ *			next wake-up risks a full ring (libkring's poller).
  *
  * For every record a producer tried to write exactly one of these counts
  * grew: records_written + records_discarded + lost_no_space + lost_too_big +
@@ -545,7 +557,9 @@ struct kring_ctl_page {
 	__u64	need_wakeup;
 	__u64	timestamp_floor;
 	__u64	records_discarded;
-	__u64	__reserved_kring[6];	/* zero; room for more figures */
+	__u64	wakeup_time;		/* offset 176: KRING_CTL_SIZE_VER2 */
+	__u64	wakeup_watermark;
+	__u64	__reserved_kring[4];	/* zero; room for more figures */
 
 	__u8	__reserved[1024 - 224];	/* pad to 1k, as perf */
 
@@ -560,8 +574,12 @@ struct kring_ctl_page {
 	__u64	aux_size;
 };
 
-/* kring_ctl_page.size: the live figures end after records_discarded. */
+/*
+ * kring_ctl_page.size: the live figures end after records_discarded (1),
+ * after wakeup_watermark (2). A consumer reads a figure only below @size.
+ */
 #define KRING_CTL_SIZE_VER1		176
+#define KRING_CTL_SIZE_VER2		192
 
 /*
  * =====================================================================
