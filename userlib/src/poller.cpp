@@ -1,20 +1,48 @@
 // libkring: the poller.
 #include "kring/poller.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include <sys/epoll.h>
+#include <time.h>
 
 #include "kring/barrier.hpp"
 
 namespace kring {
 
-result<poller> poller::create() {
+namespace {
+
+// CLOCK_MONOTONIC, the clock of the control page's wakeup_time.
+std::uint64_t mono_ns() noexcept {
+    timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return std::uint64_t(ts.tv_sec) * 1000000000u + std::uint64_t(ts.tv_nsec);
+}
+
+// A hint to the CPU that this is a spin-wait loop.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
+constexpr std::uint64_t min_spin_ns = 10000;
+
+}  // namespace
+
+result<poller> poller::create(const poller_options& o) {
+    if (o.headroom_latencies == 0 || o.max_spin.count() < 0)
+        return error::from_errno(EINVAL,
+                                 "poller options: headroom_latencies must be at least 1 and "
+                                 "max_spin not negative");
     int ep = ::epoll_create1(EPOLL_CLOEXEC);
     if (ep < 0)
         return error::from_errno(errno, "epoll_create1");
-    return poller(unique_fd(ep));
+    return poller(unique_fd(ep), o);
 }
 
 result<void> poller::add(int fd, const ring_view& ring, std::uint64_t tag) {
@@ -29,21 +57,130 @@ result<void> poller::add(int fd, const ring_view& ring, std::uint64_t tag) {
     events_.reserve(entries_.size() + 1);
     if (::epoll_ctl(ep_.get(), EPOLL_CTL_ADD, fd, &ev) < 0)
         return error::from_errno(errno, "epoll_ctl(EPOLL_CTL_ADD)");
-    entries_.push_back({ring, tag});
+    entry e{ring, tag};
+    e.adaptive = ring.kind == ring_kind::kring && !ring.overwrite && ring.ctl &&
+                 barrier::load_relaxed32(ring.ctl->size) >= KRING_CTL_SIZE_VER2;
+    entries_.push_back(e);
     seen_.push_back(0);
     events_.resize(entries_.size());
     return {};
 }
 
+bool poller::should_spin(std::uint64_t data_size, std::uint64_t watermark, double rate,
+                         std::uint64_t latency_ns, unsigned headroom_latencies) noexcept {
+    if (!latency_ns || !(rate > 0) || !data_size)
+        return false;
+    if (!watermark || watermark > data_size)
+        watermark = data_size / 2;
+    // Bytes written while the wake-up is on its way, against the room the
+    // watermark leaves.
+    const double room = double(data_size - watermark);
+    return rate * double(latency_ns) * double(headroom_latencies) >= room;
+}
+
+void poller::note(std::size_t i) {
+    if (!seen_[i]) {
+        seen_[i] = 1;
+        ready_.push_back(entries_[i].tag);
+    }
+}
+
+// Update each adaptive ring's write rate; the spin this wait needs (0:
+// none): about two wake-up latencies of the ring that needs the longest.
+std::uint64_t poller::spin_budget(std::uint64_t now) {
+    std::uint64_t budget = 0;
+    for (entry& e : entries_) {
+        if (!e.adaptive)
+            continue;
+        // A figure, not a protocol step: relaxed (C orders nothing here).
+        const std::uint64_t head = barrier::load_relaxed(e.ring.ctl->data_head);
+        if (e.last_ns && now > e.last_ns) {
+            const double inst = double(head - e.last_head) / double(now - e.last_ns);
+            e.rate = e.rate > 0 ? (e.rate + inst) / 2 : inst;
+        }
+        e.last_head = head;
+        e.last_ns = now;
+        const std::uint64_t wm = barrier::load_relaxed(e.ring.ctl->wakeup_watermark);
+        if (should_spin(e.ring.data_size, wm, e.rate, e.latency_ns, opts_.headroom_latencies))
+            budget = std::max(budget, 2 * e.latency_ns);
+    }
+    if (!budget)
+        return 0;
+    const auto max = std::uint64_t(std::chrono::nanoseconds(opts_.max_spin).count());
+    return std::min(std::max(budget, min_spin_ns), max);
+}
+
+// Poll every forward ring's data_head for up to @budget_ns; true if one
+// has unread data (noted in ready_).
+bool poller::spin(std::uint64_t budget_ns) {
+    const std::uint64_t start = mono_ns();
+    std::uint64_t now = start;
+    stats_.spins++;
+    for (unsigned round = 0;; round++) {
+        for (std::size_t i = 0; i < entries_.size(); i++) {
+            const ring_view& r = entries_[i].ring;
+            if (r.overwrite)
+                continue;
+            // (C): the caller reads the records below this head.
+            if (barrier::load_head(r.ctl->data_head) != barrier::load_relaxed(r.ctl->data_tail))
+                note(i);
+        }
+        if (!ready_.empty()) {
+            stats_.spin_hits++;
+            break;
+        }
+        cpu_relax();
+        if (round % 16 == 15 && (now = mono_ns()) - start >= budget_ns)
+            break;
+    }
+    if (!ready_.empty())
+        now = mono_ns();
+    stats_.spin_ns += now - start;
+    return !ready_.empty();
+}
+
+// After an epoll_wait() that began at @slept_at: for each adaptive ring
+// among the @n events, how late its last wake-up came, if it became due
+// while the poller slept.
+void poller::learn_latencies(int n, std::uint64_t slept_at) {
+    const std::uint64_t now = mono_ns();
+    for (int k = 0; k < n; k++) {
+        entry& e = entries_[std::size_t(events_[std::size_t(k)].data.u64)];
+        if (!e.adaptive)
+            continue;
+        const std::uint64_t due = barrier::load_relaxed(e.ring.ctl->wakeup_time);
+        if (due < slept_at || due > now)
+            continue;
+        const std::uint64_t lat = now - due;
+        // A decaying maximum: one late wake-up counts for a while.
+        e.latency_ns = std::max(lat, e.latency_ns - e.latency_ns / 8);
+        stats_.wake_samples++;
+        stats_.wake_latency_max_ns = std::max(stats_.wake_latency_max_ns, lat);
+    }
+    std::uint64_t est = 0;
+    for (const entry& e : entries_)
+        est = std::max(est, e.latency_ns);
+    stats_.wake_latency_ns = est;
+}
+
 result<std::span<const std::uint64_t>> poller::wait(int timeout_ms) {
     ready_.clear();
     std::fill(seen_.begin(), seen_.end(), 0);
-    auto note = [&](std::size_t i) {
-        if (!seen_[i]) {
-            seen_[i] = 1;
-            ready_.push_back(entries_[i].tag);
+    if (opts_.mode == wait_mode::adaptive && timeout_ms != 0) {
+        std::uint64_t budget = spin_budget(mono_ns());
+        if (timeout_ms > 0)
+            budget = std::min(budget, std::uint64_t(timeout_ms) * 1000000u);
+        // need_wakeup is left as it is: rings returned last keep it 0.
+        if (budget && spin(budget)) {
+            for (std::size_t i = 0; i < entries_.size(); i++)
+                if (seen_[i] && entries_[i].ring.kind == ring_kind::kring)
+                    barrier::arm_need_wakeup(entries_[i].ring.ctl->need_wakeup, 0);
+            return std::span<const std::uint64_t>(ready_.data(), ready_.size());
         }
-    };
+    }
+    // Before arming: a wake-up that becomes due after the kernel saw the
+    // arm is then due after @slept_at.
+    const std::uint64_t slept_at = mono_ns();
     // Arm need_wakeup, full barrier (F, pairs with E), re-check the head.
     for (std::size_t i = 0; i < entries_.size(); i++) {
         ring_view& r = entries_[i].ring;
@@ -58,14 +195,17 @@ result<std::span<const std::uint64_t>> poller::wait(int timeout_ms) {
             note(i);
     }
     if (!ready_.empty()) {
-        rechecks_hit_++;
+        stats_.rechecks_hit++;
         timeout_ms = 0;  // collect the others that are ready, do not sleep
     }
+    stats_.sleeps++;
     int n = ::epoll_wait(ep_.get(), events_.data(), int(events_.size()), timeout_ms);
     if (n < 0 && errno != EINTR)
         return error::from_errno(errno, "epoll_wait");
+    if (n > 0 && timeout_ms != 0)
+        learn_latencies(n, slept_at);
     for (int k = 0; k < n; k++)
-        note(std::size_t(events_[k].data.u64));
+        note(std::size_t(events_[std::size_t(k)].data.u64));
     // The caller reads these now: no wake-ups needed meanwhile.
     for (std::size_t i = 0; i < entries_.size(); i++)
         if (seen_[i] && entries_[i].ring.kind == ring_kind::kring)
