@@ -148,6 +148,7 @@ void adaptive_run(kring::wait_mode mode) {
     EXPECT_GE(s0.wake_latency_max_ns, 30000000u);
     EXPECT_LT(s0.wake_latency_max_ns, 1000000000000u);
     EXPECT_EQ(s0.spins, 0u);
+    EXPECT_GE(s0.woken, s0.wake_samples);
 
     // Data there already: found by the spin (adaptive) or the re-check.
     ASSERT_EQ(kt::write_record(&a.rb, 64), 0);
@@ -164,6 +165,7 @@ void adaptive_run(kring::wait_mode mode) {
         EXPECT_EQ(s1.spins, s0.spins + 1);
         EXPECT_EQ(s1.spin_hits, s0.spin_hits + 1);
         EXPECT_EQ(s1.sleeps, s0.sleeps) << "a spin that found data went to sleep";
+        EXPECT_EQ(s1.woken, s0.woken);
         EXPECT_EQ(a.ctl->need_wakeup, 0u);
     }
     drain(a, ea.fd);

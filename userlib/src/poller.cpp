@@ -202,6 +202,8 @@ result<std::span<const std::uint64_t>> poller::wait(int timeout_ms) {
     int n = ::epoll_wait(ep_.get(), events_.data(), int(events_.size()), timeout_ms);
     if (n < 0 && errno != EINTR)
         return error::from_errno(errno, "epoll_wait");
+    if (n > 0)
+        stats_.woken++;
     if (n > 0 && timeout_ms != 0)
         learn_latencies(n, slept_at);
     for (int k = 0; k < n; k++)
