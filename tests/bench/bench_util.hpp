@@ -101,17 +101,21 @@ inline std::uint64_t stat_of(const std::string& stats, const std::string& name) 
 struct consumer {
     std::atomic<bool> stop{false};
     std::uint64_t samples = 0, lost = 0, other = 0;
-    std::uint64_t wakeups = 0;  // sleeps that ended with data to read
-    std::uint64_t waits = 0;    // sleeps (epoll_wait calls)
+    std::uint64_t wakeups = 0;   // sleeps that ended with data to read
+    std::uint64_t waits = 0;     // system calls: epoll_wait (the poller's sleeps)
+    std::uint64_t cpu_ns = 0;    // the consumer thread's CPU time
+    kring::poller_stats poll{};  // what the poller did (spins, wake-up latency)
     std::string error;
     std::thread t;
 
-    void start(int cpu, const kring::ring_view& ring, std::uint32_t sample_type, int fd = -1) {
-        t = std::thread([this, cpu, ring, sample_type, fd] {
+    void start(int cpu, const kring::ring_view& ring, std::uint32_t sample_type, int fd = -1,
+               const kring::poller_options& po = {}) {
+        t = std::thread([this, cpu, ring, sample_type, fd, po] {
             kt::pin_to(cpu);
+            const std::uint64_t cpu0 = kt::thread_cpu_ns();
             std::optional<kring::poller> p;
             if (fd >= 0) {
-                auto c = kring::poller::create();
+                auto c = kring::poller::create(po);
                 if (!c || !c->add(fd, ring, 0)) {
                     error = "poller";
                     return;
@@ -130,14 +134,11 @@ struct consumer {
             for (;;) {
                 const bool last = stop.load(std::memory_order_acquire);
                 if (p && !last) {
-                    waits++;
                     auto w = p->wait(100);
                     if (!w) {
                         error = w.error().message();
                         break;
                     }
-                    if (!w->empty())
-                        wakeups++;
                 }
                 if (auto n = rd.drain(on); !n) {
                     error = n.error().message();
@@ -146,6 +147,12 @@ struct consumer {
                 if (last)
                     break;
             }
+            if (p) {
+                poll = p->stats();
+                waits = poll.sleeps;
+                wakeups = poll.woken;  // not the spins that found data
+            }
+            cpu_ns = kt::thread_cpu_ns() - cpu0;
         });
     }
     void finish() {

@@ -10,7 +10,10 @@
 // there is nothing to read:
 //   kring   a channel of 2^order pages, its probe writing a SAMPLE per hit;
 //           libkring's poller (epoll, need_wakeup armed, woken at the
-//           default watermark: half the ring) and reader;
+//           default watermark: half the ring; adaptive: it polls data_head
+//           instead of sleeping when the wake-ups it measured come too late
+//           for the rate, docs/LIBKRING.md) and reader;
+//   kring-sleep  the same with the poller's wait_mode::sleep: never polls;
 //   perf    perf_event_open(PERF_TYPE_TRACEPOINT), RAW | TIME, 1 + 2^order
 //           pages, wakeup_watermark half the ring, the same poller and
 //           reader;
@@ -26,15 +29,15 @@
 // hits/s until a run loses, then three bisections; each run lasts about
 // --seconds), the loss when the hits are not paced at all, and at the
 // highest zero-loss rate the consumer's wake-ups and system calls per 10^6
-// records. Loss: kring, the probe's refused writes; perf, the hits that
-// never arrived as samples; ftrace, the per-CPU overrun (overwritten
-// events). Each run's accounting is checked: every hit delivered or counted
-// lost (ftrace: the events parsed out of the pages read, plus the overrun,
-// which on 6.1 may also count a few events that were read);
-// a run that fails it fails the program. Times are never asserted. --smoke: two runs per sink. The
-// last lines are machine-readable:
+// records and its CPU time per record (the thread's CPU clock: what a
+// spinning or busy reader pays shows here). Loss: kring, the probe's refused writes; perf, the hits
+// that never arrived as samples; ftrace, the per-CPU overrun (overwritten events). Each run's
+// accounting is checked: every hit delivered or counted lost (ftrace: the events parsed out of the
+// pages read, plus the overrun, which on 6.1 may also count a few events that were read); a run
+// that fails it fails the program. Times are never asserted. --smoke: two runs per sink. The last
+// lines are machine-readable:
 //   summary e2e_bench sink=S max_rate=.. unpaced_loss=.. wakeups_per_m=..
-//           syscalls_per_m=..
+//           syscalls_per_m=.. cpu_ns_per_record=.. wake_latency_us=..
 //   summary e2e_bench runs=N bad=N ok=0|1
 #include <fcntl.h>
 #include <poll.h>
@@ -76,10 +79,13 @@ struct run_result {
     std::uint64_t hits = 0;
     std::uint64_t lost = 0;
     std::uint64_t delivered = 0;
-    std::uint64_t wakeups = 0;   // the consumer woke with data to read
-    std::uint64_t syscalls = 0;  // epoll_wait / poll / read / ioctl calls
-    std::string why;             // accounting or set-up failure; empty: fine
-    std::string skipped;         // why the sink cannot run on this kernel
+    std::uint64_t wakeups = 0;          // the consumer woke with data to read
+    std::uint64_t syscalls = 0;         // epoll_wait / poll / read / ioctl calls
+    std::uint64_t cpu_ns = 0;           // the consumer thread's CPU time
+    std::uint64_t spins = 0;            // kring: waits that polled data_head
+    std::uint64_t wake_latency_ns = 0;  // kring: the longest wake-up latency measured
+    std::string why;                    // accounting or set-up failure; empty: fine
+    std::string skipped;                // why the sink cannot run on this kernel
 };
 
 // Fire @count hits, @period ns apart (0: unpaced).
@@ -97,7 +103,8 @@ std::string fire(const options& o, const char* sink, std::uint64_t count, std::u
     return f["total"] == count ? "" : "the module fired " + std::to_string(f["total"]) + " hits";
 }
 
-run_result run_kring(const options& o, std::uint64_t count, std::uint64_t period) {
+run_result run_kring(const options& o, std::uint64_t count, std::uint64_t period,
+                     kring::wait_mode mode) {
     run_result r;
     r.hits = count;
     kring::channel_options co;
@@ -115,7 +122,9 @@ run_result run_kring(const options& o, std::uint64_t count, std::uint64_t period
         return r;
     }
     bench::consumer s;
-    s.start(consumer_cpu, ch->ring(), KRING_RECORD_SAMPLE, ch->fd());
+    kring::poller_options po;
+    po.mode = mode;
+    s.start(consumer_cpu, ch->ring(), KRING_RECORD_SAMPLE, ch->fd(), po);
     bench::fields f;
     r.why = fire(o, "kring", count, period, " channel=" + std::to_string(*id), f);
     s.finish();
@@ -123,6 +132,9 @@ run_result run_kring(const options& o, std::uint64_t count, std::uint64_t period
     r.delivered = s.samples;
     r.wakeups = s.wakeups;
     r.syscalls = s.waits;
+    r.cpu_ns = s.cpu_ns;
+    r.spins = s.poll.spins;
+    r.wake_latency_ns = s.poll.wake_latency_max_ns;
     if (r.why.empty() && (f["ok"] + f["fail"] != count || s.samples != f["ok"] ||
                           s.lost > f["fail"] || s.other || !s.error.empty()))
         r.why = "kring: probe ok " + std::to_string(f["ok"]) + " fail " +
@@ -155,6 +167,7 @@ run_result run_perf(const options& o, const std::string& tfs, std::uint64_t coun
     r.lost = count + 1 > s.samples ? count + 1 - s.samples : 0;
     r.wakeups = s.wakeups;
     r.syscalls = s.waits;
+    r.cpu_ns = s.cpu_ns;
     if (r.why.empty() && (s.samples + s.lost != count + 1 || s.other || !s.error.empty()))
         r.why = "perf: " + std::to_string(s.samples) + " samples + " + std::to_string(s.lost) +
                 " lost != " + std::to_string(count + 1) + " hits " + s.error;
@@ -234,6 +247,7 @@ int ftrace_open(const options& o, const std::string& tfs, std::string& why) {
 template <typename Drain>
 void ftrace_consume(int fd, run_result& r, const std::atomic<bool>& stop, Drain drain) {
     kt::pin_to(consumer_cpu);
+    const std::uint64_t cpu0 = kt::thread_cpu_ns();
     for (;;) {
         const bool last = stop.load(std::memory_order_acquire);
         if (!last) {
@@ -248,6 +262,7 @@ void ftrace_consume(int fd, run_result& r, const std::atomic<bool>& stop, Drain 
         if (last)
             break;
     }
+    r.cpu_ns = kt::thread_cpu_ns() - cpu0;
 }
 
 // One ftrace run: the event enabled, @count hits fired while a consumer
@@ -398,7 +413,10 @@ struct sink_summary {
     double max_rate = 0;      // hits/s with zero loss (0: none found)
     double unpaced_loss = 0;  // fraction
     double wakeups_per_m = 0, syscalls_per_m = 0;
-    std::string skipped{};  // why the sink did not run here
+    double cpu_ns_per_record = 0;  // the consumer's, at the highest zero-loss rate
+    double wake_latency_us = 0;    // kring: the longest wake-up latency there
+    std::uint64_t spins = 0;       // kring: waits that polled there
+    std::string skipped{};         // why the sink did not run here
 };
 
 }  // namespace
@@ -426,14 +444,17 @@ int main(int argc, char** argv) {
         return 1;
     }
 
-    std::vector<sink_summary> sums = {{"kring"}, {"perf"}, {"ftrace"}, {"ftrace-mmap"}};
+    std::vector<sink_summary> sums = {
+        {"kring"}, {"kring-sleep"}, {"perf"}, {"ftrace"}, {"ftrace-mmap"}};
     auto run_sink = [&](int sink, std::uint64_t count, std::uint64_t period) {
         switch (sink) {
             case 0:
-                return run_kring(o, count, period);
+                return run_kring(o, count, period, kring::wait_mode::adaptive);
             case 1:
-                return run_perf(o, tfs, count, period);
+                return run_kring(o, count, period, kring::wait_mode::sleep);
             case 2:
+                return run_perf(o, tfs, count, period);
+            case 3:
                 return run_ftrace(o, tfs, count, period);
             default:
                 return run_ftrace_mmap(o, tfs, count, period);
@@ -489,6 +510,9 @@ int main(int argc, char** argv) {
         if (at_good.delivered) {
             sum.wakeups_per_m = 1e6 * double(at_good.wakeups) / double(at_good.delivered);
             sum.syscalls_per_m = 1e6 * double(at_good.syscalls) / double(at_good.delivered);
+            sum.cpu_ns_per_record = double(at_good.cpu_ns) / double(at_good.delivered);
+            sum.wake_latency_us = double(at_good.wake_latency_ns) / 1e3;
+            sum.spins = at_good.spins;
         }
         if (!sum.skipped.empty()) {
             std::printf("skipped %s: %s\n", sum.name, sum.skipped.c_str());
@@ -506,17 +530,23 @@ int main(int argc, char** argv) {
 
     std::printf(
         "\nend to end, tracepoint on CPU %d to a sleeping consumer on CPU %d, rings of %u pages; "
-        "highest zero-loss rate (runs of %.2f s), loss unpaced, and per 10^6 records at that "
-        "rate\n",
+        "highest zero-loss rate (runs of %.2f s) and its ratio to perf's, loss unpaced, and "
+        "at that rate per 10^6 records, the consumer's CPU time per record, kring's polls and "
+        "longest wake-up latency\n",
         producer_cpu, consumer_cpu, 1u << o.order, o.seconds);
-    std::printf("%-11s %16s %14s %14s %14s\n", "sink", "max rate (hit/s)", "unpaced loss",
-                "wakeups/10^6", "syscalls/10^6");
+    const double perf_rate = sums[2].skipped.empty() ? sums[2].max_rate : 0;
+    std::printf("%-11s %16s %7s %13s %13s %14s %12s %7s %10s\n", "sink", "max rate (hit/s)",
+                "x perf", "unpaced loss", "wakeups/10^6", "syscalls/10^6", "cpu ns/rec", "polls",
+                "wake us");
     for (const auto& s : sums) {
-        if (!s.skipped.empty())
+        if (!s.skipped.empty()) {
             std::printf("%-11s skipped: %s\n", s.name, s.skipped.c_str());
-        else
-            std::printf("%-11s %16.0f %13.1f%% %14.0f %14.0f\n", s.name, s.max_rate,
-                        100 * s.unpaced_loss, s.wakeups_per_m, s.syscalls_per_m);
+            continue;
+        }
+        std::printf("%-11s %16.0f %7.2f %12.1f%% %13.0f %14.0f %12.0f %7llu %10.0f\n", s.name,
+                    s.max_rate, perf_rate ? s.max_rate / perf_rate : 0.0, 100 * s.unpaced_loss,
+                    s.wakeups_per_m, s.syscalls_per_m, s.cpu_ns_per_record,
+                    static_cast<unsigned long long>(s.spins), s.wake_latency_us);
     }
     for (const auto& s : sums) {
         if (!s.skipped.empty()) {
@@ -525,8 +555,9 @@ int main(int argc, char** argv) {
         }
         std::printf(
             "summary e2e_bench sink=%s max_rate=%.0f unpaced_loss=%.4f wakeups_per_m=%.0f "
-            "syscalls_per_m=%.0f\n",
-            s.name, s.max_rate, s.unpaced_loss, s.wakeups_per_m, s.syscalls_per_m);
+            "syscalls_per_m=%.0f cpu_ns_per_record=%.0f wake_latency_us=%.0f\n",
+            s.name, s.max_rate, s.unpaced_loss, s.wakeups_per_m, s.syscalls_per_m,
+            s.cpu_ns_per_record, s.wake_latency_us);
     }
     std::printf("summary e2e_bench runs=%u bad=%u ok=%d\n", runs, bad, bad ? 0 : 1);
     return bad ? 1 : 0;
