@@ -151,6 +151,8 @@ void adaptive_run(kring::wait_mode mode) {
     EXPECT_GE(s0.woken, s0.wake_samples);
 
     // Data there already: found by the spin (adaptive) or the re-check.
+    // Less than a batch (a quarter of the 2 KiB above the watermark): the
+    // spin runs to its end (max_spin, 2 ms), then takes it.
     ASSERT_EQ(kt::write_record(&a.rb, 64), 0);
     auto r = p->wait(limit);
     ASSERT_TRUE(r);
@@ -164,9 +166,26 @@ void adaptive_run(kring::wait_mode mode) {
     } else {
         EXPECT_EQ(s1.spins, s0.spins + 1);
         EXPECT_EQ(s1.spin_hits, s0.spin_hits + 1);
+        EXPECT_EQ(s1.spin_batches, s0.spin_batches);
+        EXPECT_GE(s1.spin_ns - s0.spin_ns, 2000000u) << "the spin ended before its budget";
         EXPECT_EQ(s1.sleeps, s0.sleeps) << "a spin that found data went to sleep";
         EXPECT_EQ(s1.woken, s0.woken);
         EXPECT_EQ(a.ctl->need_wakeup, 0u);
+    }
+    drain(a, ea.fd);
+    // A batch: the spin ends on it.
+    for (int i = 0; i < 8; i++)
+        ASSERT_EQ(kt::write_record(&a.rb, 64), 0);
+    r = p->wait(limit);
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->size(), 1u);
+    const kring::poller_stats s2 = p->stats();
+    if (mode == kring::wait_mode::sleep) {
+        EXPECT_EQ(s2.spins, 0u);
+    } else {
+        EXPECT_EQ(s2.spins, s1.spins + 1);
+        EXPECT_EQ(s2.spin_batches, s1.spin_batches + 1);
+        EXPECT_EQ(s2.sleeps, s1.sleeps);
     }
     drain(a, ea.fd);
 

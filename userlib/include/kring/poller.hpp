@@ -27,7 +27,8 @@
 // watermark would last less than headroom_latencies wake-up latencies at
 // that rate, sleeping risks a full ring: wait() then polls data_head (the
 // rings it returned last keep need_wakeup 0, so the kernel issues no
-// wake-ups meanwhile) for about two latencies, at most max_spin, before it
+// wake-ups meanwhile) until a ring holds a quarter of that room, for about
+// two latencies at most (and max_spin); with nothing unread by then it
 // sleeps as usual. When the producer slows down the measured rate falls
 // and the poller sleeps again. Spinning costs CPU time (stats() counts
 // it); wait_mode::sleep never spins.
@@ -68,6 +69,7 @@ struct poller_stats {
     std::uint64_t rechecks_hit = 0;         // wake-ups avoided: the re-check after F found data
     std::uint64_t spins = 0;                // waits that polled data_head instead of sleeping
     std::uint64_t spin_hits = 0;            // ... and found data before the spin ran out
+    std::uint64_t spin_batches = 0;         // ... ended early: a ring held a batch
     std::uint64_t spin_ns = 0;              // time spent polling
     std::uint64_t wake_samples = 0;         // wake-ups whose latency was measured
     std::uint64_t wake_latency_max_ns = 0;  // the longest of them
@@ -109,6 +111,7 @@ private:
         std::uint64_t last_ns = 0;     // when last_head was read; 0: never
         double rate = 0;               // bytes per ns, smoothed
         std::uint64_t latency_ns = 0;  // wake-up latency, a decaying maximum
+        std::uint64_t batch = 1;       // unread bytes that end a spin early
     };
     std::uint64_t spin_budget(std::uint64_t now);
     bool spin(std::uint64_t budget_ns);
