@@ -551,9 +551,9 @@ TEST_F(ToolWorkload, TruncatedMidRecordIsReportedNotCrashedOn) {
 }
 
 TEST_F(ToolFiles, BadArgumentsExitTwoWithOneLine) {
-    for (const char* args :
-         {"report --no-such-option", "script --json --json2", "export", "export --chrome",
-          "stat -I 1", "stat -e bogus", "stat -C 3-1", "report a b c"}) {
+    for (const char* args : {"report --no-such-option", "script --json --json2", "export",
+                             "export --chrome", "stat -I 1", "stat -e bogus", "stat -C 3-1",
+                             "report a b c", "bogus", "--device /x bogus", ""}) {
         auto r = kring(args);
         EXPECT_EQ(r.status, 2) << args;
         auto err = lines_of(r.err);
@@ -561,6 +561,8 @@ TEST_F(ToolFiles, BadArgumentsExitTwoWithOneLine) {
         EXPECT_EQ(err[0].rfind("kring: ", 0), 0u) << err[0];
         EXPECT_EQ(r.out, "") << args;
     }
+    EXPECT_EQ(kring("bogus").err, "kring: unknown command 'bogus' (see --help)\n");
+    EXPECT_EQ(kring("").err, "kring: A subcommand is required (see --help)\n");
 }
 
 TEST_F(ToolFiles, MissingFileExitsOneWithErrnoText) {

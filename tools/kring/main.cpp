@@ -1,5 +1,6 @@
 // kring: command-line front end of libkring. `kring --help` lists the
 // commands of commands.def; each is implemented in cmd_<name>.cpp.
+#include <cstdio>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -42,6 +43,26 @@ int main(int argc, char** argv) {
         if (!sub->get_footer().empty())
             sub->footer(sub->get_footer() + "\n\n" + exit_help);
 
+    // The first word that is not an option (or --device's value) names the
+    // command: an unknown one is named in the error, not reported as a
+    // missing subcommand.
+    for (int i = 1; i < argc; i++) {
+        const std::string a = argv[i];
+        if (a == "--device") {
+            i++;
+            continue;
+        }
+        if (a.empty() || a[0] == '-')
+            continue;
+        bool known = false;
+        for (const command_entry& c : commands())
+            known |= a == c.name;
+        if (!known) {
+            std::fprintf(stderr, "kring: unknown command '%s' (see --help)\n", a.c_str());
+            return exit_usage;
+        }
+        break;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
