@@ -10,12 +10,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -984,11 +986,22 @@ struct recording {
     std::size_t switches = 0, samples = 0, hot = 0, lost = 0;
 };
 
-recording write_recording(const std::string& path, const exe_map& m, bool with_lost) {
+// @pipe: perf's pipe format (create_pipe() writing to the file, which it
+// never seeks: what a pipe would carry).
+recording write_recording(const std::string& path, const exe_map& m, bool with_lost,
+                          bool pipe = false) {
     recording rec;
     const std::uint32_t pid = static_cast<std::uint32_t>(::getpid());
     const std::uint32_t other = 4242;
-    auto w = pd::writer::create(path, {clock_attr({10, 11}), sched_attr({20, 21})});
+    std::vector<pd::event_attr> attrs = {clock_attr({10, 11}), sched_attr({20, 21})};
+    kring::result<pd::writer> w = kring::error(EBADF, "no output");
+    if (pipe) {
+        kring::unique_fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        EXPECT_TRUE(fd) << path;
+        w = pd::writer::create_pipe(fd.get(), std::move(attrs));
+    } else {
+        w = pd::writer::create(path, std::move(attrs));
+    }
     EXPECT_TRUE(w) << w.error().message();
     std::uint64_t t = 1000000000;
     auto put = [&](const std::vector<std::byte>& b) { EXPECT_TRUE(w->write(b)); };
@@ -1127,6 +1140,80 @@ TEST(PerfData, PerfScriptAndReportReadIt) {
     }
 }
 
+// The same recording in perf's pipe format, fed to perf through a pipe
+// (perf script -i -, perf report -i -): the same switches, samples and top
+// entry as the file; read back by file::open() as complete, every record
+// in order, the stream's attr and feature records not among them. A cut
+// stream is truncated with every whole record before the cut.
+TEST(PerfData, PipeFormatReadsLikeTheFile) {
+    auto m = find_exe_map();
+    ASSERT_TRUE(m) << "no executable mapping of this binary in /proc/self/maps";
+    ASSERT_NE(kring_perf_data_hot(10) + kring_perf_data_cold(10), -1);
+    tmpdir d;
+    ASSERT_TRUE(d.ok());
+    const auto file = d.file("rec.data"), stream = d.file("rec.pipe");
+    const auto rec = write_recording(file, *m, false);
+    ASSERT_EQ(write_recording(stream, *m, false, true).samples, rec.samples);
+
+    auto ff = pd::file::open(file);
+    auto fs = pd::file::open(stream);
+    ASSERT_TRUE(ff && fs) << (fs ? "" : fs.error().message());
+    EXPECT_FALSE(fs->truncated()) << fs->truncation_info()->what;
+    ASSERT_EQ(fs->attrs().size(), 2u);
+    EXPECT_EQ(fs->attrs()[0].ids, (std::vector<std::uint64_t>{10, 11}));
+    EXPECT_EQ(fs->attrs()[1].ids, (std::vector<std::uint64_t>{20, 21}));
+    EXPECT_EQ(fs->attrs()[0].name, "cpu-clock");
+    EXPECT_EQ(fs->feats().hostname, ff->feats().hostname);
+    EXPECT_EQ(fs->feats().sample_time, ff->feats().sample_time);
+    EXPECT_FALSE(fs->feats().kring.has_value());  // perf's features only
+    auto a = records_of(*ff), b = records_of(*fs);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); i++)
+        ASSERT_TRUE(
+            std::equal(a[i].bytes.begin(), a[i].bytes.end(), b[i].bytes.begin(), b[i].bytes.end()))
+            << "record " << i;
+
+    // Cut before the features: every record, truncated.
+    std::ifstream in(stream, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::size_t last = std::size_t(b.back().offset + b.back().bytes.size());
+    std::vector<std::byte> cut(last);
+    std::memcpy(cut.data(), bytes.data(), last);
+    auto fc = pd::file::from_bytes(cut);
+    ASSERT_TRUE(fc) << fc.error().message();
+    EXPECT_TRUE(fc->truncated());
+    EXPECT_EQ(records_of(*fc).size(), b.size());
+    // Cut inside the attrs: no attr, an error that says so.
+    cut.resize(20);
+    auto fa = pd::file::from_bytes(cut);
+    ASSERT_FALSE(fa);
+    EXPECT_NE(fa.error().message().find("without an attr record"), std::string::npos)
+        << fa.error().message();
+
+    const auto perf = find_perf();
+    if (perf.empty())
+        GTEST_SKIP() << "perf is not installed (Debian: linux-perf; tools/dev/deps.sh)";
+    for (const char* form : {"file", "pipe"}) {
+        SCOPED_TRACE(form);
+        auto s = run(std::string(form) == "file"
+                         ? perf + " script -i " + file + " --show-switch-events"
+                         : "cat " + stream + " | " + perf + " script -i - --show-switch-events");
+        EXPECT_EQ(s.status, 0) << s.both();
+        auto bad = complaints(s.out + s.err, {});
+        EXPECT_TRUE(bad.empty()) << "perf script complained:\n" << show(bad) << s.both();
+        EXPECT_EQ(count_lines(s.out, "PERF_RECORD_SWITCH_CPU_WIDE"), rec.switches) << s.out;
+        EXPECT_EQ(count_lines(s.out, "cpu-clock:"), rec.samples) << s.out;
+        EXPECT_EQ(count_lines(s.out, "kring_perf_data_hot+"), rec.hot) << s.out;
+        auto r = run(std::string(form) == "file"
+                         ? perf + " report --stdio -i " + file
+                         : "cat " + stream + " | " + perf + " report --stdio -i -");
+        EXPECT_EQ(r.status, 0) << r.both();
+        bad = complaints(r.out + r.err, {});
+        EXPECT_TRUE(bad.empty()) << "perf report complained:\n" << show(bad) << r.both();
+        EXPECT_NE(r.out.find("kring_perf_data_hot"), std::string::npos) << r.out;
+    }
+}
+
 // AUX data as kring stores it (userlib/perf_data/): PERF_RECORD_ITRACE_START and
 // PERF_RECORD_AUX in the data, the AUXTRACE records with their payloads in
 // the feat_kring_auxtrace section. perf reads the file without a word, and
@@ -1248,6 +1335,18 @@ TEST(PerfData, SeedCorpus) {
         pd::features f;
         f.kring = test_features().kring;
         ASSERT_TRUE(w->finish(f));
+        // A stream (perf's pipe format): attrs, records, features.
+        kring::unique_fd out(
+            ::open((dir + "/stream.data").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        auto pw = pd::writer::create_pipe(out.get(), {clock_attr({10}), sched_attr({20})});
+        ASSERT_TRUE(pw);
+        ASSERT_TRUE(
+            pw->write(pd::make_comm(1, 1, "stream", false, sid(1, 1, 0, 5, 20), k_sched_type)));
+        ASSERT_TRUE(pw->write_auxtrace(p, 0, 1, 0, 1, 0));
+        ASSERT_TRUE(pw->write(pd::make_finished_round()));
+        pd::features pf;
+        pf.hostname = "stream";
+        ASSERT_TRUE(pw->finish(pf));
     }
     std::size_t files = 0, truncated = 0;
     for (const auto& e : fs::directory_iterator(dir)) {
@@ -1266,7 +1365,7 @@ TEST(PerfData, SeedCorpus) {
         truncated += f->truncated();
         EXPECT_GT(records_of(*f).size(), 0u);
     }
-    EXPECT_GE(files, 4u);
+    EXPECT_GE(files, 5u);
     EXPECT_GE(truncated, 2u);  // the unfinished and the cut one
 }
 

@@ -1,6 +1,7 @@
 // libkring's perf.data component: the reader (file).
 #include "format.hpp"
 
+#include <functional>
 #include <unordered_map>
 
 #include <fcntl.h>
@@ -30,9 +31,20 @@ struct file::impl {
     };
     std::vector<aux_entry> aux;
 
+    bool pipe = false;  // perf's pipe format: header records among the data
+
     void parse_aux_section(std::uint64_t at, std::uint64_t size);
 
     result<void> parse(const std::string& name);
+    result<void> parse_pipe(const std::string& name);
+    std::uint64_t whole_records(
+        std::uint64_t pos, std::uint64_t end, const std::string& why_end,
+        const std::function<bool(std::uint64_t, const perf_event_header&)>& f);
+    void add_attr(event_attr e) {
+        for (auto id : e.ids)
+            by_id.emplace(id, attrs.size());
+        attrs.push_back(std::move(e));
+    }
     void note(std::uint64_t offset, std::string what) {
         if (!trunc)
             trunc = truncation{offset, std::move(what)};
@@ -51,6 +63,13 @@ result<void> file::impl::parse(const std::string& name) {
     auto inside = [&](std::uint64_t off, std::uint64_t len) {
         return off <= fsize && len <= fsize - off;
     };
+    if (fsize >= k_pipe_header_size) {
+        std::uint64_t magic, size;
+        std::memcpy(&magic, d.data(), 8);
+        std::memcpy(&size, d.data() + 8, 8);
+        if (magic == k_magic && size == k_pipe_header_size)
+            return parse_pipe(name);
+    }
     if (fsize < k_header_size_v1)
         return einval(name + ": not a perf.data file (" + std::to_string(fsize) + " bytes)");
     file_header h;
@@ -90,9 +109,7 @@ result<void> file::impl::parse(const std::string& name) {
         e.ids.resize(ids.size / 8);
         if (!e.ids.empty())
             std::memcpy(e.ids.data(), at(ids.offset), e.ids.size() * 8);
-        for (auto id : e.ids)
-            by_id.emplace(id, attrs.size());
-        attrs.push_back(std::move(e));
+        add_attr(std::move(e));
     }
 
     // The data section: a placeholder header (the writer did not finish)
@@ -115,51 +132,7 @@ result<void> file::impl::parse(const std::string& name) {
                         " starts past the end of the file (" + std::to_string(fsize) + " bytes)");
 
     // The records: find the last whole one.
-    std::uint64_t pos = data_begin;
-    while (pos < data_end) {
-        const std::uint64_t left = data_end - pos;
-        perf_event_header rh;
-        if (left < sizeof(rh)) {
-            note(pos, "record header cut short at offset " + std::to_string(pos) + why_end);
-            break;
-        }
-        std::memcpy(&rh, at(pos), sizeof(rh));
-        if (rh.size == 0) {
-            note(pos, "record of size 0 at offset " + std::to_string(pos) + why_end);
-            break;
-        }
-        if (rh.size % 8) {
-            note(pos, "record size " + std::to_string(rh.size) +
-                          " is not a multiple of 8 at offset " + std::to_string(pos) + why_end);
-            break;
-        }
-        if (rh.size > left) {
-            note(pos, "record of size " + std::to_string(rh.size) + " at offset " +
-                          std::to_string(pos) + " runs past " +
-                          (data_end == fsize ? "the end of the file" : "the data section") +
-                          why_end);
-            break;
-        }
-        std::uint64_t whole = rh.size;
-        if (rh.type == record_auxtrace) {
-            std::uint64_t payload;
-            if (rh.size < k_auxtrace_size) {
-                note(pos, "AUXTRACE record of size " + std::to_string(rh.size) + " at offset " +
-                              std::to_string(pos) + " is too short" + why_end);
-                break;
-            }
-            std::memcpy(&payload, at(pos + 8), 8);
-            if (payload > left - rh.size) {
-                note(pos, "AUXTRACE payload of " + std::to_string(payload) + " bytes at offset " +
-                              std::to_string(pos) + " runs past " +
-                              (data_end == fsize ? "the end of the file" : "the data section") +
-                              why_end);
-                break;
-            }
-            whole += payload;
-        }
-        pos += whole;
-    }
+    std::uint64_t pos = whole_records(data_begin, data_end, why_end, nullptr);
     if (pos >= data_end) {
         if (unfinished)
             note(pos,
@@ -207,6 +180,120 @@ result<void> file::impl::parse(const std::string& name) {
     return {};
 }
 
+// perf's pipe format (writer::create_pipe()): the attrs and the features
+// are records among the data. A stream is complete when it ends with the
+// features its writer's finish() appends.
+result<void> file::impl::parse_pipe(const std::string& name) {
+    pipe = true;
+    bool features_last = false;
+    std::string bad;
+    data_begin = k_pipe_header_size;
+    data_end = whole_records(
+        data_begin, d.size(), "", [&](std::uint64_t pos, const perf_event_header& rh) {
+            cursor c{d.data() + pos + sizeof(rh), d.data() + pos + rh.size};
+            if (rh.type == record_header_attr) {
+                event_attr e;
+                std::uint32_t type, asz;
+                if (!c.get(type) || !c.get(asz) || asz < k_attr_ver0 ||
+                    asz > rh.size - sizeof(rh) || (rh.size - sizeof(rh) - asz) % 8) {
+                    bad = "attr record of size " + std::to_string(rh.size) + " at offset " +
+                          std::to_string(pos) + " cannot be read";
+                    return false;
+                }
+                std::memcpy(&e.attr, d.data() + pos + sizeof(rh),
+                            std::min<std::size_t>(asz, k_attr_size));
+                e.ids.resize((rh.size - sizeof(rh) - asz) / 8);
+                if (!e.ids.empty())
+                    std::memcpy(e.ids.data(), d.data() + pos + sizeof(rh) + asz, e.ids.size() * 8);
+                add_attr(std::move(e));
+                return true;
+            }
+            if (rh.type == k_record_header_feature) {
+                std::uint64_t bit = 0;
+                if (!c.get(bit)) {
+                    bad = "feature record at offset " + std::to_string(pos) + " is too short";
+                    return false;
+                }
+                std::vector<event_attr> desc;
+                if (bit < k_feat_bits &&
+                    decode_feature(unsigned(bit), {c.p, c.left()}, feats, &desc) &&
+                    bit == feat_event_desc)
+                    for (std::size_t i = 0; i < desc.size() && i < attrs.size(); ++i)
+                        attrs[i].name = desc[i].name;
+                features_last = true;
+                return true;
+            }
+            features_last = false;
+            return true;
+        });
+    if (attrs.empty())
+        return einval(name + ": a perf pipe stream without an attr record" +
+                      (bad.empty() ? "" : " (" + bad + ")"));
+    if (!bad.empty())
+        note(data_end, bad);
+    else if (!features_last)
+        note(data_end, "the stream ends at offset " + std::to_string(data_end) +
+                           " before its features: the writer did not finish");
+    return {};
+}
+
+// Walk the records of [@pos, @end) and return where the last whole one
+// ends, noting why the walk stopped short (@why_end added); @f (if any)
+// sees each whole record and may stop the walk by returning false.
+std::uint64_t file::impl::whole_records(
+    std::uint64_t pos, const std::uint64_t end, const std::string& why_end,
+    const std::function<bool(std::uint64_t, const perf_event_header&)>& f) {
+    const std::uint64_t data_end = end, fsize = d.size();
+    auto at = [&](std::uint64_t off) { return d.data() + off; };
+    while (pos < data_end) {
+        const std::uint64_t left = data_end - pos;
+        perf_event_header rh;
+        if (left < sizeof(rh)) {
+            note(pos, "record header cut short at offset " + std::to_string(pos) + why_end);
+            break;
+        }
+        std::memcpy(&rh, at(pos), sizeof(rh));
+        if (rh.size == 0) {
+            note(pos, "record of size 0 at offset " + std::to_string(pos) + why_end);
+            break;
+        }
+        if (rh.size % 8) {
+            note(pos, "record size " + std::to_string(rh.size) +
+                          " is not a multiple of 8 at offset " + std::to_string(pos) + why_end);
+            break;
+        }
+        if (rh.size > left) {
+            note(pos, "record of size " + std::to_string(rh.size) + " at offset " +
+                          std::to_string(pos) + " runs past " +
+                          (data_end == fsize ? "the end of the file" : "the data section") +
+                          why_end);
+            break;
+        }
+        std::uint64_t whole = rh.size;
+        if (rh.type == record_auxtrace) {
+            std::uint64_t payload;
+            if (rh.size < k_auxtrace_size) {
+                note(pos, "AUXTRACE record of size " + std::to_string(rh.size) + " at offset " +
+                              std::to_string(pos) + " is too short" + why_end);
+                break;
+            }
+            std::memcpy(&payload, at(pos + 8), 8);
+            if (payload > left - rh.size) {
+                note(pos, "AUXTRACE payload of " + std::to_string(payload) + " bytes at offset " +
+                              std::to_string(pos) + " runs past " +
+                              (data_end == fsize ? "the end of the file" : "the data section") +
+                              why_end);
+                break;
+            }
+            whole += payload;
+        }
+        if (f && !f(pos, rh))
+            break;
+        pos += whole;
+    }
+    return pos;
+}
+
 // The section: u32 version, u32 0, then per record its data position
 // (u64, nondecreasing), the AUXTRACE record and its payload.
 void file::impl::parse_aux_section(std::uint64_t at, std::uint64_t size) {
@@ -235,6 +322,30 @@ void file::impl::parse_aux_section(std::uint64_t at, std::uint64_t size) {
 }
 
 result<file> file::open(const std::string& path) {
+    if (path == "-") {
+        // A stream on standard input: read to its end, then parse.
+        std::vector<std::byte> bytes;
+        for (;;) {
+            const std::size_t have = bytes.size();
+            bytes.resize(have + k_buffer);
+            const ssize_t n = ::read(STDIN_FILENO, bytes.data() + have, k_buffer);
+            if (n < 0 && errno == EINTR) {
+                bytes.resize(have);
+                continue;
+            }
+            if (n < 0)
+                return error::from_errno(errno, "cannot read standard input");
+            bytes.resize(have + static_cast<std::size_t>(n));
+            if (n == 0)
+                break;
+        }
+        auto p = std::make_unique<impl>();
+        p->owned = std::move(bytes);
+        p->d = {p->owned.data(), p->owned.size()};
+        if (auto r = p->parse("standard input"); !r)
+            return r.error();
+        return file(std::move(p));
+    }
     auto p = std::make_unique<impl>();
     unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd)
@@ -319,6 +430,10 @@ result<void> file::for_each(const std::function<void(const record_view&)>& f) co
         aux_until(pos - p.data_begin);
         perf_event_header h;
         std::memcpy(&h, p.d.data() + pos, sizeof(h));
+        if (p.pipe && (h.type == record_header_attr || h.type == k_record_header_feature)) {
+            pos += h.size;  // the stream's header, read by parse_pipe()
+            continue;
+        }
         record_view r;
         r.offset = pos;
         r.bytes = p.d.subspan(pos, h.size);

@@ -88,6 +88,7 @@ result<void> copy_spool(int from, int to, std::uint64_t size, const std::string&
 struct writer::impl {
     unique_fd fd;
     std::string path;
+    bool pipe = false;  // perf's pipe format, to standard output
     std::vector<event_attr> attrs;
     std::vector<std::byte> buf;
     std::uint64_t data_offset = 0;
@@ -130,7 +131,44 @@ writer::~writer() {
         (void)p_->flush();
 }
 
+// perf's pipe format (tools/perf/Documentation/perf.data-file-format.txt,
+// "Pipe-mode data"): a 16-byte header, then every attr as a
+// PERF_RECORD_HEADER_ATTR record (the attr, then its ids), then the
+// records; finish() appends the features as PERF_RECORD_HEADER_FEATURE
+// records, perf's own only (perf refuses a feature it does not know in a
+// pipe): the kring section is not in a stream. Nothing is ever sought.
+result<writer> writer::create_pipe(int out, std::vector<event_attr> attrs) {
+    int fd = ::fcntl(out, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0)
+        return error::from_errno(errno, "standard output");
+    auto p = std::make_unique<impl>();
+    p->fd.reset(fd);
+    p->path = "standard output";
+    p->pipe = true;
+    p->attrs = std::move(attrs);
+    p->buf.reserve(k_buffer);
+    std::vector<std::byte> front;
+    put(front, k_magic);
+    put(front, k_pipe_header_size);
+    for (auto& a : p->attrs) {
+        a.attr.size = k_attr_size;
+        const std::uint64_t size = 8 + k_attr_size + 8 * a.ids.size();
+        if (size > std::numeric_limits<std::uint16_t>::max())
+            return einval("standard output: " + std::to_string(a.ids.size()) +
+                          " ids are more than a pipe's attr record holds");
+        put(front, perf_event_header{record_header_attr, 0, static_cast<std::uint16_t>(size)});
+        put(front, a.attr);
+        for (auto id : a.ids)
+            put(front, id);
+    }
+    if (auto r = write_all(fd, front.data(), front.size(), p->path); !r)
+        return r.error();
+    return writer(std::move(p));
+}
+
 result<writer> writer::create(const std::string& path, std::vector<event_attr> attrs) {
+    if (path == "-")
+        return create_pipe(STDOUT_FILENO, std::move(attrs));
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return error::from_errno(errno, "cannot create " + path);
@@ -187,6 +225,27 @@ result<void> writer::write_auxtrace(std::span<const std::byte> payload, std::uin
                                     std::uint32_t cpu) {
     if (p_->finished)
         return einval("write " + p_->path + ": the file is finished");
+    if (p_->pipe) {
+        // In the stream, as perf's pipe mode has it: the record, then the
+        // payload padded to 8 bytes.
+        std::vector<std::byte> rec;
+        put(rec,
+            perf_event_header{record_auxtrace, 0, static_cast<std::uint16_t>(k_auxtrace_size)});
+        put(rec, align8(payload.size()));
+        put(rec, offset);
+        put(rec, reference);
+        put(rec, idx);
+        put(rec, tid);
+        put(rec, cpu);
+        put(rec, std::uint32_t{0});
+        static constexpr std::byte zeros[8] = {};
+        for (auto part :
+             {std::span<const std::byte>(rec), payload,
+              std::span<const std::byte>(zeros, align8(payload.size()) - payload.size())})
+            if (auto r = p_->append(part.data(), part.size()); !r)
+                return r;
+        return {};
+    }
     if (!p_->spool) {
         auto s = open_spool(p_->path);
         if (!s)
@@ -223,6 +282,25 @@ result<void> writer::finish(const features& f) {
     if (auto r = p_->flush(); !r)
         return r;
     auto sections = encode_features(f, p_->attrs);
+    if (p_->pipe) {
+        // perf's features, one record each (a body a record cannot hold is
+        // left out); the stream is complete once they are there.
+        std::vector<std::byte> tail;
+        for (const auto& [bit, body] : sections) {
+            const std::uint64_t size = align8(16 + body.size());
+            if (bit >= feat_kring || size > std::numeric_limits<std::uint16_t>::max())
+                continue;
+            put(tail,
+                perf_event_header{k_record_header_feature, 0, static_cast<std::uint16_t>(size)});
+            put(tail, std::uint64_t{bit});
+            put_bytes(tail, body.data(), body.size());
+            pad_to(tail, 0, 8);
+        }
+        if (auto r = write_all(p_->fd.get(), tail.data(), tail.size(), p_->path); !r)
+            return r;
+        p_->finished = true;
+        return {};
+    }
     if (p_->spool_size) {
         auto& b = sections[feat_kring_auxtrace];  // its head; the spool follows
         b.clear();

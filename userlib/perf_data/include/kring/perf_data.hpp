@@ -21,6 +21,12 @@
 //	|                           |  bit, in bit order, then their bodies
 //	+---------------------------+
 //
+// A stream (perf's pipe format, create_pipe(): perf record -o -, perf
+// report -i -) is the 16-byte header {magic, 16}, then the attrs as
+// PERF_RECORD_HEADER_ATTR records, the records, and perf's features as
+// PERF_RECORD_HEADER_FEATURE records at the end; file::open("-") and
+// from_bytes() read either form.
+//
 // A writer is written once, front to back: create(), write() records in
 // the order they are to be read, finish() writes the features and the
 // final header. Until finish() the header says data size 0 and no
@@ -167,8 +173,16 @@ struct record_view {
 class writer {
 public:
     // Create (truncate) @path with @attrs. Errors: the errno of the open
-    // or write, with the path in the message.
+    // or write, with the path in the message. "-" is create_pipe() on
+    // standard output.
     static result<writer> create(const std::string& path, std::vector<event_attr> attrs);
+    // perf's pipe format on @fd (a pipe, a socket, anything written front
+    // to back and never sought; perf record -o - writes it, perf report
+    // -i - reads it): the attrs as records up front, finish() appends
+    // perf's features as records. kring's own sections are not in a
+    // stream (perf refuses features it does not know there), and AUXTRACE
+    // payloads follow their records, as in perf's own streams.
+    static result<writer> create_pipe(int fd, std::vector<event_attr> attrs);
 
     writer(writer&&) noexcept;
     writer& operator=(writer&&) noexcept;
