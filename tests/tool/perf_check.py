@@ -26,6 +26,9 @@ Checks, each able to fail:
       -D, 3 per ring against 1
   sigint-complete     the recording stopped by SIGINT opens as a complete
       file (perf report --header-only names its data and features)
+  pipe-script, pipe-report   busy.pipe (kring record -o -, perf's pipe
+      format) fed to perf script -i - and perf report -i - on stdin: no
+      complaint, samples shown, busy_hot on top as in busy.data
 """
 import os
 import re
@@ -38,9 +41,9 @@ SWITCH = re.compile(r"^\s*(.*?)\s+(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+"
                     r"PERF_RECORD_SWITCH_CPU_WIDE (OUT|IN)\b")
 
 
-def perf(args):
-    p = subprocess.run(["perf"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       text=True, errors="replace")
+def perf(args, stdin=None):
+    p = subprocess.run(["perf"] + args, stdin=stdin, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, errors="replace")
     return p.returncode, p.stdout, p.stderr
 
 
@@ -118,6 +121,29 @@ def main():
             ok = rc == 0 and "# cmdline" in out and "# event" in out
             c.result(ok, "sigint-complete",
                      "" if ok else f"perf report --header-only: {err.strip()[:200]}")
+
+    # The busy program streamed (kring record -o -): perf reads it through a
+    # pipe as it reads the file, the same top symbol.
+    pipe = os.path.join(outdir, "busy.pipe")
+    if not os.path.exists(pipe):
+        c.result(False, "pipe-report", "no busy.pipe")
+    else:
+        with open(pipe, "rb") as f:
+            rc, out, err = perf(["script", "-i", "-", "--ns"], stdin=f)
+        bad = bad_lines(rc, out, err, False)
+        c.result(not bad and "cpu-clock" in out, "pipe-script", "; ".join(bad[:3]))
+        rargs = ["report", "--stdio", "-i", "-"]
+        if symfs:
+            rargs += ["--symfs", symfs]
+        if os.path.exists(kallsyms):
+            rargs += ["--kallsyms", kallsyms]
+        with open(pipe, "rb") as f:
+            rc, out, err = perf(rargs, stdin=f)
+        bad = bad_lines(rc, out, err, True)
+        top = next((l for l in out.splitlines() if l.strip() and not l.startswith("#")), "")
+        sym = top.split()[-1] if top else ""
+        c.result(not bad and sym == "busy_hot", "pipe-report",
+                 "; ".join(bad[:3]) if bad else f"top line: {top.strip()}")
 
     # The ping-pong's switches.
     exp = os.path.join(outdir, "pingpong.expect")

@@ -6,6 +6,7 @@
 // and a missing device (exact lines and exit statuses).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -147,7 +148,8 @@ struct workload {
         return s;
     }
 
-    void write(const std::string& path) {
+    // @pipe: perf's pipe format, as kring record -o - writes it.
+    void write(const std::string& path, bool pipe = false) {
         std::vector<pd::event_attr> attrs(3);
         attrs[0].attr.type = PERF_TYPE_SOFTWARE;
         attrs[0].attr.config = PERF_COUNT_SW_CPU_CLOCK;
@@ -178,7 +180,9 @@ struct workload {
         attrs[3].attr.comm = 0;
         attrs[3].name = "kring:sched_wakeup";
         attrs[3].ids = {20 | (1ull << 62)};
-        auto w = pd::writer::create(path, attrs);
+        kring::unique_fd out(
+            pipe ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1);
+        auto w = pipe ? pd::writer::create_pipe(out.get(), attrs) : pd::writer::create(path, attrs);
         ASSERT_TRUE(w) << w.error().message();
         auto put = [&](const std::vector<std::byte>& r) {
             ASSERT_TRUE(w->write(r));
@@ -387,6 +391,37 @@ TEST_F(ToolWorkload, ReportFiguresEqualWhatWasWritten) {
             << "tid " << tid;
     EXPECT_NE(r.out.find("7 records, seq 1000..1006"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("truncated 2, overwrite 0, partial 1"), std::string::npos) << r.out;
+}
+
+// The same recording streamed (perf's pipe format) and read from standard
+// input (-i -): every figure of the records as from the file; the kring
+// section (loss by cause, per ring) is not in a stream.
+TEST_F(ToolWorkload, StreamOnStdinReadsLikeTheFile) {
+    const std::string stream = path("rec.pipe");
+    workload again;
+    ASSERT_NO_FATAL_FAILURE(again.write(stream, true));
+    auto f = kring("report '" + file_ + "'");
+    auto p = kring("report -i - < '" + stream + "'");
+    ASSERT_EQ(f.status, 0) << f.err;
+    ASSERT_EQ(p.status, 0) << p.err;
+    EXPECT_EQ(p.err, "");
+    auto sf = summary(f.out, "report"), sp = summary(p.out, "report");
+    for (const char* k :
+         {"records", "samples", "switches", "comm", "fork", "exit", "lost_records", "lost",
+          "aux_records", "auxtrace_bytes", "aux_packets", "wakeups", "cpus", "slices", "truncated"})
+        EXPECT_EQ(sp[k], sf[k]) << k;
+    EXPECT_EQ(sp["records"], w_.records);
+    EXPECT_EQ(sp["rings"], 0u);
+    auto sc = kring("script -i - < '" + stream + "'");
+    ASSERT_EQ(sc.status, 0) << sc.err;
+    EXPECT_EQ(sc.out, kring("script '" + file_ + "'").out);
+    // Cut before its features: read up to the cut, truncated, exit 1.
+    const auto bytes = slurp(stream);
+    std::ofstream(path("cut.pipe"), std::ios::binary)
+        .write(bytes.data(), std::streamsize(bytes.size() - 8));
+    auto c = kring("report -i - < '" + path("cut.pipe") + "'");
+    EXPECT_EQ(c.status, 1);
+    EXPECT_NE(c.err.find("truncated"), std::string::npos) << c.err;
 }
 
 TEST_F(ToolWorkload, ScriptOneLinePerRecordInTimeOrder) {

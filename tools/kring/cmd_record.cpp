@@ -182,7 +182,10 @@ struct child_proc {
     int go_w = -1, ready_r = -1;
 };
 
-kring::result<child_proc> fork_command(const std::vector<std::string>& argv) {
+// @stdout_is_data (-o -): the command's standard output goes to standard
+// error, as perf's workload's does in pipe mode, so that it cannot mix
+// into the stream.
+kring::result<child_proc> fork_command(const std::vector<std::string>& argv, bool stdout_is_data) {
     int go[2], ready[2];
     if (::pipe2(go, O_CLOEXEC) < 0 || ::pipe2(ready, O_CLOEXEC) < 0)
         return kring::error::from_errno(errno, "pipe");
@@ -193,6 +196,9 @@ kring::result<child_proc> fork_command(const std::vector<std::string>& argv) {
         ::close(go[1]);
         ::close(ready[0]);
         triggers::unblock_in_child();
+        if (stdout_is_data && ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+            ::_exit(127);
+        ::signal(SIGPIPE, SIG_DFL);
         char c;
         if (::read(go[0], &c, 1) != 1)
             ::_exit(127);  // the recorder gave up
@@ -487,7 +493,7 @@ std::vector<pd::event_attr> file_attrs(const session& s) {
 kring::result<void> create_file(session& s, const std::vector<pd::event_attr>& attrs) {
     const std::string& out = s.o.output;
     struct stat st;
-    if (::stat(out.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (out != "-" && ::stat(out.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
         std::string old = out + ".old";
         if (::rename(out.c_str(), old.c_str()) < 0)
             return kring::error::from_errno(errno, "rename " + out + " to " + old);
@@ -842,9 +848,16 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
         return rc;
     if (auto r = s.trig.setup(s.o.control); !r)
         return report(r.error());
+    const bool stream = s.o.output == "-";
+    if (stream) {
+        // Standard output is the recording: the summary goes to stderr, and
+        // a reader that goes away is a write error (EPIPE), not a signal.
+        summary_to_stderr();
+        ::signal(SIGPIPE, SIG_IGN);
+    }
     // The command is forked first: its pid is what the channels follow.
     if (s.command) {
-        auto c = fork_command(s.o.command);
+        auto c = fork_command(s.o.command, stream);
         if (!c)
             return report(c.error());
         s.child = *c;
@@ -859,7 +872,7 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
         return rc;
     if (int rc = start(s); rc != exit_ok)
         return rc;
-    s.tty = ::isatty(1);
+    s.tty = ::isatty(1) && s.o.output != "-";
     status_line status(s.t0);
     int rc = record_loop(s, status);
     rc = drain(s, rc);
@@ -923,7 +936,9 @@ void add_record(CLI::App* sub, context& ctx) {
     sub->add_option("-d,--duration", o.duration,
                     "seconds to record (default: until SIGINT or "
                     "the command's exit)");
-    sub->add_option("-o,--output", o.output, "output file (an existing one becomes FILE.old)")
+    sub->add_option("-o,--output", o.output,
+                    "output file (an existing one becomes FILE.old); - streams perf's pipe "
+                    "format to standard output")
         ->capture_default_str();
     sub->add_option("--control", o.control,
                     "fifo:PATH, a fifo (created if absent) taking 'snapshot' and 'stop' lines");

@@ -30,6 +30,9 @@ struct context {
 // "summary <command> k1=v1 k2=v2 ..." on stdout, the command's last line.
 void print_summary(std::string_view command,
                    const std::vector<std::pair<std::string, std::uint64_t>>& fields);
+// The summary line goes to standard error from now on: for a command whose
+// standard output carries data (kring record -o -).
+void summary_to_stderr();
 
 // One add_<name>() per command of commands.def, in cmd_<name>.cpp: it
 // fills @sub, the command's subcommand (main() made it with the command's

@@ -10,7 +10,8 @@ void add_recording_file(CLI::App* sub, std::string& path) {
 }
 
 void add_recording_input(CLI::App* sub, std::string& path) {
-    sub->add_option("-i,--input", path, "the recording (as perf's -i)");
+    sub->add_option("-i,--input", path,
+                    "the recording (as perf's -i; - reads perf's pipe format from standard input)");
 }
 
 int show_recording(const std::string& path, const std::function<int(const trace_model&)>& show) {

@@ -333,6 +333,32 @@ rec_sigint() {
 	fi
 	echo "kring report read the whole file: $(grep '^summary' /tmp/rep.out)"
 }
+# The busy program again, streamed (-o -, perf's pipe format) through a
+# pipe: the summary on stderr, the command's output kept out of the stream,
+# kring report -i - reads it whole (perf on the host: busy.pipe). A reader
+# that goes away after 4 KiB: one line on stderr, exit 1, the command
+# still waited for.
+rec_pipe() {
+	{ /kring/kring record -e timer -o - -- /kring/busy 1500 2>/tmp/rec.out; echo $? >/tmp/rec.rc; } |
+		cat >/kring/out/busy.pipe
+	r=$(cat /tmp/rec.rc)
+	cat /tmp/rec.out
+	[ "$r" = 0 ] && rec_ok /tmp/rec.out command_status=0 lost=0 bad=0 || return 1
+	/kring/kring report -i - </kring/out/busy.pipe >/tmp/rep.out 2>&1
+	r=$?
+	if [ $r != 0 ] || [ "$(summary_field truncated /tmp/rep.out)" != 0 ] ||
+		[ "$(summary_field records /tmp/rep.out)" != "$(summary_field written /tmp/rec.out)" ]; then
+		cat /tmp/rep.out
+		return 1
+	fi
+	echo "kring report -i - read the whole stream: $(grep '^summary' /tmp/rep.out)"
+	{ /kring/kring record -e timer -o - -- /kring/busy 1500 2>/tmp/rec.out; echo $? >/tmp/rec.rc; } |
+		head -c 4096 >/dev/null
+	r=$(cat /tmp/rec.rc)
+	cat /tmp/rec.out
+	[ "$r" = 1 ] && [ "$(grep -c '^kring: ' /tmp/rec.out)" = 1 ] &&
+		grep -q '^kring: .*Broken pipe' /tmp/rec.out && rec_ok /tmp/rec.out command_status=0
+}
 if [ -x /kring/kring ] && [ -x /kring/pingpong ] && [ -x /kring/busy ] &&
 	{ { [ -z "${GTEST_FILTER:-}" ] && [ -z "$only" ]; } || [ "$only" = record ]; }; then
 	mkdir -p /kring/out
@@ -342,6 +368,7 @@ if [ -x /kring/kring ] && [ -x /kring/pingpong ] && [ -x /kring/busy ] &&
 	step record-aux-base rec_aux_base
 	step record-aux-trig rec_aux_trig
 	step record-sigint rec_sigint
+	step record-pipe rec_pipe
 fi
 
 # The syscall fuzzer (tests/fuzz/): seeded random programs of kring
