@@ -347,7 +347,7 @@ rec_pipe() {
 	/kring/kring report -i - </kring/out/busy.pipe >/tmp/rep.out 2>&1
 	r=$?
 	if [ $r != 0 ] || [ "$(summary_field truncated /tmp/rep.out)" != 0 ] ||
-		[ "$(summary_field records /tmp/rep.out)" != "$(summary_field written /tmp/rec.out)" ]; then
+		[ "$(summary_field samples /tmp/rep.out)" != "$(summary_field samples /tmp/rec.out)" ]; then
 		cat /tmp/rep.out
 		return 1
 	fi
