@@ -339,12 +339,7 @@ result<file> file::open(const std::string& path) {
             if (n == 0)
                 break;
         }
-        auto p = std::make_unique<impl>();
-        p->owned = std::move(bytes);
-        p->d = {p->owned.data(), p->owned.size()};
-        if (auto r = p->parse("standard input"); !r)
-            return r.error();
-        return file(std::move(p));
+        return from_owned(std::move(bytes), "standard input");
     }
     auto p = std::make_unique<impl>();
     unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -370,13 +365,17 @@ result<file> file::open(const std::string& path) {
     return file(std::move(p));
 }
 
-result<file> file::from_bytes(std::vector<std::byte> bytes) {
+result<file> file::from_owned(std::vector<std::byte> bytes, const std::string& name) {
     auto p = std::make_unique<impl>();
     p->owned = std::move(bytes);
     p->d = {p->owned.data(), p->owned.size()};
-    if (auto r = p->parse("perf.data bytes"); !r)
+    if (auto r = p->parse(name); !r)
         return r.error();
     return file(std::move(p));
+}
+
+result<file> file::from_bytes(std::vector<std::byte> bytes) {
+    return from_owned(std::move(bytes), "perf.data bytes");
 }
 
 const std::vector<event_attr>& file::attrs() const noexcept { return p_->attrs; }

@@ -225,23 +225,26 @@ result<void> writer::write_auxtrace(std::span<const std::byte> payload, std::uin
                                     std::uint32_t cpu) {
     if (p_->finished)
         return einval("write " + p_->path + ": the file is finished");
+    // The record, then the payload padded to 8 bytes: in the stream (perf's
+    // pipe mode), or an entry of the feat_kring_auxtrace section behind
+    // its data position.
+    std::vector<std::byte> rec;
+    rec.reserve(8 + k_auxtrace_size);
+    if (!p_->pipe)
+        put(rec, p_->data_size);
+    put(rec, perf_event_header{record_auxtrace, 0, static_cast<std::uint16_t>(k_auxtrace_size)});
+    put(rec, align8(payload.size()));
+    put(rec, offset);
+    put(rec, reference);
+    put(rec, idx);
+    put(rec, tid);
+    put(rec, cpu);
+    put(rec, std::uint32_t{0});
+    static constexpr std::byte zeros[8] = {};
+    const std::span<const std::byte> parts[] = {
+        rec, payload, {zeros, align8(payload.size()) - payload.size()}};
     if (p_->pipe) {
-        // In the stream, as perf's pipe mode has it: the record, then the
-        // payload padded to 8 bytes.
-        std::vector<std::byte> rec;
-        put(rec,
-            perf_event_header{record_auxtrace, 0, static_cast<std::uint16_t>(k_auxtrace_size)});
-        put(rec, align8(payload.size()));
-        put(rec, offset);
-        put(rec, reference);
-        put(rec, idx);
-        put(rec, tid);
-        put(rec, cpu);
-        put(rec, std::uint32_t{0});
-        static constexpr std::byte zeros[8] = {};
-        for (auto part :
-             {std::span<const std::byte>(rec), payload,
-              std::span<const std::byte>(zeros, align8(payload.size()) - payload.size())})
+        for (auto part : parts)
             if (auto r = p_->append(part.data(), part.size()); !r)
                 return r;
         return {};
@@ -252,25 +255,10 @@ result<void> writer::write_auxtrace(std::span<const std::byte> payload, std::uin
             return s.error();
         p_->spool = std::move(*s);
     }
-    // The entry of the feat_kring_auxtrace section: the data position, the
-    // record, the payload padded to 8 bytes.
-    std::vector<std::byte> rec;
-    rec.reserve(8 + k_auxtrace_size);
-    put(rec, p_->data_size);
-    perf_event_header h{record_auxtrace, 0, static_cast<std::uint16_t>(k_auxtrace_size)};
-    put(rec, h);
-    put(rec, align8(payload.size()));
-    put(rec, offset);
-    put(rec, reference);
-    put(rec, idx);
-    put(rec, tid);
-    put(rec, cpu);
-    put(rec, std::uint32_t{0});
-    const int fd = p_->spool.get();
-    static constexpr std::byte zeros[8] = {};
-    for (auto part : {std::span<const std::byte>(rec), payload,
-                      std::span<const std::byte>(zeros, align8(payload.size()) - payload.size())})
-        if (auto r = write_all(fd, part.data(), part.size(), p_->path + " (AUX spool)"); !r)
+    for (auto part : parts)
+        if (auto r =
+                write_all(p_->spool.get(), part.data(), part.size(), p_->path + " (AUX spool)");
+            !r)
             return r;
     p_->spool_size += rec.size() + align8(payload.size());
     return {};

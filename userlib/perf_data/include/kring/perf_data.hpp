@@ -222,6 +222,7 @@ public:
     // Read @path's header, attrs and features. EINVAL (with a message) for
     // a file that is not perf.data (wrong magic, header sizes); a file
     // whose data section or features are cut short opens, truncated().
+    // "-" reads a stream (or a file) from standard input to its end.
     static result<file> open(const std::string& path);
     // The same for a file's bytes held in memory (the file keeps them).
     static result<file> from_bytes(std::vector<std::byte> bytes);
@@ -250,6 +251,7 @@ public:
 private:
     struct impl;
     explicit file(std::unique_ptr<impl> p);
+    static result<file> from_owned(std::vector<std::byte> bytes, const std::string& name);
     std::unique_ptr<impl> p_;
 };
 
