@@ -217,7 +217,13 @@ result<void> writer::write(std::span<const std::byte> bytes) {
                       ")");
     if (h.type == record_auxtrace)
         return einval("write " + p_->path + ": AUXTRACE records go through write_auxtrace()");
-    return p_->append(bytes.data(), bytes.size());
+    if (auto r = p_->append(bytes.data(), bytes.size()); !r)
+        return r;
+    // A stream's reader gets each round when it is complete (and a reader
+    // that went away is known then, not at the end).
+    if (p_->pipe && h.type == record_finished_round)
+        return p_->flush();
+    return {};
 }
 
 result<void> writer::write_auxtrace(std::span<const std::byte> payload, std::uint64_t offset,

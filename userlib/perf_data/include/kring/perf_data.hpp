@@ -178,8 +178,9 @@ public:
     static result<writer> create(const std::string& path, std::vector<event_attr> attrs);
     // perf's pipe format on @fd (a pipe, a socket, anything written front
     // to back and never sought; perf record -o - writes it, perf report
-    // -i - reads it): the attrs as records up front, finish() appends
-    // perf's features as records. kring's own sections are not in a
+    // -i - reads it): the attrs as records up front, each FINISHED_ROUND
+    // record sends what is buffered, finish() appends perf's features as
+    // records. kring's own sections are not in a
     // stream (perf refuses features it does not know there), and AUXTRACE
     // payloads follow their records, as in perf's own streams.
     static result<writer> create_pipe(int fd, std::vector<event_attr> attrs);
