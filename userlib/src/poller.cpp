@@ -32,6 +32,14 @@ inline void cpu_relax() noexcept {
 
 constexpr std::uint64_t min_spin_ns = 10000;
 
+// The bytes a ring of @data_size has above a wake-up at @watermark (0, or
+// more than the ring: the default, half the ring).
+std::uint64_t room_above(std::uint64_t data_size, std::uint64_t watermark) noexcept {
+    if (!watermark || watermark > data_size)
+        watermark = data_size / 2;
+    return data_size - watermark;
+}
+
 }  // namespace
 
 result<poller> poller::create(const poller_options& o) {
@@ -60,10 +68,8 @@ result<void> poller::add(int fd, const ring_view& ring, std::uint64_t tag) {
     entry e{ring, tag};
     e.adaptive = ring.kind == ring_kind::kring && !ring.overwrite && ring.ctl &&
                  barrier::load_relaxed32(ring.ctl->size) >= KRING_CTL_SIZE_VER2;
-    std::uint64_t wm = e.adaptive ? barrier::load_relaxed(ring.ctl->wakeup_watermark) : 0;
-    if (!wm || wm > ring.data_size)
-        wm = ring.data_size / 2;
-    e.batch = std::max<std::uint64_t>(1, (ring.data_size - wm) / 4);
+    e.room = room_above(ring.data_size,
+                        e.adaptive ? barrier::load_relaxed(ring.ctl->wakeup_watermark) : 0);
     entries_.push_back(e);
     seen_.push_back(0);
     events_.resize(entries_.size());
@@ -74,12 +80,10 @@ bool poller::should_spin(std::uint64_t data_size, std::uint64_t watermark, doubl
                          std::uint64_t latency_ns, unsigned headroom_latencies) noexcept {
     if (!latency_ns || !(rate > 0) || !data_size)
         return false;
-    if (!watermark || watermark > data_size)
-        watermark = data_size / 2;
     // Bytes written while the wake-up is on its way, against the room the
     // watermark leaves.
-    const double room = double(data_size - watermark);
-    return rate * double(latency_ns) * double(headroom_latencies) >= room;
+    return rate * double(latency_ns) * double(headroom_latencies) >=
+           double(room_above(data_size, watermark));
 }
 
 void poller::note(std::size_t i) {
@@ -87,6 +91,26 @@ void poller::note(std::size_t i) {
         seen_[i] = 1;
         ready_.push_back(entries_[i].tag);
     }
+}
+
+// Note every forward ring with unread data. (C): the caller reads the
+// records below the head loaded here.
+void poller::note_unread() {
+    for (std::size_t i = 0; i < entries_.size(); i++) {
+        const ring_view& r = entries_[i].ring;
+        if (!r.overwrite &&
+            barrier::load_head(r.ctl->data_head) != barrier::load_relaxed(r.ctl->data_tail))
+            note(i);
+    }
+}
+
+// wait()'s answer: the rings noted. The caller reads them now: they need
+// no wake-ups meanwhile.
+std::span<const std::uint64_t> poller::ready_rings() {
+    for (std::size_t i = 0; i < entries_.size(); i++)
+        if (seen_[i] && entries_[i].ring.kind == ring_kind::kring)
+            barrier::arm_need_wakeup(entries_[i].ring.ctl->need_wakeup, 0);
+    return std::span<const std::uint64_t>(ready_.data(), ready_.size());
 }
 
 // Update each adaptive ring's write rate; the spin this wait needs (0:
@@ -105,6 +129,7 @@ std::uint64_t poller::spin_budget(std::uint64_t now) {
         e.last_head = head;
         e.last_ns = now;
         const std::uint64_t wm = barrier::load_relaxed(e.ring.ctl->wakeup_watermark);
+        e.room = room_above(e.ring.data_size, wm);
         if (should_spin(e.ring.data_size, wm, e.rate, e.latency_ns, opts_.headroom_latencies))
             budget = std::max(budget, 2 * e.latency_ns);
     }
@@ -114,13 +139,12 @@ std::uint64_t poller::spin_budget(std::uint64_t now) {
     return std::min(std::max(budget, min_spin_ns), max);
 }
 
-// Poll every forward ring's data_head for up to @budget_ns, until one
-// holds a batch (a quarter of the room above its watermark: the caller's
-// cost per wait is spread over many records, and three quarters of that
-// room are left); at the end of the budget, take what there is. True if a
-// ring has unread data (noted in ready_).
-bool poller::spin(std::uint64_t budget_ns) {
-    const std::uint64_t start = mono_ns();
+// Poll every forward ring's data_head for up to @budget_ns from @start,
+// until one holds a batch (a quarter of the room above its watermark: the
+// caller's cost per wait is spread over many records, and three quarters
+// of that room are left); at the end of the budget, take what there is.
+// True if a ring has unread data (noted in ready_).
+bool poller::spin(std::uint64_t start, std::uint64_t budget_ns) {
     std::uint64_t now = start;
     bool any = false;
     stats_.spins++;
@@ -133,7 +157,7 @@ bool poller::spin(std::uint64_t budget_ns) {
             const std::uint64_t unread = barrier::load_relaxed(e.ring.ctl->data_head) -
                                          barrier::load_relaxed(e.ring.ctl->data_tail);
             any |= unread != 0;
-            enough |= unread >= e.batch;
+            enough |= unread >= std::max<std::uint64_t>(1, e.room / 4);
         }
         if (enough) {
             stats_.spin_batches++;
@@ -144,13 +168,7 @@ bool poller::spin(std::uint64_t budget_ns) {
             break;
     }
     if (any) {
-        for (std::size_t i = 0; i < entries_.size(); i++) {
-            const ring_view& r = entries_[i].ring;
-            // (C): the caller reads the records below this head.
-            if (!r.overwrite &&
-                barrier::load_head(r.ctl->data_head) != barrier::load_relaxed(r.ctl->data_tail))
-                note(i);
-        }
+        note_unread();
         stats_.spin_hits++;
         now = mono_ns();
     }
@@ -189,16 +207,13 @@ result<std::span<const std::uint64_t>> poller::wait(int timeout_ms) {
     ready_.clear();
     std::fill(seen_.begin(), seen_.end(), 0);
     if (opts_.mode == wait_mode::adaptive && timeout_ms != 0) {
-        std::uint64_t budget = spin_budget(mono_ns());
+        const std::uint64_t now = mono_ns();
+        std::uint64_t budget = spin_budget(now);
         if (timeout_ms > 0)
             budget = std::min(budget, std::uint64_t(timeout_ms) * 1000000u);
         // need_wakeup is left as it is: rings returned last keep it 0.
-        if (budget && spin(budget)) {
-            for (std::size_t i = 0; i < entries_.size(); i++)
-                if (seen_[i] && entries_[i].ring.kind == ring_kind::kring)
-                    barrier::arm_need_wakeup(entries_[i].ring.ctl->need_wakeup, 0);
-            return std::span<const std::uint64_t>(ready_.data(), ready_.size());
-        }
+        if (budget && spin(now, budget))
+            return ready_rings();
     }
     // Before arming: a wake-up that becomes due after the kernel saw the
     // arm is then due after @slept_at.
@@ -209,13 +224,7 @@ result<std::span<const std::uint64_t>> poller::wait(int timeout_ms) {
         if (r.kind == ring_kind::kring)
             barrier::arm_need_wakeup(r.ctl->need_wakeup, 1);
     }
-    for (std::size_t i = 0; i < entries_.size(); i++) {
-        ring_view& r = entries_[i].ring;
-        if (r.overwrite)
-            continue;
-        if (barrier::load_head(r.ctl->data_head) != barrier::load_relaxed(r.ctl->data_tail))
-            note(i);
-    }
+    note_unread();
     if (!ready_.empty()) {
         stats_.rechecks_hit++;
         timeout_ms = 0;  // collect the others that are ready, do not sleep
@@ -230,11 +239,7 @@ result<std::span<const std::uint64_t>> poller::wait(int timeout_ms) {
         learn_latencies(n, slept_at);
     for (int k = 0; k < n; k++)
         note(std::size_t(events_[std::size_t(k)].data.u64));
-    // The caller reads these now: no wake-ups needed meanwhile.
-    for (std::size_t i = 0; i < entries_.size(); i++)
-        if (seen_[i] && entries_[i].ring.kind == ring_kind::kring)
-            barrier::arm_need_wakeup(entries_[i].ring.ctl->need_wakeup, 0);
-    return std::span<const std::uint64_t>(ready_.data(), ready_.size());
+    return ready_rings();
 }
 
 }  // namespace kring

@@ -111,11 +111,13 @@ private:
         std::uint64_t last_ns = 0;     // when last_head was read; 0: never
         double rate = 0;               // bytes per ns, smoothed
         std::uint64_t latency_ns = 0;  // wake-up latency, a decaying maximum
-        std::uint64_t batch = 1;       // unread bytes that end a spin early
+        std::uint64_t room = 0;        // bytes above the watermark (room_above())
     };
     std::uint64_t spin_budget(std::uint64_t now);
-    bool spin(std::uint64_t budget_ns);
+    bool spin(std::uint64_t start, std::uint64_t budget_ns);
     void note(std::size_t i);
+    void note_unread();
+    std::span<const std::uint64_t> ready_rings();
     void learn_latencies(int n, std::uint64_t slept_at);
 
     unique_fd ep_;
