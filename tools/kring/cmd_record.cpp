@@ -872,7 +872,7 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
         return rc;
     if (int rc = start(s); rc != exit_ok)
         return rc;
-    s.tty = ::isatty(1) && s.o.output != "-";
+    s.tty = ::isatty(1) && !stream;
     status_line status(s.t0);
     int rc = record_loop(s, status);
     rc = drain(s, rc);

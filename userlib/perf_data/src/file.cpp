@@ -45,6 +45,14 @@ struct file::impl {
             by_id.emplace(id, attrs.size());
         attrs.push_back(std::move(e));
     }
+    // A feature section's body into feats (EVENT_DESC names the attrs, by
+    // position).
+    void read_feature(unsigned bit, std::span<const std::byte> body) {
+        std::vector<event_attr> desc;
+        if (decode_feature(bit, body, feats, &desc) && bit == feat_event_desc)
+            for (std::size_t i = 0; i < desc.size() && i < attrs.size(); ++i)
+                attrs[i].name = desc[i].name;
+    }
     void note(std::uint64_t offset, std::string what) {
         if (!trunc)
             trunc = truncation{offset, std::move(what)};
@@ -170,12 +178,7 @@ result<void> file::impl::parse(const std::string& name) {
             parse_aux_section(s.offset, s.size);
             continue;
         }
-        std::vector<event_attr> desc;
-        if (decode_feature(bit, {at(s.offset), s.size}, feats, &desc) && bit == feat_event_desc) {
-            // Names of the events, matched by position.
-            for (std::size_t i = 0; i < desc.size() && i < attrs.size(); ++i)
-                attrs[i].name = desc[i].name;
-        }
+        read_feature(bit, {at(s.offset), s.size});
     }
     return {};
 }
@@ -214,12 +217,8 @@ result<void> file::impl::parse_pipe(const std::string& name) {
                     bad = "feature record at offset " + std::to_string(pos) + " is too short";
                     return false;
                 }
-                std::vector<event_attr> desc;
-                if (bit < k_feat_bits &&
-                    decode_feature(unsigned(bit), {c.p, c.left()}, feats, &desc) &&
-                    bit == feat_event_desc)
-                    for (std::size_t i = 0; i < desc.size() && i < attrs.size(); ++i)
-                        attrs[i].name = desc[i].name;
+                if (bit < k_feat_bits)
+                    read_feature(unsigned(bit), {c.p, c.left()});
                 features_last = true;
                 return true;
             }

@@ -88,7 +88,7 @@ result<void> copy_spool(int from, int to, std::uint64_t size, const std::string&
 struct writer::impl {
     unique_fd fd;
     std::string path;
-    bool pipe = false;  // perf's pipe format, to standard output
+    bool pipe = false;  // perf's pipe format (create_pipe())
     std::vector<event_attr> attrs;
     std::vector<std::byte> buf;
     std::uint64_t data_offset = 0;
@@ -138,12 +138,14 @@ writer::~writer() {
 // records, perf's own only (perf refuses a feature it does not know in a
 // pipe): the kring section is not in a stream. Nothing is ever sought.
 result<writer> writer::create_pipe(int out, std::vector<event_attr> attrs) {
+    const std::string name =
+        out == STDOUT_FILENO ? "standard output" : "the stream on fd " + std::to_string(out);
     int fd = ::fcntl(out, F_DUPFD_CLOEXEC, 3);
     if (fd < 0)
-        return error::from_errno(errno, "standard output");
+        return error::from_errno(errno, name);
     auto p = std::make_unique<impl>();
     p->fd.reset(fd);
-    p->path = "standard output";
+    p->path = name;
     p->pipe = true;
     p->attrs = std::move(attrs);
     p->buf.reserve(k_buffer);
@@ -154,7 +156,7 @@ result<writer> writer::create_pipe(int out, std::vector<event_attr> attrs) {
         a.attr.size = k_attr_size;
         const std::uint64_t size = 8 + k_attr_size + 8 * a.ids.size();
         if (size > std::numeric_limits<std::uint16_t>::max())
-            return einval("standard output: " + std::to_string(a.ids.size()) +
+            return einval(name + ": " + std::to_string(a.ids.size()) +
                           " ids are more than a pipe's attr record holds");
         put(front, perf_event_header{record_header_attr, 0, static_cast<std::uint16_t>(size)});
         put(front, a.attr);
