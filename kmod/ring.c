@@ -1419,13 +1419,12 @@ int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 		rb->max_record = min_t(unsigned long, KRING_RECORD_MAX_SIZE,
 				       data_size - KRING_LOST_RECORD_SIZE);
 	rb->size_limit = ring_size_limit(rb, false);
-	rb->watermark = data_size / 2;
+	kring_ring_set_wakeup(rb, 0, 0);	/* the default: half the ring */
 
 	ring_clear(rb);
 	ctl->version = KRING_CTL_VERSION;
 	ctl->compat_version = 0;
 	ctl->size = KRING_CTL_SIZE_VER2;
-	ctl->wakeup_watermark = rb->watermark;
 	ctl->capabilities |= KRING_CAP_BIT0_IS_DEPRECATED;
 	ctl->data_offset = PAGE_SIZE;
 	ctl->data_size = data_size;
