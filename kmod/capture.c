@@ -649,7 +649,7 @@ void kring_capture_emit(struct kring_capture *cap, struct kring_sample_data *d)
 	if (!buf)
 		return;
 	if (d && !kring_output_begin(&h, &buf->ring,
-				     kring_sample_size(sample_type, d->raw_size), 0)) {
+				     kring_sample_data_size(sample_type, d), 0)) {
 		d->id = ch->id;
 		d->time = h.time;
 		kring_output_sample(&h, sample_type, d);

@@ -426,7 +426,7 @@ int kring_channel_write_sample(struct kring_channel *ch,
 	if (unlikely((type & KRING_SAMPLE_RAW) && data->raw_size && !data->raw))
 		return -EINVAL;
 	data->id = ch->id;
-	ret = kring_channel_output_begin(&h, ch, kring_sample_size(type, data->raw_size));
+	ret = kring_channel_output_begin(&h, ch, kring_sample_data_size(type, data));
 	if (ret)
 		return ret;
 	data->time = h.time;

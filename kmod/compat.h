@@ -161,4 +161,42 @@ static inline bool kring_task_dumpable(const struct task_struct *task,
 }
 #endif
 
+/*
+ * Call chains (the timer source): kring_stack_trace_save() is
+ * stack_trace_save() on kernels built with CONFIG_STACKTRACE and saves
+ * nothing on the others (the chain then holds the interrupted IP alone);
+ * kring_user_regs_native() says whether user registers are a native
+ * 64-bit context, whose frame records are { fp, return address } pairs of
+ * 64-bit words (a 32-bit task's are not walked); KRING_PF_NO_USER_STACK
+ * marks tasks without a user stack of their own (kernel threads, and from
+ * 6.4 the user workers, io_uring's, which have an mm).
+ */
+#include <linux/stacktrace.h>
+#include <asm/ptrace.h>
+static inline unsigned int kring_stack_trace_save(unsigned long *store, unsigned int size)
+{
+#ifdef CONFIG_STACKTRACE
+	return stack_trace_save(store, size, 0);
+#else
+	return 0;
+#endif
+}
+
+static inline bool kring_user_regs_native(struct pt_regs *regs)
+{
+#if defined(CONFIG_X86_64)
+	return user_64bit_mode(regs);
+#elif defined(CONFIG_ARM64)
+	return !compat_user_mode(regs);
+#else
+	return false;
+#endif
+}
+
+#ifdef PF_USER_WORKER
+#define KRING_PF_NO_USER_STACK	(PF_KTHREAD | PF_USER_WORKER)
+#else
+#define KRING_PF_NO_USER_STACK	PF_KTHREAD
+#endif
+
 #endif /* _KRING_COMPAT_H */

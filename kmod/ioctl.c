@@ -82,7 +82,10 @@ int kring_attr_validate(const struct kring_attr *attr)
 		return -EINVAL;
 	if (attr->flags & ~(KRING_ATTR_F_ALL | KRING_ATTR_F_CAPTURE_ALL))
 		return -EINVAL;
-	if (attr->sample_type & ~KRING_SAMPLE_SUPPORTED)
+	if (attr->sample_type & ~(KRING_SAMPLE_SUPPORTED | KRING_SAMPLE_CALLCHAIN))
+		return -EINVAL;
+	if ((attr->sample_type & KRING_SAMPLE_CALLCHAIN) &&
+	    !kring_source_can(kring_sources[attr->source], KRING_SRC_CALLCHAIN))
 		return -EINVAL;
 	if (attr->cpu < -1 || (attr->cpu >= 0 && attr->cpu >= nr_cpu_ids))
 		return -EINVAL;

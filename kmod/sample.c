@@ -26,6 +26,35 @@ static unsigned int sample_fixed_size(u64 sample_type)
 			      KRING_SAMPLE_PERIOD | KRING_SAMPLE_SEQ));
 }
 
+/*
+ * The size of a SAMPLE record of @sample_type with @raw_size bytes of RAW
+ * data and a call chain of @chain_nr entries (CALLCHAIN only), each size
+ * bounded before its arithmetic; 0 when one is above its bound or the
+ * record would be above KRING_RECORD_MAX_SIZE.
+ */
+static unsigned int sample_size(u64 sample_type, u32 raw_size, u32 chain_nr)
+{
+	unsigned int size = sample_fixed_size(sample_type);
+
+	/* RAW's bound leaves room for every other field but CALLCHAIN. */
+	BUILD_BUG_ON(9 * 8 + sizeof(u32) + KRING_RAW_PADDED(KRING_SAMPLE_RAW_MAX) !=
+		     KRING_RECORD_MAX_SIZE);
+	if (sample_type & KRING_SAMPLE_RAW) {
+		/* The producer's size, bounded before the padding's arithmetic. */
+		if (raw_size > KRING_SAMPLE_RAW_MAX)
+			return 0;
+		size += sizeof(u32) + KRING_RAW_PADDED(raw_size);
+	}
+	if (sample_type & KRING_SAMPLE_CALLCHAIN) {
+		if (chain_nr > KRING_CALLCHAIN_MAX + 2)
+			return 0;
+		size += 8 + 8 * chain_nr;
+		if (size > KRING_RECORD_MAX_SIZE)
+			return 0;
+	}
+	return size;
+}
+
 /**
  * kring_sample_size() - bytes of a SAMPLE record, header included
  * @sample_type: KRING_SAMPLE_* bits (KRING_SAMPLE_SEQ is implied; bits
@@ -36,23 +65,28 @@ static unsigned int sample_fixed_size(u64 sample_type)
  * Return: the size to pass to a begin call (8-byte aligned, at most
  * KRING_RECORD_MAX_SIZE), or 0 when @raw_size is above KRING_SAMPLE_RAW_MAX:
  * no record carries it, and a begin refuses size 0 (-E2BIG, counted in
- * lost_too_big).
+ * lost_too_big). With KRING_SAMPLE_CALLCHAIN (which only kring's timer
+ * source writes) the size of an empty call chain is counted.
  */
 unsigned int kring_sample_size(u64 sample_type, u32 raw_size)
 {
-	unsigned int size = sample_fixed_size(sample_type);
-
-	/* RAW's bound leaves room for every other field. */
-	BUILD_BUG_ON(9 * 8 + sizeof(u32) + KRING_RAW_PADDED(KRING_SAMPLE_RAW_MAX) !=
-		     KRING_RECORD_MAX_SIZE);
-	if (!(sample_type & KRING_SAMPLE_RAW))
-		return size;
-	/* The producer's size, bounded before the padding's arithmetic. */
-	if (raw_size > KRING_SAMPLE_RAW_MAX)
-		return 0;
-	return size + sizeof(u32) + KRING_RAW_PADDED(raw_size);
+	return sample_size(sample_type, raw_size, 0);
 }
 EXPORT_SYMBOL_GPL(kring_sample_size);
+
+/**
+ * kring_sample_data_size() - bytes of the SAMPLE record of @d
+ * @sample_type: KRING_SAMPLE_* bits
+ * @d:		the fields: RAW's and CALLCHAIN's sizes count
+ *
+ * Return: as kring_sample_size(), and 0 for a call chain of more than
+ * KRING_CALLCHAIN_MAX + 2 entries.
+ */
+unsigned int kring_sample_data_size(u64 sample_type, const struct kring_sample_data *d)
+{
+	return sample_size(sample_type, d->raw_size, d->chain_nr);
+}
+EXPORT_SYMBOL_IF_KUNIT(kring_sample_data_size);
 
 /*
  * Whether @d fits a whole, untouched reservation @h of exactly its
@@ -70,7 +104,13 @@ static int sample_check(const struct kring_output_handle *h, u64 sample_type,
 		if (d->raw_size && !d->raw)
 			return -EINVAL;
 	}
-	size = kring_sample_size(sample_type, d->raw_size);
+	if (sample_type & KRING_SAMPLE_CALLCHAIN) {
+		if (d->chain_nr > KRING_CALLCHAIN_MAX + 2)
+			return -E2BIG;
+		if (d->chain_nr && !d->chain)
+			return -EINVAL;
+	}
+	size = sample_size(sample_type, d->raw_size, d->chain_nr);
 	if (h->rem != h->rec_size || h->rec_size != size)
 		return -EINVAL;
 	return 0;
@@ -79,7 +119,7 @@ static int sample_check(const struct kring_output_handle *h, u64 sample_type,
 /**
  * kring_output_sample() - write a whole SAMPLE record into a reservation
  * @h:		handle from a begin call of
- *		kring_sample_size(@sample_type, @d->raw_size) bytes, nothing
+ *		kring_sample_data_size(@sample_type, @d) bytes, nothing
  *		written yet
  * @sample_type: KRING_SAMPLE_* bits (KRING_SAMPLE_SEQ is implied)
  * @d:		the fields; the sequence number comes from @h
@@ -92,7 +132,9 @@ static int sample_check(const struct kring_output_handle *h, u64 sample_type,
  * kring_sample_size() bytes, or RAW data of a size above 0 has no
  * address. A refused sample is written nowhere: the untouched reservation
  * becomes a KRING_RECORD_PAD record, which consumers skip (a touched one
- * is left as it is).
+ * is left as it is). With KRING_SAMPLE_CALLCHAIN, -E2BIG for more than
+ * KRING_CALLCHAIN_MAX + 2 entries and -EINVAL for entries without an
+ * address, as for RAW.
  */
 int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 			const struct kring_sample_data *d)
@@ -102,7 +144,8 @@ int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 	 * channel's always is, kring_output_ptr()); else in at most three
 	 * copies (each one call, whatever its size): header, the fixed fields
 	 * and RAW's size word; RAW's data; RAW's padding and the sequence
-	 * number.
+	 * number (with a call chain two more, its count and its entries,
+	 * after the fixed fields, and RAW's size word in a copy of its own).
 	 */
 	u8 stage[sizeof(struct kring_record_header) + 7 * 8 + sizeof(u32)];
 	u8 tail[8 + 8] = { 0 };
@@ -164,6 +207,20 @@ int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 		memcpy(head + n, &d->period, 8);
 		n += 8;
 	}
+	if (sample_type & KRING_SAMPLE_CALLCHAIN) {
+		u64 nr = d->chain_nr;
+
+		if (rec) {
+			memcpy(rec + n, &nr, 8);
+			memcpy(rec + n + 8, d->chain, 8 * nr);
+			n += 8 + 8 * nr;
+		} else {
+			kring_output_copy(h, head, n);
+			kring_output_copy(h, &nr, 8);
+			kring_output_copy(h, d->chain, 8 * nr);
+			n = 0;
+		}
+	}
 	if (sample_type & KRING_SAMPLE_RAW) {
 		u32 padded = KRING_RAW_PADDED(d->raw_size);
 
@@ -181,7 +238,8 @@ int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 		memcpy(rec + n + t, &h->seq, 8);
 		return 0;
 	}
-	kring_output_copy(h, head, n);
+	if (n)
+		kring_output_copy(h, head, n);
 	if ((sample_type & KRING_SAMPLE_RAW) && d->raw_size)
 		kring_output_copy(h, d->raw, d->raw_size);
 	memcpy(tail + t, &h->seq, 8);

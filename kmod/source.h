@@ -34,6 +34,8 @@ struct kring_capture;
  *	nothing about the tasks running there and needs no privilege.
  * KRING_SRC_TEST_ONLY: a generator for tests and benchmarks: needs
  *	CAP_PERFMON or CAP_SYS_ADMIN unless kring.test_sources=1.
+ * KRING_SRC_CALLCHAIN: writes KRING_SAMPLE_CALLCHAIN when asked (no
+ *	other source accepts the bit).
  */
 #define KRING_SRC_FOLLOWS_TASKS		BIT(0)
 #define KRING_SRC_REDIRECTABLE		BIT(1)
@@ -41,6 +43,7 @@ struct kring_capture;
 #define KRING_SRC_KERNEL_SAMPLES	BIT(3)
 #define KRING_SRC_CPU_WIDE_OPEN		BIT(4)
 #define KRING_SRC_TEST_ONLY		BIT(5)
+#define KRING_SRC_CALLCHAIN		BIT(6)
 
 /**
  * struct kring_source_ops - a built-in event producer

@@ -13,12 +13,21 @@
  * When a CPU goes offline its timers are cancelled there (kmod/capture.c's
  * hotplug callback) and restarted when it comes back; a timer that finds
  * itself on another CPU than its own anyway stops.
+ *
+ * Call chains (KRING_SAMPLE_CALLCHAIN) are gathered in the timer's hard
+ * interrupt into one per-CPU buffer that every channel asking for them
+ * shares (the timer callbacks of one CPU never nest), allocated with the
+ * first such channel and freed with the last.
  */
 #include <linux/hrtimer.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/cpumask.h>
 #include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/uaccess.h>
 #include <asm/irq_regs.h>
 #include <asm/ptrace.h>
 
@@ -28,6 +37,43 @@
 
 #define KRING_TIMER_MAX_HZ	100000
 #define KRING_TIMER_MIN_PERIOD	10000	/* ns */
+
+/* The timer interrupt's own frames above the interrupted context's, at most. */
+#define KRING_TIMER_IRQ_FRAMES	48
+
+struct kring_chain_buf {
+	u64 chain[KRING_CALLCHAIN_MAX + 2];
+	unsigned long kstack[KRING_CALLCHAIN_MAX + KRING_TIMER_IRQ_FRAMES];
+};
+
+static DEFINE_MUTEX(kring_chain_lock);
+static struct kring_chain_buf __percpu *kring_chain_bufs;	/* kring_chain_lock */
+static unsigned int kring_chain_users;				/* kring_chain_lock */
+
+static struct kring_chain_buf __percpu *kring_chain_get(void)
+{
+	struct kring_chain_buf __percpu *b;
+
+	mutex_lock(&kring_chain_lock);
+	if (!kring_chain_bufs)
+		kring_chain_bufs = alloc_percpu_gfp(struct kring_chain_buf, GFP_KERNEL_ACCOUNT);
+	b = kring_chain_bufs;
+	if (b)
+		kring_chain_users++;
+	mutex_unlock(&kring_chain_lock);
+	return b;
+}
+
+/* After the channel's timers are cancelled: none of them uses it any more. */
+static void kring_chain_put(void)
+{
+	mutex_lock(&kring_chain_lock);
+	if (!--kring_chain_users) {
+		free_percpu(kring_chain_bufs);
+		kring_chain_bufs = NULL;
+	}
+	mutex_unlock(&kring_chain_lock);
+}
 
 struct kring_timer;
 
@@ -40,9 +86,99 @@ struct kring_timer_cpu {
 struct kring_timer {
 	struct kring_capture cap;
 	u64 period;			/* ns */
+	unsigned int chain_max;		/* addresses per call chain */
+	struct kring_chain_buf __percpu *chain;	/* NULL: no call chains */
 	bool stopping;
 	struct kring_timer_cpu *cpus;	/* nr_cpu_ids of them */
 };
+
+/*
+ * The kernel part of a call chain: the interrupted kernel context's IP and
+ * its callers, at most @max. The unwinder starts in this interrupt: its
+ * frames up to the interrupted IP are dropped; an unwinder that does not
+ * reach it (or none, without CONFIG_STACKTRACE) leaves the IP alone.
+ * Return: the entries written at @out.
+ */
+static unsigned int kring_chain_kernel(struct kring_chain_buf *b, u64 *out, unsigned int max,
+				       struct pt_regs *regs)
+{
+	unsigned long ip = instruction_pointer(regs);
+	unsigned int n, i, k = 0;
+
+	n = kring_stack_trace_save(b->kstack, ARRAY_SIZE(b->kstack));
+	for (i = 0; i < n && b->kstack[i] != ip; i++)
+		;
+	if (i == n) {
+		out[0] = ip;
+		return 1;
+	}
+	for (; i < n && k < max; i++)
+		out[k++] = b->kstack[i];
+	return k;
+}
+
+/*
+ * The user part: the IP in @regs and the return addresses of the frame
+ * records the frame pointer chains, at most @max in all. Each record is
+ * read without faulting (copy_from_user_nofault(): in this hard interrupt
+ * a page not present ends the walk), must lie at or above the stack
+ * pointer, be aligned and sit above the one before (the stack grows
+ * down): anything else ends the walk, so a corrupt or hostile stack costs
+ * at most @max reads.
+ */
+static unsigned int kring_chain_user(u64 *out, unsigned int max, struct pt_regs *regs)
+{
+	unsigned long fp = frame_pointer(regs), floor = user_stack_pointer(regs);
+	struct {
+		unsigned long next;
+		unsigned long ret;
+	} frame;
+	unsigned int k = 0;
+
+	if (!max)
+		return 0;
+	out[k++] = instruction_pointer(regs);
+	if (!kring_user_regs_native(regs))
+		return k;
+	while (k < max) {
+		if (fp < floor || (fp & (sizeof(long) - 1)))
+			break;
+		if (copy_from_user_nofault(&frame, (const void __user *)fp, sizeof(frame)))
+			break;
+		if (!frame.ret)
+			break;
+		out[k++] = frame.ret;
+		floor = fp + sizeof(frame);
+		fp = frame.next;
+	}
+	return k;
+}
+
+/*
+ * The call chain of the context @regs interrupted, as perf's: the kernel
+ * part under KRING_CONTEXT_KERNEL when it was in the kernel, then the
+ * task's user part under KRING_CONTEXT_USER when it has a user stack.
+ * Return: the entries in @b->chain.
+ */
+static u32 kring_timer_chain(struct kring_timer *tm, struct kring_chain_buf *b,
+			     struct pt_regs *regs, bool user)
+{
+	unsigned int nr = 0, k = 0;
+
+	if (!user) {
+		b->chain[nr++] = KRING_CONTEXT_KERNEL;
+		k = kring_chain_kernel(b, b->chain + nr, tm->chain_max, regs);
+		nr += k;
+		if ((current->flags & KRING_PF_NO_USER_STACK) || !current->mm)
+			return nr;
+		regs = task_pt_regs(current);
+	}
+	if (k < tm->chain_max) {
+		b->chain[nr++] = KRING_CONTEXT_USER;
+		nr += kring_chain_user(b->chain + nr, tm->chain_max - k, regs);
+	}
+	return nr;
+}
 
 static void kring_timer_sample(struct kring_timer *tm, struct pt_regs *regs, u64 overruns)
 {
@@ -63,6 +199,12 @@ static void kring_timer_sample(struct kring_timer *tm, struct pt_regs *regs, u64
 	d.period = tm->period * overruns;
 	d.raw = &raw;
 	d.raw_size = sizeof(raw);
+	if (tm->chain) {
+		struct kring_chain_buf *b = this_cpu_ptr(tm->chain);
+
+		d.chain = b->chain;
+		d.chain_nr = kring_timer_chain(tm, b, regs, user);
+	}
 	/* Hard irq context: the buffer lives until we return (RCU). */
 	kring_capture_emit(cap, &d);
 }
@@ -159,7 +301,11 @@ static int kring_timer_configure(struct kring_channel *ch)
 	u64 period;
 	int ret;
 
-	if (attr->config[2] || attr->config[3])
+	if (attr->config[3])
+		return -EINVAL;
+	/* The call chain's depth: only with call chains, and bounded. */
+	if (attr->config[2] > KRING_CALLCHAIN_MAX ||
+	    (attr->config[2] && !(attr->sample_type & KRING_SAMPLE_CALLCHAIN)))
 		return -EINVAL;
 	if (attr->config[0]) {
 		if (attr->config[0] > KRING_TIMER_MAX_HZ)
@@ -174,6 +320,14 @@ static int kring_timer_configure(struct kring_channel *ch)
 	if (!tm)
 		return -ENOMEM;
 	tm->period = period;
+	if (attr->sample_type & KRING_SAMPLE_CALLCHAIN) {
+		tm->chain_max = attr->config[2] ?: KRING_CALLCHAIN_MAX;
+		tm->chain = kring_chain_get();
+		if (!tm->chain) {
+			kfree(tm);
+			return -ENOMEM;
+		}
+	}
 	tm->cpus = kcalloc(nr_cpu_ids, sizeof(*tm->cpus), GFP_KERNEL_ACCOUNT);
 	if (!tm->cpus) {
 		ret = -ENOMEM;
@@ -193,6 +347,8 @@ static int kring_timer_configure(struct kring_channel *ch)
 	return 0;
 
 err_free:
+	if (tm->chain)
+		kring_chain_put();
 	kfree(tm->cpus);
 	kfree(tm);
 	return ret;
@@ -230,6 +386,8 @@ static void kring_timer_release(struct kring_channel *ch)
 	struct kring_timer *tm = ch->source_priv;
 
 	kring_capture_release(&tm->cap);
+	if (tm->chain)
+		kring_chain_put();
 	kfree(tm->cpus);
 	kfree(tm);
 	ch->source_priv = NULL;
@@ -244,8 +402,9 @@ static struct kring_capture *kring_timer_capture(struct kring_channel *ch)
 
 const struct kring_source_ops kring_timer_source = {
 	.name = "timer",
-	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_REDIRECTABLE | KRING_SRC_KERNEL_SAMPLES,
-	.features = KRING_FEAT_TIMER | KRING_FEAT_CAPTURE,
+	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_REDIRECTABLE | KRING_SRC_KERNEL_SAMPLES |
+		KRING_SRC_CALLCHAIN,
+	.features = KRING_FEAT_TIMER | KRING_FEAT_CAPTURE | KRING_FEAT_CALLCHAIN,
 	.available = kring_capture_available,
 	.prepare = kring_capture_attach,
 	.configure = kring_timer_configure,

@@ -80,6 +80,7 @@
 /* Bit 9 is reserved: never set. */
 #define KRING_FEAT_AUX		(1ULL << 10)	/* the AUX area */
 #define KRING_FEAT_AUX_TRACER	(1ULL << 11)	/* KRING_SOURCE_AUX_TRACER */
+#define KRING_FEAT_CALLCHAIN	(1ULL << 12)	/* timer: KRING_SAMPLE_CALLCHAIN */
 
 /*
  * struct kring_abi_info - answer of KRING_IOC_QUERY_ABI.
@@ -339,10 +340,19 @@ struct kring_sched_raw {
  * covers samples the interrupted context like perf's cpu-clock event:
  *   config[0]  frequency in Hz (1..100000), or 0 to use config[1]
  *   config[1]  period in nanoseconds (>= 10000) when config[0] is 0
+ *   config[2]  with KRING_SAMPLE_CALLCHAIN: the most addresses a call
+ *              chain holds (1..KRING_CALLCHAIN_MAX; 0: KRING_CALLCHAIN_MAX);
+ *              else 0
  * A SAMPLE is written when the interrupted task is one the mode selects:
  * IP is the interrupted instruction pointer, TID its task, PERIOD the
  * nanoseconds the sample stands for (the period times the expirations it
- * covers); RAW, when asked for, holds a struct kring_timer_raw.
+ * covers); RAW, when asked for, holds a struct kring_timer_raw; CALLCHAIN,
+ * when asked for, the interrupted kernel stack (on kernels built with
+ * CONFIG_STACKTRACE; else the kernel IP alone) and the user stack walked
+ * by frame pointers, which stops at the first frame that is not readable
+ * without a fault, not above the last, or not aligned (a program built
+ * without frame pointers yields its IP and what its stack happens to
+ * hold at the frame pointer register).
  * Kernel-mode samples need CAP_PERFMON (see docs/CAPTURE.md) unless
  * KRING_ATTR_F_EXCLUDE_KERNEL drops them.
  */
@@ -678,6 +688,7 @@ struct kring_itrace_start_record {
 #define KRING_SAMPLE_ID			(1ULL << 6)
 #define KRING_SAMPLE_CPU		(1ULL << 7)
 #define KRING_SAMPLE_PERIOD		(1ULL << 8)
+#define KRING_SAMPLE_CALLCHAIN		(1ULL << 5)	/* timer source only */
 #define KRING_SAMPLE_RAW		(1ULL << 10)
 #define KRING_SAMPLE_IDENTIFIER		(1ULL << 16)
 /*
@@ -703,6 +714,8 @@ struct kring_itrace_start_record {
  *	{ __u64 id;              } && KRING_SAMPLE_ID
  *	{ __u32 cpu, res;        } && KRING_SAMPLE_CPU
  *	{ __u64 period;          } && KRING_SAMPLE_PERIOD
+ *	{ __u64 nr;
+ *	  __u64 ips[nr];         } && KRING_SAMPLE_CALLCHAIN
  *	{ __u32 size;
  *	  char  data[size];      } && KRING_SAMPLE_RAW
  *	{ __u64 seq;             } && KRING_SAMPLE_SEQ
@@ -711,7 +724,16 @@ struct kring_itrace_start_record {
  * multiple of 8 and the record stays 8-byte aligned: n bytes of data are
  * written with size KRING_RAW_PADDED(n). (A division, not a mask: the
  * mask ~7U is 32 bits wide and would clear the high bits of a 64-bit n.)
+ *
+ * CALLCHAIN is perf's: the sampled context's return addresses, innermost
+ * first, each part opened by a context marker: KRING_CONTEXT_KERNEL, then
+ * the interrupted kernel IP and its callers; KRING_CONTEXT_USER, then the
+ * user IP and its callers by frame pointers. At most KRING_CALLCHAIN_MAX
+ * addresses, markers not counted (so nr <= KRING_CALLCHAIN_MAX + 2).
  */
+#define KRING_CONTEXT_KERNEL		((__u64)-128)	/* PERF_CONTEXT_KERNEL */
+#define KRING_CONTEXT_USER		((__u64)-512)	/* PERF_CONTEXT_USER */
+#define KRING_CALLCHAIN_MAX		127	/* perf's default max_stack */
 #define KRING_RAW_PADDED(n)						\
 	(((n) + 4U + KRING_RECORD_ALIGN - 1U) / KRING_RECORD_ALIGN *	\
 	 KRING_RECORD_ALIGN - 4U)

@@ -121,6 +121,9 @@ static inline void *kring_output_ptr(struct kring_output_handle *h)
  * @period:	PERIOD
  * @raw:	RAW data, @raw_size bytes (may be NULL when @raw_size is 0)
  * @raw_size:	RAW data size
+ * @chain:	CALLCHAIN entries, @chain_nr of them (may be NULL when
+ *		@chain_nr is 0): context markers and addresses as perf's
+ * @chain_nr:	CALLCHAIN entries, at most KRING_CALLCHAIN_MAX + 2
  *
  * The sequence number comes from the output handle.
  */
@@ -134,9 +137,12 @@ struct kring_sample_data {
 	u64 period;
 	const void *raw;
 	u32 raw_size;
+	u32 chain_nr;
+	const u64 *chain;
 };
 
 unsigned int kring_sample_size(u64 sample_type, u32 raw_size);
+unsigned int kring_sample_data_size(u64 sample_type, const struct kring_sample_data *d);
 int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 			const struct kring_sample_data *d);
 
