@@ -132,6 +132,10 @@ TEST(Device, NeededFeaturesCoverTheOptions) {
     o = {};
     o.aux_pages_order = 0;  // set, even to 0: an AUX area
     EXPECT_EQ(kring::needed_features(o), base | KRING_FEAT_AUX);
+    o = {};
+    o.source = KRING_SOURCE_TIMER;
+    o.sample_type |= KRING_SAMPLE_CALLCHAIN;
+    EXPECT_EQ(kring::needed_features(o), base | KRING_FEAT_TIMER | KRING_FEAT_CALLCHAIN);
 }
 
 }  // namespace

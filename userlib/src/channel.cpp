@@ -54,6 +54,8 @@ std::vector<need> needs(const channel_options& o) {
         n.push_back({KRING_FEAT_CLOCKS, "a record clock (clockid)"});
     if (o.aux_pages_order || o.aux_watermark)
         n.push_back({KRING_FEAT_AUX, "an AUX area"});
+    if (o.sample_type & KRING_SAMPLE_CALLCHAIN)
+        n.push_back({KRING_FEAT_CALLCHAIN, "call chains (KRING_SAMPLE_CALLCHAIN)"});
     return n;
 }
 

@@ -25,7 +25,7 @@ constexpr feature features[] = {
     {KRING_FEAT_SYNTHETIC, "synthetic"},   {KRING_FEAT_SCHED, "sched"},
     {KRING_FEAT_TIMER, "timer"},           {KRING_FEAT_CAPTURE, "capture"},
     {KRING_FEAT_CLOCKS, "clocks"},         {KRING_FEAT_AUX, "aux"},
-    {KRING_FEAT_AUX_TRACER, "aux-tracer"},
+    {KRING_FEAT_AUX_TRACER, "aux-tracer"}, {KRING_FEAT_CALLCHAIN, "callchain"},
 };
 
 std::string hex(std::uint64_t v) {

@@ -59,6 +59,7 @@ bool parse_sample_body(byte_cursor& c, std::uint64_t st, sample_body& s) noexcep
         std::uint64_t nr;
         if (!c.get(nr) || c.left() / 8 < nr)
             return false;
+        s.callchain = std::span<const std::byte>(c.p, nr * 8);
         c.p += nr * 8;
     }
     if (st & KRING_SAMPLE_RAW) {
@@ -133,6 +134,7 @@ std::optional<sample_info> parse_sample(const record& r, std::uint64_t st) noexc
     s.id = b.id;
     s.cpu = b.cpu;
     s.period = b.period;
+    s.callchain = {b.callchain};
     s.raw = b.raw;
     s.seq = b.seq;
     return s;

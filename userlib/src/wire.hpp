@@ -45,6 +45,7 @@ struct sample_body {
     std::uint64_t identifier = 0, ip = 0, time = 0, addr = 0, id = 0, stream_id = 0;
     std::uint64_t period = 0, seq = 0;
     std::uint32_t pid = 0, tid = 0, cpu = 0;
+    std::span<const std::byte> callchain;  // nr u64 entries
     std::span<const std::byte> raw;
     // PERF_SAMPLE_READ was set: its layout depends on read_format, so the
     // walk stopped there (nothing after PERIOD was read).
@@ -53,7 +54,7 @@ struct sample_body {
 
 // Walks @c over a SAMPLE body (after the record header) in perf's order:
 // IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, READ (stops),
-// CALLCHAIN (skipped), RAW, then kring's SEQ. RAW is a u32 size n and n
+// CALLCHAIN, RAW, then kring's SEQ. RAW is a u32 size n and n
 // bytes padded to KRING_RAW_PADDED(n), which is n itself for perf's (its
 // size counts the padding). False when a field runs past the end.
 bool parse_sample_body(byte_cursor& c, std::uint64_t sample_type, sample_body& s) noexcept;

@@ -21,6 +21,7 @@
 
 #include <linux/kring.h>
 
+#include "kring/callchain.hpp"
 #include "kring/ring.hpp"
 
 namespace kring {
@@ -125,6 +126,7 @@ std::optional<aux_info> parse_aux(const record& r, ring_kind kind = ring_kind::k
 struct sample_info {
     std::uint64_t identifier = 0, ip = 0, time = 0, id = 0, period = 0, seq = 0;
     std::uint32_t pid = 0, tid = 0, cpu = 0;
+    callchain_view callchain;  // KRING_SAMPLE_CALLCHAIN
     std::span<const std::byte> raw;
 };
 // nullopt when the fields sample_type announces run past the record.

@@ -34,6 +34,7 @@ std::optional<sample> parse_sample(const record_view& r, std::uint64_t st) noexc
     s.has_time = st & PERF_SAMPLE_TIME;
     s.cpu = b.cpu;
     s.period = b.period;
+    s.callchain = {b.callchain};
     s.raw = b.raw;
     return s;
 }
@@ -270,8 +271,13 @@ std::vector<std::byte> make_sample(std::uint16_t misc, const sample& s, std::uin
     }
     if (st & PERF_SAMPLE_PERIOD)
         put(o, s.period);
-    if (st & PERF_SAMPLE_CALLCHAIN)
-        put(o, std::uint64_t{0});
+    if (st & PERF_SAMPLE_CALLCHAIN) {
+        // At most 512 entries (kring writes at most KRING_CALLCHAIN_MAX + 2):
+        // with RAW's 60000 bytes the record stays within a u16 size.
+        const std::size_t nr = std::min<std::size_t>(s.callchain.size(), 512);
+        put(o, std::uint64_t(nr));
+        put_bytes(o, s.callchain.bytes.data(), 8 * nr);
+    }
     if (st & PERF_SAMPLE_RAW) {
         // u32 size, then the bytes padded so that both end on 8 bytes; the
         // size counts the padding (as the kernel's).

@@ -53,6 +53,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kring/callchain.hpp"
 #include "kring/fd.hpp"
 #include "kring/result.hpp"
 
@@ -262,10 +263,11 @@ struct sample {
     std::uint64_t id = 0, ip = 0, time = 0, period = 0;
     std::uint32_t pid = 0, tid = 0, cpu = 0;
     bool has_time = false;
+    callchain_view callchain;  // PERF_SAMPLE_CALLCHAIN
     std::span<const std::byte> raw;
 };
 // By the attr's sample_type (perf's order; the fields kring writes:
-// IDENTIFIER, IP, TID, TIME, ID, CPU, PERIOD, RAW).
+// IDENTIFIER, IP, TID, TIME, ID, CPU, PERIOD, CALLCHAIN, RAW).
 std::optional<sample> parse_sample(const record_view& r, std::uint64_t sample_type) noexcept;
 
 // The sample_id trailer of a non-SAMPLE kernel record (attr.sample_id_all).
