@@ -60,6 +60,7 @@ struct options {
     bool mirror = false, overwrite = false;
     unsigned aux_pages = 16;
     bool snapshot = false;
+    bool call_graph = false;
     std::string snapshot_size;
     std::string clock = "monotonic";
     double duration = 0;
@@ -331,6 +332,8 @@ int check_options(session& s) {
         return rc;
     if (o.snapshot && !s.ev.aux)
         return usage("--snapshot needs -e aux");
+    if (o.call_graph && !s.ev.timer)
+        return usage("-g: call chains come with the timer's samples: add -e timer");
     if (!o.cpu_list.empty()) {
         auto l = kring::parse_cpu_list(o.cpu_list);
         if (!l)
@@ -399,6 +402,8 @@ kring::channel_options channel_options_for(const session& s, kind k, const targe
                              KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD |
                              KRING_SAMPLE_RAW;
             co.config[0] = s.ev.timer_hz;
+            if (s.o.call_graph)
+                co.sample_type |= KRING_SAMPLE_CALLCHAIN;
             break;
         case kind::aux:
             co.source = KRING_SOURCE_AUX_TRACER;
@@ -469,7 +474,7 @@ std::vector<pd::event_attr> file_attrs(const session& s) {
         return &attrs.back();
     };
     if (s.ev.timer) {
-        auto* a = add_attr(kind::timer, "cpu-clock", st_timer, 0);
+        auto* a = add_attr(kind::timer, "cpu-clock", s.rec->timer_st, 0);
         a->attr.config = PERF_COUNT_SW_CPU_CLOCK;
         a->attr.sample_period = 1000000000ull / s.ev.timer_hz;
     }
@@ -866,6 +871,8 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
     if (auto pc = posix_clock(s.clock))
         mo.clock = *pc;
     s.rec.emplace(s.o.snapshot, mo);
+    if (s.o.call_graph)
+        s.rec->timer_st |= PERF_SAMPLE_CALLCHAIN;
     if (int rc = open_rings(s); rc != exit_ok)
         return rc;
     if (int rc = open_file(s); rc != exit_ok)
@@ -901,6 +908,7 @@ void add_record(CLI::App* sub, context& ctx) {
         "  kring record -e timer:999 -- ./busy 2000        a command, followed with its "
         "children\n"
         "  kring record -p 1234 -e sched:wakeups -o t.data one process's threads\n"
+        "  kring record -g -e timer -- ./prog              call graphs: perf report -g\n"
         "  kring record -a -e aux --snapshot --control fifo:/tmp/ctl\n"
         "                                                  AUX snapshots on SIGUSR2 or "
         "'snapshot'\n"
@@ -922,6 +930,9 @@ void add_record(CLI::App* sub, context& ctx) {
         ->allow_extra_args(false);
     sub->add_option("-m,--mmap-pages", o.pages, "data pages per ring (a power of 2)")
         ->capture_default_str();
+    sub->add_flag("-g,--call-graph", o.call_graph,
+                  "timer samples with call chains: the kernel stack and the user stack by "
+                  "frame pointers (build with -fno-omit-frame-pointer)");
     sub->add_flag("--mirror", o.mirror, "map each ring's data pages twice (no copy at the wrap)");
     sub->add_flag("--overwrite", o.overwrite,
                   "backward, overwritable rings read once at the end (the newest records)");

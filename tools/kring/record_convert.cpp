@@ -139,7 +139,8 @@ void recorder::on_timer(ring& r, const kring::sample_info& s) {
     ps.has_time = true;
     ps.cpu = s.cpu;
     ps.period = s.period;
-    put(pd::make_sample(user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL, ps, st_timer));
+    ps.callchain = s.callchain;
+    put(pd::make_sample(user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL, ps, timer_st));
 }
 
 void recorder::on_aux(ring& r, const kring::aux_info& a) {

@@ -73,7 +73,8 @@ std::string kind_name(kind k);
 // the file @w; counts what it saw. A write error stops the writing and is
 // kept in write_error (flush() returns it).
 struct recorder {
-    const bool snapshot;  // --snapshot: AUX payloads come from snapshot windows
+    const bool snapshot;                // --snapshot: AUX payloads come from snapshot windows
+    std::uint64_t timer_st = st_timer;  // the timer samples' layout (-g: CALLCHAIN)
     std::vector<std::unique_ptr<ring>> rings;
     std::optional<pd::writer> w;
     kring::merger merger;
