@@ -20,6 +20,9 @@ Checks, each able to fail:
       count: at most S inside [t0, t1], at least S inside [t0_out, t1_out]
       (tests/vm/capture_sched_test.cpp's expectation)
   busy-top-symbol     perf report's first line names busy_hot
+  busy-callgraph      busy-g.data (kring record -g): perf report -g caller
+      --no-children names busy_hot first, and its call graph holds the
+      chain main -> busy_worker -> busy_hot
   aux-snapshots       the triggered recording holds exactly two AUX
       snapshots per AUX ring more than the untriggered one, as perf sees
       them: PERF_RECORD_AUX records with the OVERWRITE flag in perf script
@@ -76,6 +79,45 @@ def bad_lines(rc, out, err, report):
     return lines
 
 
+def callgraph_chain(out):
+    """The caller-order call graph under perf report's first entry: the
+    function names of its lines up to the next entry (perf report -g
+    caller --no-children --stdio)."""
+    names, started = [], False
+    for l in out.splitlines():
+        if not l.strip() or l.startswith("#"):
+            continue
+        if re.match(r"^\s+[\d.]+%\s", l):
+            if started:
+                break
+            started = True
+            continue
+        if started:
+            m = re.search(r"(?:---|\s)([A-Za-z_][\w.]*)\s*$", l)
+            if m:
+                names.append(m.group(1))
+    return names
+
+
+def check_callgraph(c, path, symfs, kallsyms):
+    rargs = ["report", "--stdio", "--no-children", "-g", "caller", "-i", path]
+    if symfs:
+        rargs += ["--symfs", symfs]
+    if os.path.exists(kallsyms):
+        rargs += ["--kallsyms", kallsyms]
+    rc, out, err = perf(rargs)
+    print(out[:3000])
+    bad = bad_lines(rc, out, err, True)
+    top = next((l for l in out.splitlines() if l.strip() and not l.startswith("#")), "")
+    chain = callgraph_chain(out)
+    want = ["main", "busy_worker", "busy_hot"]
+    # In order, not necessarily adjacent (libc's frames come before main).
+    it = iter(chain)
+    ok = not bad and top.split()[-1:] == ["busy_hot"] and all(w in it for w in want)
+    c.result(ok, "busy-callgraph",
+             "; ".join(bad[:3]) if bad else f"top line: {top.strip()}; chain: {' -> '.join(chain)}")
+
+
 def main():
     args = sys.argv[1:]
     symfs = None
@@ -116,6 +158,8 @@ def main():
         if name == "busy":
             sym = top.split()[-1] if top else ""
             c.result(sym == "busy_hot", "busy-top-symbol", f"top line: {top.strip()}")
+        if name == "busy-g":
+            check_callgraph(c, path, symfs, kallsyms)
         if name == "sigint":
             rc, out, err = perf(["report", "--header-only", "-i", path])
             ok = rc == 0 and "# cmdline" in out and "# event" in out

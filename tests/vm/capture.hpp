@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -11,6 +12,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -57,10 +59,54 @@ inline std::string make_setuid_copy(const char* from, const std::string& to) {
     return err;
 }
 
+// Whether /proc/kallsyms names the kernel function @name.
+inline bool kallsyms_has(const char* name) {
+    FILE* f = std::fopen("/proc/kallsyms", "re");
+    if (!f)
+        return false;
+    char line[512];
+    bool found = false;
+    const std::size_t n = std::strlen(name);
+    while (!found && std::fgets(line, sizeof(line), f)) {
+        // "ADDR T NAME[\t[MODULE]]\n"
+        const char* s = std::strchr(line, ' ');
+        s = s ? std::strchr(s + 1, ' ') : nullptr;
+        found = s && !std::strncmp(s + 1, name, n) && (s[1 + n] == '\n' || s[1 + n] == '\t');
+    }
+    std::fclose(f);
+    return found;
+}
+
+// A page-aligned user address above this thread's stack with nothing
+// mapped there (mincore() says ENOMEM), or 0 when none was found.
+inline std::uint64_t unmapped_above_stack() {
+    FILE* f = std::fopen("/proc/self/maps", "re");
+    if (!f)
+        return 0;
+    char line[512];
+    std::uint64_t end = 0;
+    while (std::fgets(line, sizeof(line), f))
+        if (std::strstr(line, "[stack]")) {
+            unsigned long long lo, hi;
+            if (std::sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+                end = hi;
+        }
+    std::fclose(f);
+    const long page = ::sysconf(_SC_PAGESIZE);
+    for (std::uint64_t a = end + 16 * std::uint64_t(page);
+         end && a < end + 1024 * std::uint64_t(page); a += page) {
+        unsigned char v;
+        if (::mincore(reinterpret_cast<void*>(a), 1, &v) != 0 && errno == ENOMEM)
+            return a;
+    }
+    return 0;
+}
+
 struct rec {
     kt::sample s;
     kring_sched_raw sched{};
     kring_timer_raw timer{};
+    std::vector<std::uint64_t> chain;  // CALLCHAIN, copied out of the ring
 };
 
 struct channel {
@@ -107,6 +153,10 @@ struct channel {
                 std::memcpy(&r.timer, r.s.raw, sizeof(r.timer));
             else
                 bad++;
+            r.chain.resize(r.s.chain_nr);
+            if (r.s.chain_nr)
+                std::memcpy(r.chain.data(), r.s.chain, 8 * r.s.chain_nr);
+            r.s.chain = nullptr;
             if (r.s.time < last_time)
                 decreasing++;
             last_time = r.s.time;

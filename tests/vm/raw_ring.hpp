@@ -177,6 +177,8 @@ struct sample {
     std::uint32_t pid = 0, tid = 0, cpu = 0;
     const std::uint8_t* raw = nullptr;
     std::uint32_t raw_size = 0;
+    const std::uint8_t* chain = nullptr;  // chain_nr u64 entries (CALLCHAIN)
+    std::uint64_t chain_nr = 0;
 };
 
 // Parse a SAMPLE whose body follows @sample_type, the channel's as the
@@ -217,6 +219,12 @@ inline bool parse_sample(const std::uint8_t* rec, std::uint64_t sample_type, sam
         return false;
     if ((sample_type & KRING_SAMPLE_PERIOD) && !u64(s.period))
         return false;
+    if (sample_type & KRING_SAMPLE_CALLCHAIN) {
+        if (!u64(s.chain_nr) || s.chain_nr > std::uint64_t(end - p) / 8)
+            return false;
+        s.chain = p;
+        p += 8 * s.chain_nr;
+    }
     if (sample_type & KRING_SAMPLE_RAW) {
         if (p + 4 > end)
             return false;

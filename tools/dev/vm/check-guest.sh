@@ -283,6 +283,15 @@ rec_busy() {
 		/kring/kring record -e timer -o /tmp/old.data -- /kring/busy 10 >/dev/null &&
 		[ -s /tmp/old.data.old ] && [ -s /tmp/old.data ] && echo "old file kept as /tmp/old.data.old"
 }
+# The same with call chains (-g): perf report -g on the host shows main ->
+# busy_worker -> busy_hot (perf_check.py busy-callgraph).
+rec_busy_g() {
+	/kring/kring record -g -e timer -o /kring/out/busy-g.data -- /kring/busy 1500 >/tmp/rec.out 2>&1
+	r=$?
+	cat /tmp/rec.out
+	[ $r = 0 ] && rec_ok /tmp/rec.out command_status=0 lost=0 bad=0 &&
+		[ "$(summary_field samples /tmp/rec.out)" -gt 100 ]
+}
 # System-wide sched + timer + AUX snapshots: one snapshot per AUX ring at
 # the end without triggers; with SIGUSR2 and 'snapshot' in the control fifo,
 # two more (summary snapshots= per ring; the host counts AUXTRACE records).
@@ -366,6 +375,7 @@ if [ -x /kring/kring ] && [ -x /kring/pingpong ] && [ -x /kring/busy ] &&
 	cp /proc/kallsyms /kring/out/kallsyms
 	step record-pingpong rec_pingpong
 	step record-busy rec_busy
+	step record-callgraph rec_busy_g
 	step record-aux-base rec_aux_base
 	step record-aux-trig rec_aux_trig
 	step record-sigint rec_sigint
