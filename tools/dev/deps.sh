@@ -34,7 +34,14 @@ pkgs=(
 	# perf.data written by kring record, read by perf's own tools in the
 	# tests; man pages from --help; the report's SVG checked as XML
 	linux-perf help2man libxml2-utils
+	# the browser tests (tests/tool/browser_test.cpp): the SVG timeline and
+	# speedscope with the Chrome JSON in headless Chromium, the screenshots
+	# read with libpng
+	chromium-headless-shell libpng-dev
 )
+
+# npm fetches speedscope (below); Debian's unless one is installed already.
+command -v npm >/dev/null || pkgs+=(npm)
 
 # The libraries of the guests' QEMU (fetched into the cache, not installed).
 if libs=$("$(dirname "$0")/vm/qemu.sh" libs); then
@@ -49,7 +56,14 @@ for p in "${pkgs[@]}"; do
 	status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
 	[ "$status" = installed ] || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# The viewer of the browser tests, from the npm registry into the cache
+# (tools/dev/speedscope.sh), once the packages are there. Without it the
+# tests that open it say they were skipped, and why.
+speedscope() {
+	"$(dirname "$0")/speedscope.sh" fetch >/dev/null ||
+		echo "deps.sh: speedscope could not be fetched (tools/dev/speedscope.sh)" >&2
+}
+[ ${#missing[@]} -eq 0 ] && { speedscope; exit 0; }
 
 sudo=
 if [ "$(id -u)" != 0 ]; then
@@ -68,3 +82,4 @@ if ! $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/k
 	$sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/kring-deps.log 2>&1 ||
 		{ tail -20 /tmp/kring-deps.log >&2; echo "deps.sh: apt-get install failed" >&2; exit 1; }
 fi
+speedscope

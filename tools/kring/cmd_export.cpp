@@ -1,9 +1,9 @@
 // kring export --chrome: a perf.data file as Chrome trace-event JSON, which
-// Perfetto UI and chrome://tracing open. One process "CPUs" whose threads
-// are the CPUs (tid = CPU number): the task slices from the switch records
-// as complete events ("ph":"X", named by comm), the samples as instant
-// events ("ph":"i"), and the losses as a counter ("ph":"C", the running
-// total of records lost).
+// Perfetto UI, speedscope and chrome://tracing open. One process "CPUs"
+// whose threads are the CPUs (tid = CPU number): the task slices from the
+// switch records as complete events ("ph":"X", named by comm), the samples
+// as instant events ("ph":"i"), and the losses as a counter ("ph":"C", the
+// running total of records lost).
 #include <cerrno>
 #include <cstdio>
 #include <string>
@@ -123,7 +123,7 @@ void add_export(CLI::App* sub, context& ctx) {
     sub->footer(
         "One track per CPU (process \"CPUs\", thread = CPU): the tasks' slices from the\n"
         "switch records, the samples as instant events, the losses as a counter.\n"
-        "Open the file in https://ui.perfetto.dev or chrome://tracing.\n"
+        "Open the file in https://ui.perfetto.dev, speedscope or chrome://tracing.\n"
         "\n"
         "Examples:\n"
         "  kring export --chrome trace.json\n"

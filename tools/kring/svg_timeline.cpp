@@ -43,10 +43,12 @@ std::string xml(const std::string& s) {
     return out;
 }
 
-// A stable colour per task: its tid hashed onto a hue, as #rrggbb.
+// A stable colour per task: its tid hashed onto a hue, as #rrggbb. The hue
+// comes from the hash's high bits: its low bits follow the tid's (tids 100,
+// 200 and 400 shared one hue).
 std::string colour(task_id t) {
     std::uint32_t h = t.tid * 2654435761u ^ t.pid * 40503u;
-    double hue = double(h % 360), s = 0.55, l = 0.55;
+    double hue = double(std::uint64_t(h) * 360 >> 32), s = 0.55, l = 0.55;
     double c = (1 - std::fabs(2 * l - 1)) * s, x = c * (1 - std::fabs(std::fmod(hue / 60, 2) - 1));
     double m = l - c / 2, r = 0, g = 0, b = 0;
     if (hue < 60)
