@@ -65,12 +65,13 @@ static unsigned int sample_size(u64 sample_type, u32 raw_size, u32 chain_nr)
  * Return: the size to pass to a begin call (8-byte aligned, at most
  * KRING_RECORD_MAX_SIZE), or 0 when @raw_size is above KRING_SAMPLE_RAW_MAX:
  * no record carries it, and a begin refuses size 0 (-E2BIG, counted in
- * lost_too_big). With KRING_SAMPLE_CALLCHAIN (which only kring's timer
- * source writes) the size of an empty call chain is counted.
+ * lost_too_big). KRING_SAMPLE_CALLCHAIN, which no producer channel
+ * takes (only kring's timer source writes it), is ignored:
+ * kring_sample_data_size() counts a call chain.
  */
 unsigned int kring_sample_size(u64 sample_type, u32 raw_size)
 {
-	return sample_size(sample_type, raw_size, 0);
+	return sample_size(sample_type & ~KRING_SAMPLE_CALLCHAIN, raw_size, 0);
 }
 EXPORT_SYMBOL_GPL(kring_sample_size);
 

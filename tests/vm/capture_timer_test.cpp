@@ -12,8 +12,10 @@
 // the linker defines __start_/__stop_ symbols for it.
 extern "C" const char __start_kring_spin[];
 extern "C" const char __stop_kring_spin[];
-// The call-chain tests' caller of the loop, and their loops with a bad
+// The call-chain tests' loop and its caller, and their loops with a bad
 // frame pointer, likewise (this file is built with frame pointers).
+extern "C" const char __start_kring_cc_hot[];
+extern "C" const char __stop_kring_cc_hot[];
 extern "C" const char __start_kring_cc_worker[];
 extern "C" const char __stop_kring_cc_worker[];
 extern "C" const char __start_kring_badfp[];
@@ -184,11 +186,32 @@ kring_attr cc_attr(unsigned hz, std::uint64_t depth = 0) {
     return a;
 }
 
-// The user-mode frame the loop runs in calls it: a frame record of its own.
-__attribute__((noinline, section("kring_cc_worker"))) void cc_worker(volatile std::uint64_t* x) {
+__attribute__((noinline)) std::uint64_t cc_note(std::uint64_t x) {
+    __asm__ volatile("" : "+r"(x));
+    return x;
+}
+
+// The loop, in a function that calls another after it (not as a tail
+// call), so that it has a frame record of its own: a frame pointer walk
+// from a leaf misses the leaf's caller, whose return address is still in
+// a register or on top of the stack, not in a record (perf's call graphs
+// have the same gap).
+__attribute__((noinline, section("kring_cc_hot"))) std::uint64_t cc_hot(std::uint64_t x) {
+    for (int i = 0; i < 20000; i++) {
+        x = x * 3 + std::uint64_t(i);
+        __asm__ volatile("" : "+r"(x));
+    }
+    x = cc_note(x);
+    __asm__ volatile("" : "+r"(x));
+    return x;
+}
+
+// Its caller, whose return address the walk must find.
+__attribute__((noinline, section("kring_cc_worker"))) std::uint64_t cc_worker(std::uint64_t x) {
     for (int i = 0; i < 10; i++)
-        spin_chunk(x);
-    __asm__ volatile("" ::: "memory");
+        x = cc_hot(x);
+    __asm__ volatile("" : "+r"(x));
+    return x;
 }
 
 // Runs @body until @ch holds @want samples of this thread that @keep
@@ -262,20 +285,18 @@ TEST(CaptureTimer, CallChainsRefuseBadConfig) {
 }
 
 // User-mode samples of a loop called by cc_worker: every chain is well
-// formed, and those taken in the loop name cc_worker as a caller (the
-// leaf's own caller may be missing where the return address is still in
-// a register: arm64's leaf functions keep no frame record).
+// formed, and those taken in the loop name cc_worker as the caller.
 TEST(CaptureTimer, CallChainsWalkUserFrames) {
     kt::channel ch;
     ASSERT_EQ(ch.open(cc_attr(1000), 8), 0);
     ASSERT_EQ(ch.enable(), 0);
-    volatile std::uint64_t x = 1;
+    std::uint64_t x = 1;
     auto in_loop = [](const kt::rec& r) {
         return (r.timer.flags & KRING_TIMER_F_USER) &&
-               in(r.s.ip, __start_kring_spin, __stop_kring_spin);
+               in(r.s.ip, __start_kring_cc_hot, __stop_kring_cc_hot);
     };
     sample_until(
-        ch, 100, 200000000ull, [&] { cc_worker(&x); }, in_loop);
+        ch, 100, 200000000ull, [&] { x = cc_worker(x); }, in_loop);
     ASSERT_EQ(ch.disable(), 0);
     ch.drain();
     std::size_t loop = 0, via_worker = 0;
@@ -285,18 +306,19 @@ TEST(CaptureTimer, CallChainsWalkUserFrames) {
         if (r.s.tid != std::uint32_t(kt::gettid_()) || !in_loop(r))
             continue;
         loop++;
-        for (std::size_t i = 2; i < r.chain.size(); i++)
-            if (in(r.chain[i], __start_kring_cc_worker, __stop_kring_cc_worker)) {
-                via_worker++;
-                break;
-            }
+        // The caller's return address comes right after the IP.
+        via_worker +=
+            r.chain.size() > 2 && in(r.chain[2], __start_kring_cc_worker, __stop_kring_cc_worker);
     }
     std::printf("call chains: %zu samples, %zu in the loop, %zu of them via cc_worker\n",
                 ch.recs.size(), loop, via_worker);
     EXPECT_EQ(ch.bad, 0u);
     EXPECT_EQ(ch.lost, 0u);
     ASSERT_GE(loop, 100u);
+    // Samples on the few instructions before the frame is set up or
+    // after it is torn down see the caller's frame instead.
     EXPECT_GE(double(via_worker), double(loop) * 0.9);
+    EXPECT_NE(x, 0u);
 }
 
 // Kernel-mode samples (a thread in system calls) carry the kernel part
