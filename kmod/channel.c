@@ -256,7 +256,10 @@ static atomic_t kring_nr_channels = ATOMIC_INIT(0);
 
 static void kring_channel_free_rcu(struct rcu_head *head)
 {
-	kfree(container_of(head, struct kring_channel, rcu));
+	struct kring_channel *ch = container_of(head, struct kring_channel, rcu);
+
+	kring_formats_free(ch);
+	kfree(ch);
 	atomic_dec(&kring_nr_channels);
 }
 
@@ -600,6 +603,7 @@ static int kring_open(struct inode *inode, struct file *file)
 	init_irq_work(&ch->wakeup_work, kring_wakeup_work);
 	init_irq_work(&ch->free_work, kring_channel_free_work);
 	INIT_LIST_HEAD(&ch->redirected);
+	INIT_LIST_HEAD(&ch->formats);
 	spin_lock_init(&ch->out_lock);
 	ch->quiet_gp = get_completed_synchronize_rcu();
 	INIT_RCU_WORK(&ch->release_work, kring_release_work);

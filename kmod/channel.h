@@ -97,6 +97,7 @@ struct kring_channel {
 	unsigned long quiet_gp;
 	struct rcu_work release_work;
 	struct kring_user *user;	/* its opener, charged for it (user.h) */
+	struct list_head formats;	/* format.c, under @lock */
 };
 
 /*
@@ -194,6 +195,12 @@ int kring_channel_switch(struct kring_channel *ch, bool enable);
 				 KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | \
 				 KRING_SAMPLE_RAW | KRING_SAMPLE_IDENTIFIER | \
 				 KRING_SAMPLE_SEQ)
+
+/* format.c */
+int kring_format_validate(const struct kring_format *f);
+int kring_formats_add_source(struct kring_channel *ch, const struct kring_format * const *fmts);
+void kring_formats_free(struct kring_channel *ch);
+long kring_ioctl_get_formats(struct kring_channel *ch, void __user *arg);
 
 /* ioctl.c */
 void kring_abi_info_fill(struct kring_abi_info *info);

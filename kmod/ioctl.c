@@ -32,7 +32,7 @@ void kring_abi_info_fill(struct kring_abi_info *info)
 	info->abi_minor = KRING_ABI_MINOR;
 	info->features = KRING_FEAT_ABI_QUERY | KRING_FEAT_DATA_RING |
 			 KRING_FEAT_OVERWRITE | KRING_FEAT_MIRROR |
-			 KRING_FEAT_CLOCKS | KRING_FEAT_AUX;
+			 KRING_FEAT_CLOCKS | KRING_FEAT_AUX | KRING_FEAT_FORMATS;
 	/* Each source's, when it works on this kernel. */
 	for (i = 0; i < ARRAY_SIZE(kring_sources); i++) {
 		src = kring_sources[i];
@@ -173,6 +173,14 @@ static long kring_ioctl_configure(struct kring_channel *ch, void __user *arg)
 			ch->source = NULL;
 			goto out;
 		}
+	}
+	/* -EEXIST only if a producer described the source's type first. */
+	ret = kring_formats_add_source(ch, src ? src->formats : NULL);
+	if (ret) {
+		if (src && src->release)
+			src->release(ch);
+		ch->source = NULL;
+		goto out;
 	}
 	ch->watermark = attr.wakeup_watermark;
 	ch->wakeup_events = attr.wakeup_events;
@@ -349,6 +357,8 @@ long kring_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kring_ioctl_stats(ch, uarg);
 	case KRING_IOC_SET_OUTPUT:
 		return kring_redirect_set(ch, (int)arg);
+	case KRING_IOC_GET_FORMATS:
+		return kring_ioctl_get_formats(ch, uarg);
 	case KRING_IOC_AUX_SNAPSHOT:
 	case KRING_IOC_AUX_PAUSE:
 	case KRING_IOC_AUX_RESUME:

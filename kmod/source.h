@@ -15,6 +15,7 @@
 
 struct kring_channel;
 struct kring_capture;
+struct kring_format;
 
 /*
  * Capabilities of a source (struct kring_source_ops.caps):
@@ -71,6 +72,8 @@ struct kring_capture;
  *		mode publish what was written (kring_aux_snapshot()), whose
  *		result it returns (cpus_read_lock() and ch->lock held)
  * @aux_resume:	KRING_SRC_OWNS_AUX: undo @aux_pause (same locks)
+ * @formats:	the layouts of its records (NULL-terminated; NULL: none),
+ *		added to the channel's at configure (format.c)
  */
 struct kring_source_ops {
 	const char *name;
@@ -86,6 +89,7 @@ struct kring_source_ops {
 	struct kring_capture *(*capture)(struct kring_channel *ch);
 	int (*aux_pause)(struct kring_channel *ch);
 	int (*aux_resume)(struct kring_channel *ch);
+	const struct kring_format * const *formats;
 };
 
 /*

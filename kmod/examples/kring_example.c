@@ -12,7 +12,10 @@
  * accepted: one in one call with kring_channel_write() (misc 1), one with
  * the handle API (begin, the record written in place, end; misc 0), and
  * stays loaded until removed. Loading fails with -ENOENT when no open
- * channel has that id.
+ * channel has that id. Before writing, it describes KRING_RECORD_EXAMPLE
+ * (kring_channel_add_format()), so that a consumer decodes its field by
+ * name (KRING_IOC_GET_FORMATS); a channel that has the description
+ * already (the module loaded twice) answers -EEXIST, which is fine.
  *
  * raw_trim=<n> takes n bytes off each text's RAW size, as a driver strips a
  * header it expected in front of its data: the tests' way to hand kring the
@@ -32,6 +35,20 @@
 struct kring_example_record {
 	struct kring_record_header hdr;
 	u64 total;
+};
+
+/* Its layout: the body after the header, as ftrace would describe it. */
+static const struct kring_format_field kring_example_fields[] = {
+	{ .type = "u64", .name = "total", .offset = 0, .size = 8, .is_signed = false },
+};
+
+static const struct kring_format kring_example_format = {
+	.name = "kring_example",
+	.type = KRING_RECORD_EXAMPLE,
+	.size = sizeof(u64),
+	.fields = kring_example_fields,
+	.nr_fields = ARRAY_SIZE(kring_example_fields),
+	.print_fmt = "\"total=%llu\", REC->total",
 };
 
 /*
@@ -65,11 +82,17 @@ static int __init kring_example_init(void)
 	char text[48];
 	u64 total;
 	uint i;
+	int ret;
 
 	ch = kring_channel_get(channel);
 	if (!ch) {
 		pr_err("kring_example: no kring channel %llu\n", channel);
 		return -ENOENT;
+	}
+	ret = kring_channel_add_format(ch, &kring_example_format);
+	if (ret && ret != -EEXIST) {
+		kring_channel_put(ch);
+		return ret;
 	}
 	for (i = 0; i < count; i++) {
 		memset(&s, 0, sizeof(s));

@@ -256,6 +256,36 @@ static struct kring_capture *kring_sched_capture(struct kring_channel *ch)
 	return ch->source_priv;
 }
 
+/* struct kring_sched_raw, the RAW data of every sched SAMPLE. */
+static const struct kring_format_field kring_sched_fields[] = {
+	{ "__u16", "kind", 0, 2, false },
+	{ "__u16", "flags", 2, 2, false },
+	{ "__u32", "cpu", 4, 4, false },
+	{ "__u32", "prev_pid", 8, 4, false },
+	{ "__u32", "prev_tid", 12, 4, false },
+	{ "__u32", "next_pid", 16, 4, false },
+	{ "__u32", "next_tid", 20, 4, false },
+	{ "__s32", "prev_prio", 24, 4, true },
+	{ "__s32", "next_prio", 28, 4, true },
+	{ "__u64", "prev_state", 32, 8, false },
+	{ "char[16]", "prev_comm", 40, 16, true },
+	{ "char[16]", "next_comm", 56, 16, true },
+};
+
+static const struct kring_format kring_sched_format = {
+	.name = "kring_sched",
+	.type = KRING_RECORD_SAMPLE,
+	.size = sizeof(struct kring_sched_raw),
+	.fields = kring_sched_fields,
+	.nr_fields = ARRAY_SIZE(kring_sched_fields),
+	.print_fmt =
+		"\"kind=%u %s -> %s\", REC->kind, REC->prev_comm, REC->next_comm",
+};
+
+static const struct kring_format * const kring_sched_formats[] = {
+	&kring_sched_format, NULL,
+};
+
 const struct kring_source_ops kring_sched_source = {
 	.name = "sched",
 	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_REDIRECTABLE,
@@ -263,6 +293,7 @@ const struct kring_source_ops kring_sched_source = {
 	.available = kring_capture_available,
 	.prepare = kring_capture_attach,
 	.sample_type = KRING_SAMPLE_RAW,
+	.formats = kring_sched_formats,
 	.configure = kring_sched_configure,
 	.start = kring_sched_start,
 	.stop = kring_sched_stop,

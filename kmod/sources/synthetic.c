@@ -487,11 +487,34 @@ static void kring_synth_release(struct kring_channel *ch)
 	ch->source_priv = NULL;
 }
 
+/* struct kring_synth_payload, the start of every synthetic SAMPLE's RAW data. */
+static const struct kring_format_field kring_synth_fields[] = {
+	{ "__u64", "seq", 0, 8, false },
+	{ "__u32", "cpu", 8, 4, false },
+	{ "__u32", "len", 12, 4, false },
+	{ "__u64", "checksum", 16, 8, false },
+};
+
+static const struct kring_format kring_synth_format = {
+	.name = "kring_synthetic",
+	.type = KRING_RECORD_SAMPLE,
+	.size = sizeof(struct kring_synth_payload),
+	.fields = kring_synth_fields,
+	.nr_fields = ARRAY_SIZE(kring_synth_fields),
+	.print_fmt =
+		"\"seq=%llu cpu=%u len=%u\", REC->seq, REC->cpu, REC->len",
+};
+
+static const struct kring_format * const kring_synth_formats[] = {
+	&kring_synth_format, NULL,
+};
+
 const struct kring_source_ops kring_synthetic_source = {
 	.name = "synthetic",
 	.caps = KRING_SRC_TEST_ONLY,
 	.features = KRING_FEAT_SYNTHETIC,
 	.sample_type = KRING_SAMPLE_RAW,
+	.formats = kring_synth_formats,
 	.configure = kring_synth_configure,
 	.start = kring_synth_start,
 	.stop = kring_synth_stop,

@@ -400,11 +400,33 @@ static struct kring_capture *kring_timer_capture(struct kring_channel *ch)
 	return tm ? &tm->cap : NULL;
 }
 
+/* struct kring_timer_raw, the RAW data of a timer SAMPLE when asked for. */
+static const struct kring_format_field kring_timer_fields[] = {
+	{ "__u32", "flags", 0, 4, false },
+	{ "__u32", "cpu", 4, 4, false },
+	{ "__u64", "overruns", 8, 8, false },
+};
+
+static const struct kring_format kring_timer_format = {
+	.name = "kring_timer",
+	.type = KRING_RECORD_SAMPLE,
+	.size = sizeof(struct kring_timer_raw),
+	.fields = kring_timer_fields,
+	.nr_fields = ARRAY_SIZE(kring_timer_fields),
+	.print_fmt =
+		"\"flags=%u cpu=%u overruns=%llu\", REC->flags, REC->cpu, REC->overruns",
+};
+
+static const struct kring_format * const kring_timer_formats[] = {
+	&kring_timer_format, NULL,
+};
+
 const struct kring_source_ops kring_timer_source = {
 	.name = "timer",
 	.caps = KRING_SRC_FOLLOWS_TASKS | KRING_SRC_REDIRECTABLE | KRING_SRC_KERNEL_SAMPLES |
 		KRING_SRC_CALLCHAIN,
 	.features = KRING_FEAT_TIMER | KRING_FEAT_CAPTURE | KRING_FEAT_CALLCHAIN,
+	.formats = kring_timer_formats,
 	.available = kring_capture_available,
 	.prepare = kring_capture_attach,
 	.configure = kring_timer_configure,

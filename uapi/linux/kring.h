@@ -81,6 +81,7 @@
 #define KRING_FEAT_AUX		(1ULL << 10)	/* the AUX area */
 #define KRING_FEAT_AUX_TRACER	(1ULL << 11)	/* KRING_SOURCE_AUX_TRACER */
 #define KRING_FEAT_CALLCHAIN	(1ULL << 12)	/* timer: KRING_SAMPLE_CALLCHAIN */
+#define KRING_FEAT_FORMATS	(1ULL << 13)	/* KRING_IOC_GET_FORMATS */
 
 /*
  * struct kring_abi_info - answer of KRING_IOC_QUERY_ABI.
@@ -158,6 +159,45 @@ struct kring_abi_info {
 #define KRING_IOC_AUX_SNAPSHOT	_IO(KRING_IOC_MAGIC, 0x10)
 #define KRING_IOC_AUX_PAUSE	_IO(KRING_IOC_MAGIC, 0x11)
 #define KRING_IOC_AUX_RESUME	_IO(KRING_IOC_MAGIC, 0x12)
+
+/*
+ * KRING_IOC_GET_FORMATS: the layouts of the records a channel carries, in
+ * ftrace's event format language, one block per described record type:
+ *
+ *	name: kring_sched
+ *	ID: 9
+ *	format:
+ *		field:__u16 kind;	offset:0;	size:2;	signed:0;
+ *		...
+ *
+ *	print fmt: "kind=%u ...", REC->kind, ...
+ *
+ * ID is the record type the block describes; for KRING_RECORD_SAMPLE the
+ * fields are those of the RAW data (offsets from its first byte), for any
+ * other type those of the body after the record header. The channel's
+ * source describes its own RAW data (sched, timer, synthetic); a producer
+ * module adds its types (kring_channel_add_format(), docs/PRODUCER.md).
+ *
+ * The caller sets @size (versioned like kring_attr: at least
+ * KRING_FORMATS_SIZE_VER0, unknown trailing bytes zero) and @buf / @len,
+ * a buffer for the text; @buf = 0 asks only for the sizes. The module
+ * fills in @count and @len (the bytes the text takes: the blocks back to
+ * back, each ending with a NUL) and copies the text when @len was large
+ * enough; else the call fails with ENOSPC, @count and @len filled in.
+ * At most KRING_FORMATS_MAX blocks of KRING_FORMATS_MAX_BYTES in all.
+ */
+struct kring_formats {
+	__u32 size;
+	__u32 count;
+	__u32 len;
+	__u32 reserved;
+	__u64 buf;
+};
+
+#define KRING_FORMATS_SIZE_VER0	24
+#define KRING_FORMATS_MAX	32
+#define KRING_FORMATS_MAX_BYTES	65536
+#define KRING_IOC_GET_FORMATS	_IOWR(KRING_IOC_MAGIC, 0x13, struct kring_formats)
 
 /* KRING_IOC_SET_WAKEUP: either field 0 keeps the default for it. */
 struct kring_wakeup {

@@ -172,6 +172,57 @@ int kring_channel_write_sample(struct kring_channel *ch,
 			       struct kring_sample_data *data);
 
 /*
+ * Describing your records (docs/PRODUCER.md): the layout of a record type
+ * the channel carries, once, as ftrace describes a trace event; consumers
+ * read it with KRING_IOC_GET_FORMATS and decode the fields by name.
+ */
+#define KRING_FORMAT_NAME_MAX	63	/* a name's characters */
+#define KRING_FORMAT_PRINT_MAX	1024	/* print fmt's characters */
+#define KRING_FORMAT_MAX_FIELDS	64
+
+/**
+ * struct kring_format_field - one field of a described record
+ * @type:	its C type as ftrace prints it, from a fixed set: u8..u64,
+ *		s8..s64, __u8..__s64, char, unsigned char, short, unsigned
+ *		short, int, unsigned int, long, unsigned long, long long,
+ *		unsigned long long, bool, pid_t; an array as "T[N]"
+ * @name:	an identifier (not common_*, which ftrace reserves)
+ * @offset:	bytes from the start of what the format describes
+ * @size:	the type's size (times N for an array)
+ * @is_signed:	the type's signedness
+ */
+struct kring_format_field {
+	const char *type;
+	const char *name;
+	u16 offset;
+	u16 size;
+	bool is_signed;
+};
+
+/**
+ * struct kring_format - the layout of one record type
+ * @name:	an identifier, the event's name for consumers
+ * @type:	the record type it describes: KRING_RECORD_SAMPLE (the RAW
+ *		data of the channel's SAMPLEs) or a type above KRING_RECORD_PAD
+ *		(the body after the header)
+ * @size:	the bytes described; every field lies inside them
+ * @fields:	@nr_fields fields (1..KRING_FORMAT_MAX_FIELDS), no two
+ *		overlapping
+ * @print_fmt:	ftrace's print fmt (a quoted format, then REC->field
+ *		arguments), printable ASCII, or NULL
+ */
+struct kring_format {
+	const char *name;
+	u32 type;
+	u16 size;
+	const struct kring_format_field *fields;
+	unsigned int nr_fields;
+	const char *print_fmt;
+};
+
+int kring_channel_add_format(struct kring_channel *ch, const struct kring_format *f);
+
+/*
  * The AUX area: a hardware-like producer writes extents of bulk data
  * straight into a channel's AUX pages and announces each with a
  * KRING_RECORD_AUX in the data ring:

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suite "kring_format": kring_format_validate(), the check a record
+ * layout passes before a channel keeps it (kmod/format.c). A good
+ * declaration passes; each way a declaration can be wrong is refused with
+ * its errno, one mistake at a time. The guest tests check the ioctl and
+ * the producer call on real channels (Formats.*).
+ */
+#include <kunit/test.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+
+#include "compat.h"
+#include "channel.h"
+
+static const struct kring_format_field good_fields[] = {
+	{ "__u64", "seq", 0, 8, false },
+	{ "s32", "delta", 8, 4, true },
+	{ "char[4]", "tag", 12, 4, true },
+	{ "unsigned short", "port", 16, 2, false },
+};
+
+static struct kring_format good(struct kring_format_field *fields)
+{
+	memcpy(fields, good_fields, sizeof(good_fields));
+	return (struct kring_format){
+		.name = "my_event",
+		.type = KRING_RECORD_KRING_BASE + 0x100,
+		.size = 24,
+		.fields = fields,
+		.nr_fields = ARRAY_SIZE(good_fields),
+		.print_fmt = "\"seq=%llu\", REC->seq",
+	};
+}
+
+static void format_good_passes(struct kunit *test)
+{
+	struct kring_format_field fl[ARRAY_SIZE(good_fields)];
+	struct kring_format f = good(fl);
+
+	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), 0);
+	f.type = KRING_RECORD_SAMPLE;
+	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), 0);
+	f.print_fmt = NULL;
+	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), 0);
+	/* Fields need not be in order, nor cover every byte. */
+	swap(fl[0], fl[3]);
+	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), 0);
+	f.size = KRING_SAMPLE_RAW_MAX;
+	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), 0);
+}
+
+struct bad_case {
+	const char *what;
+	int err;
+	void (*spoil)(struct kring_format *f, struct kring_format_field *fl);
+};
+
+static void spoil_no_name(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->name = NULL;
+}
+
+static void spoil_empty_name(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->name = "";
+}
+
+static void spoil_digit_name(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->name = "1x";
+}
+
+static void spoil_space_name(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->name = "a b";
+}
+
+static void spoil_long_name(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->name = "a123456789b123456789c123456789d123456789e123456789f123456789g123";
+}
+
+static void spoil_lost_type(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->type = KRING_RECORD_LOST;
+}
+
+static void spoil_pad_type(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->type = KRING_RECORD_PAD;
+}
+
+static void spoil_zero_size(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->size = 0;
+}
+
+static void spoil_big_sample(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->type = KRING_RECORD_SAMPLE;
+	f->size = KRING_SAMPLE_RAW_MAX + 1;
+}
+
+static void spoil_no_fields(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->nr_fields = 0;
+}
+
+static void spoil_null_fields(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->fields = NULL;
+}
+
+static void spoil_many_fields(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->nr_fields = KRING_FORMAT_MAX_FIELDS + 1;
+}
+
+static void spoil_newline_fmt(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->print_fmt = "\"a\"\n, REC->seq";
+}
+
+static void spoil_unknown_type(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[1].type = "float";
+}
+
+static void spoil_null_type(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[1].type = NULL;
+}
+
+static void spoil_bad_array(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[2].type = "char[x]";
+}
+
+static void spoil_zero_array(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[2].type = "char[0]";
+	fl[2].size = 0;
+}
+
+static void spoil_wrong_size(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[1].size = 8;
+}
+
+static void spoil_wrong_array_size(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[2].type = "char[5]";
+}
+
+static void spoil_wrong_sign(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[0].is_signed = true;
+}
+
+static void spoil_outside(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[3].offset = 23;
+}
+
+static void spoil_far_outside(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[3].offset = U16_MAX;
+}
+
+static void spoil_overlap(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[1].offset = 4;
+}
+
+static void spoil_overlap_unsorted(struct kring_format *f, struct kring_format_field *fl)
+{
+	swap(fl[0], fl[3]);
+	fl[0].offset = 6;	/* the u16 port inside seq */
+}
+
+static void spoil_dup_name(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[3].name = "seq";
+}
+
+static void spoil_bad_field_name(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[3].name = "po-rt";
+}
+
+static void spoil_common_name(struct kring_format *f, struct kring_format_field *fl)
+{
+	fl[3].name = "common_pid";
+}
+
+static const struct bad_case bad_cases[] = {
+	{ "no name", -EINVAL, spoil_no_name },
+	{ "empty name", -EINVAL, spoil_empty_name },
+	{ "name starting with a digit", -EINVAL, spoil_digit_name },
+	{ "name with a space", -EINVAL, spoil_space_name },
+	{ "name of 64 characters", -EINVAL, spoil_long_name },
+	{ "LOST, a type of kring's", -EINVAL, spoil_lost_type },
+	{ "PAD", -EINVAL, spoil_pad_type },
+	{ "size 0", -E2BIG, spoil_zero_size },
+	{ "a SAMPLE above KRING_SAMPLE_RAW_MAX", -E2BIG, spoil_big_sample },
+	{ "no fields", -EINVAL, spoil_no_fields },
+	{ "fields NULL", -EINVAL, spoil_null_fields },
+	{ "too many fields", -E2BIG, spoil_many_fields },
+	{ "a newline in print fmt", -EINVAL, spoil_newline_fmt },
+	{ "unknown type", -EINVAL, spoil_unknown_type },
+	{ "type NULL", -EINVAL, spoil_null_type },
+	{ "array count not a number", -EINVAL, spoil_bad_array },
+	{ "array of 0", -EINVAL, spoil_zero_array },
+	{ "size not the type's", -EINVAL, spoil_wrong_size },
+	{ "size not the array's", -EINVAL, spoil_wrong_array_size },
+	{ "signedness not the type's", -EINVAL, spoil_wrong_sign },
+	{ "a field past the end", -EINVAL, spoil_outside },
+	{ "a field far past the end", -EINVAL, spoil_far_outside },
+	{ "overlapping fields", -EINVAL, spoil_overlap },
+	{ "overlapping fields out of order", -EINVAL, spoil_overlap_unsorted },
+	{ "a duplicate field name", -EINVAL, spoil_dup_name },
+	{ "a field name with a dash", -EINVAL, spoil_bad_field_name },
+	{ "a common_ field", -EINVAL, spoil_common_name },
+};
+
+static void bad_case_desc(const struct bad_case *c, char *desc)
+{
+	strscpy(desc, c->what, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(bad, bad_cases, bad_case_desc);
+
+static void format_bad_is_refused(struct kunit *test)
+{
+	const struct bad_case *c = test->param_value;
+	struct kring_format_field fl[ARRAY_SIZE(good_fields)];
+	struct kring_format f = good(fl);
+
+	c->spoil(&f, fl);
+	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), c->err);
+}
+
+static struct kunit_case format_cases[] = {
+	KUNIT_CASE(format_good_passes),
+	KUNIT_CASE_PARAM(format_bad_is_refused, bad_gen_params),
+	{}
+};
+
+static struct kunit_suite format_suite = {
+	.name = "kring_format",
+	.test_cases = format_cases,
+};
+
+kunit_test_suite(format_suite);
