@@ -100,6 +100,27 @@ TEST(ProducerApi, ExampleModuleWritesIntoChannel) {
     kring_stats st = ch.stats();
     EXPECT_EQ(st.produced, count + 2);
     EXPECT_EQ(st.written, count + 2);
+    // It described its record type (kring_channel_add_format()): one
+    // block, as ftrace would print it.
+    kring_formats q{};
+    q.size = sizeof(q);
+    ASSERT_EQ(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), 0);
+    EXPECT_EQ(q.count, 1u);
+    std::string text(q.len, '\0');
+    q.buf = reinterpret_cast<std::uintptr_t>(text.data());
+    ASSERT_EQ(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), 0);
+    EXPECT_EQ(text, "name: kring_example\nID: " + std::to_string(example_record) +
+                        "\nformat:\n\tfield:u64 total;\toffset:0;\tsize:8;\tsigned:0;\n\n"
+                        "print fmt: \"total=%llu\", REC->total\n" +
+                        std::string(1, '\0'));
+    EXPECT_EQ(unload_example(), "");
+    // Loaded again into the same channel: the description is there
+    // already (-EEXIST, which the example takes as fine), still one.
+    ASSERT_EQ(load_example("channel=" + std::to_string(id) + " count=1"), "");
+    q = {};
+    q.size = sizeof(q);
+    ASSERT_EQ(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), 0);
+    EXPECT_EQ(q.count, 1u);
     EXPECT_EQ(unload_example(), "");
 }
 

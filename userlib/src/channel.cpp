@@ -230,4 +230,39 @@ result<kring_stats> channel::stats() const {
     return st;
 }
 
+result<std::vector<std::string>> channel::formats() const {
+    // The size first, then the text; a producer may add a format in
+    // between (ENOSPC): ask again, a bounded number of times (each
+    // channel holds at most KRING_FORMATS_MAX).
+    for (int attempt = 0; attempt <= KRING_FORMATS_MAX; attempt++) {
+        kring_formats q;
+        std::memset(&q, 0, sizeof(q));
+        q.size = sizeof(q);
+        if (::ioctl(fd(), KRING_IOC_GET_FORMATS, &q) < 0)
+            return error::from_errno(errno == ENOTTY ? ENOTSUP : errno, "KRING_IOC_GET_FORMATS");
+        std::string text(q.len, '\0');
+        q.buf = reinterpret_cast<std::uintptr_t>(text.data());
+        if (q.len && ::ioctl(fd(), KRING_IOC_GET_FORMATS, &q) < 0) {
+            if (errno == ENOSPC)
+                continue;
+            return error::from_errno(errno, "KRING_IOC_GET_FORMATS");
+        }
+        std::vector<std::string> out;
+        out.reserve(q.count);
+        for (std::size_t at = 0; at < text.size();) {
+            const std::size_t end = text.find('\0', at);
+            if (end == std::string::npos)
+                return error(EPROTO, "KRING_IOC_GET_FORMATS: a format without its NUL");
+            out.emplace_back(text, at, end - at);
+            at = end + 1;
+        }
+        if (out.size() != q.count)
+            return error(EPROTO, "KRING_IOC_GET_FORMATS: " + std::to_string(out.size()) +
+                                     " formats in the text, " + std::to_string(q.count) +
+                                     " counted");
+        return out;
+    }
+    return error(EAGAIN, "KRING_IOC_GET_FORMATS: the formats kept changing");
+}
+
 }  // namespace kring

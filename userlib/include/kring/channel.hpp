@@ -99,6 +99,11 @@ public:
     result<void> set_wakeup(std::uint32_t watermark, std::uint32_t events);
     result<std::uint64_t> id() const;
     result<kring_stats> stats() const;
+    // The layouts of the records the channel carries (KRING_IOC_GET_FORMATS):
+    // one ftrace event format text per described record type (its source's
+    // RAW data, a producer module's types). ENOTSUP without
+    // KRING_FEAT_FORMATS.
+    result<std::vector<std::string>> formats() const;
 
     // Snapshot of an overwrite ring: pause, f(), resume, as perf's tool
     // reads a backward ring. f's result is returned.

@@ -1,0 +1,219 @@
+// In the guest: self-describing records. KRING_IOC_GET_FORMATS lists the
+// layouts a channel carries in ftrace's event format language: each
+// source's RAW data, as the uapi structs lay it out, and a producer
+// module's own types (kmod/examples/kring_example.c); the ioctl's size
+// negotiation and refusals; libkring's channel::formats().
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "errno_assert.hpp"
+#include "kring/channel.hpp"
+#include "raw_ring.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+struct field {
+    std::string type;
+    unsigned offset = 0, size = 0, is_signed = 0;
+};
+
+struct format {
+    std::string name;
+    unsigned id = 0;
+    std::map<std::string, field> fields;
+};
+
+// The blocks of the ioctl's text, each parsed; a block that does not read
+// as ftrace's format fails the test.
+std::vector<format> parse(const std::string& text, unsigned count) {
+    std::vector<format> out;
+    const std::regex head(R"(^name: (\w+)\nID: (\d+)\nformat:\n)");
+    const std::regex line(
+        R"(\tfield:([\w ]+?) (\w+)(\[\d+\])?;\toffset:(\d+);\tsize:(\d+);\tsigned:([01]);\n)");
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t end = text.find('\0', at);
+        EXPECT_NE(end, std::string::npos) << "a block without its NUL";
+        if (end == std::string::npos)
+            break;
+        const std::string b = text.substr(at, end - at);
+        at = end + 1;
+        std::smatch m;
+        EXPECT_TRUE(std::regex_search(b, m, head)) << b;
+        if (m.empty())
+            continue;
+        format f;
+        f.name = m[1];
+        f.id = unsigned(std::stoul(m[2]));
+        std::string rest = m.suffix();
+        while (std::regex_search(rest, m, line) && m.position(0) == 0) {
+            field fd;
+            fd.type = std::string(m[1]) + std::string(m[3]);
+            fd.offset = unsigned(std::stoul(m[4]));
+            fd.size = unsigned(std::stoul(m[5]));
+            fd.is_signed = unsigned(std::stoul(m[6]));
+            f.fields[m[2]] = fd;
+            rest = m.suffix();
+        }
+        EXPECT_EQ(rest.rfind("\nprint fmt: \"", 0), 0u) << "after the fields: " << rest;
+        out.push_back(f);
+    }
+    EXPECT_EQ(out.size(), count);
+    return out;
+}
+
+// The formats of @ch through the raw ioctl: size first, then the text.
+std::vector<format> formats_of(kt::raw_channel& ch) {
+    kring_formats q{};
+    q.size = sizeof(q);
+    EXPECT_EQ(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), 0);
+    std::string text(q.len, '\x7f');
+    const unsigned count = q.count;
+    q.buf = reinterpret_cast<std::uintptr_t>(text.data());
+    EXPECT_EQ(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), 0);
+    EXPECT_EQ(q.len, text.size());
+    EXPECT_EQ(q.count, count);
+    return parse(text, count);
+}
+
+#define EXPECT_FIELD(f, S, member, t)                                 \
+    do {                                                              \
+        auto it = (f).fields.find(#member);                           \
+        ASSERT_NE(it, (f).fields.end()) << #member;                   \
+        EXPECT_EQ(it->second.offset, offsetof(S, member)) << #member; \
+        EXPECT_EQ(it->second.size, sizeof(S::member)) << #member;     \
+        EXPECT_EQ(it->second.type, t) << #member;                     \
+    } while (0)
+
+TEST(Formats, SchedSourceDescribesItsRaw) {
+    kt::raw_channel ch;
+    ASSERT_EQ(ch.open_dev(), 0);
+    kring_attr a = kt::make_attr(KRING_SOURCE_SCHED, -1, kt::sched_type);
+    a.pid = 0;
+    ASSERT_EQ(ch.configure(a), 0);
+    auto f = formats_of(ch);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].name, "kring_sched");
+    EXPECT_EQ(f[0].id, unsigned(KRING_RECORD_SAMPLE));
+    EXPECT_EQ(f[0].fields.size(), 12u);
+    EXPECT_FIELD(f[0], kring_sched_raw, kind, "__u16");
+    EXPECT_FIELD(f[0], kring_sched_raw, flags, "__u16");
+    EXPECT_FIELD(f[0], kring_sched_raw, cpu, "__u32");
+    EXPECT_FIELD(f[0], kring_sched_raw, prev_pid, "__u32");
+    EXPECT_FIELD(f[0], kring_sched_raw, prev_tid, "__u32");
+    EXPECT_FIELD(f[0], kring_sched_raw, next_pid, "__u32");
+    EXPECT_FIELD(f[0], kring_sched_raw, next_tid, "__u32");
+    EXPECT_FIELD(f[0], kring_sched_raw, prev_prio, "__s32");
+    EXPECT_FIELD(f[0], kring_sched_raw, next_prio, "__s32");
+    EXPECT_FIELD(f[0], kring_sched_raw, prev_state, "__u64");
+    EXPECT_FIELD(f[0], kring_sched_raw, prev_comm, "char[16]");
+    EXPECT_FIELD(f[0], kring_sched_raw, next_comm, "char[16]");
+}
+
+TEST(Formats, TimerSourceDescribesItsRaw) {
+    kt::raw_channel ch;
+    ASSERT_EQ(ch.open_dev(), 0);
+    kring_attr a = kt::make_attr(KRING_SOURCE_TIMER, -1, kt::timer_type);
+    a.pid = 0;
+    a.config[0] = 100;
+    ASSERT_EQ(ch.configure(a), 0);
+    auto f = formats_of(ch);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].name, "kring_timer");
+    EXPECT_EQ(f[0].id, unsigned(KRING_RECORD_SAMPLE));
+    EXPECT_EQ(f[0].fields.size(), 3u);
+    EXPECT_FIELD(f[0], kring_timer_raw, flags, "__u32");
+    EXPECT_FIELD(f[0], kring_timer_raw, cpu, "__u32");
+    EXPECT_FIELD(f[0], kring_timer_raw, overruns, "__u64");
+}
+
+// A producer channel has none until a producer describes its types.
+TEST(Formats, ProducerChannelStartsWithNone) {
+    kt::raw_channel ch;
+    ASSERT_EQ(ch.open_dev(), 0);
+    kring_formats q{};
+    q.size = sizeof(q);
+    q.count = q.len = 77;
+    ASSERT_EQ(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), 0) << "unconfigured";
+    EXPECT_EQ(q.count, 0u);
+    EXPECT_EQ(q.len, 0u);
+    ASSERT_EQ(ch.configure(kt::make_attr(KRING_SOURCE_NONE, -1, KRING_SAMPLE_RAW)), 0);
+    EXPECT_EQ(formats_of(ch).size(), 0u);
+}
+
+// The size negotiation and what is refused: a short buffer is ENOSPC with
+// the sizes filled in and not one byte written; a short or unknown struct,
+// a reserved field and a bad address are refused.
+TEST(Formats, IoctlContract) {
+    kt::raw_channel ch;
+    ASSERT_EQ(ch.open_dev(), 0);
+    kring_attr a = kt::make_attr(KRING_SOURCE_SCHED, -1, kt::sched_type);
+    a.pid = 0;
+    ASSERT_EQ(ch.configure(a), 0);
+    kring_formats q{};
+    q.size = sizeof(q);
+    ASSERT_EQ(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), 0);
+    const unsigned need = q.len;
+    ASSERT_GT(need, 100u);
+    std::string buf(need, '\x7f');
+    q.buf = reinterpret_cast<std::uintptr_t>(buf.data());
+    q.len = need - 1;
+    q.count = 0;
+    EXPECT_ERRNO(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), ENOSPC);
+    EXPECT_EQ(q.len, need);
+    EXPECT_EQ(q.count, 1u);
+    EXPECT_EQ(buf, std::string(need, '\x7f')) << "written into a short buffer";
+
+    q = {};
+    q.size = KRING_FORMATS_SIZE_VER0 - 1;
+    EXPECT_ERRNO(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), EINVAL) << "short struct";
+    q = {};
+    q.size = sizeof(q);
+    q.reserved = 1;
+    EXPECT_ERRNO(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), EINVAL) << "reserved field";
+    q = {};
+    q.size = sizeof(q);
+    q.len = need;
+    q.buf = 0x10;  // never mapped
+    EXPECT_ERRNO(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), EFAULT) << "bad buffer";
+    // A larger struct: its unknown bytes must be zero.
+    struct {
+        kring_formats q;
+        std::uint64_t more;
+    } big{};
+    big.q.size = sizeof(big);
+    big.more = 1;
+    EXPECT_ERRNO(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &big), E2BIG) << "unknown bytes";
+    big.more = 0;
+    EXPECT_EQ(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &big), 0);
+    EXPECT_EQ(big.q.count, 1u);
+    EXPECT_EQ(big.q.size, sizeof(kring_formats)) << "the module's size reported back";
+}
+
+// libkring's call reads the same blocks.
+TEST(Formats, LibkringReadsThem) {
+    kring::channel_options o;
+    o.source = KRING_SOURCE_TIMER;
+    o.sample_type = kt::timer_type;
+    o.pid = 0;
+    o.config[0] = 100;
+    auto ch = kring::channel::open(o);
+    ASSERT_TRUE(ch) << ch.error().message();
+    auto f = ch->formats();
+    ASSERT_TRUE(f) << f.error().message();
+    ASSERT_EQ(f->size(), 1u);
+    EXPECT_EQ(f->front().rfind("name: kring_timer\nID: 9\nformat:\n", 0), 0u) << f->front();
+}
+
+}  // namespace
