@@ -27,6 +27,12 @@ void parse_all(const pd::record_view& r, std::uint64_t st) {
         KF_CHECK(s->raw.empty() ||
                  (s->raw.data() >= r.bytes.data() &&
                   s->raw.data() + s->raw.size() <= r.bytes.data() + r.bytes.size()));
+        const auto cc = s->callchain.bytes;
+        KF_CHECK(cc.size() % 8 == 0);
+        KF_CHECK(cc.empty() || (cc.data() >= r.bytes.data() &&
+                                cc.data() + cc.size() <= r.bytes.data() + r.bytes.size()));
+        for (std::size_t i = 0; i < s->callchain.size(); i++)
+            (void)s->callchain[i];
         // A sample built from what was parsed parses to the same values.
         const std::uint64_t bst = st & ~std::uint64_t{PERF_SAMPLE_CALLCHAIN};
         if (!(st & PERF_SAMPLE_READ) && s->raw.size() <= 60000) {

@@ -116,6 +116,9 @@ bool decode_feature(unsigned bit, std::span<const std::byte> b, features& f,
                     std::vector<event_attr>* desc) {
     cursor c{b.data(), b.data() + b.size()};
     switch (bit) {
+        case feat_tracing_data:
+            f.tracing_data.assign(b.begin(), b.end());
+            return true;
         case feat_hostname:
             return c.string(f.hostname);
         case feat_osrelease:

@@ -211,6 +211,12 @@ result<void> file::impl::parse_pipe(const std::string& name) {
                 add_attr(std::move(e));
                 return true;
             }
+            if (rh.type == record_header_tracing_data) {
+                std::uint32_t n = 0;
+                std::memcpy(&n, d.data() + pos + 8, 4);
+                read_feature(feat_tracing_data, d.subspan(pos + rh.size, n));
+                return true;
+            }
             if (rh.type == k_record_header_feature) {
                 std::uint64_t bit = 0;
                 if (!c.get(bit)) {
@@ -269,6 +275,21 @@ std::uint64_t file::impl::whole_records(
             break;
         }
         std::uint64_t whole = rh.size;
+        if (rh.type == record_header_tracing_data) {
+            std::uint32_t payload;
+            if (rh.size < 16) {
+                note(pos, "TRACING_DATA record of size " + std::to_string(rh.size) + " at offset " +
+                              std::to_string(pos) + " is too short" + why_end);
+                break;
+            }
+            std::memcpy(&payload, at(pos + 8), 4);
+            if (payload > left - rh.size) {
+                note(pos, "tracing data of " + std::to_string(payload) + " bytes at offset " +
+                              std::to_string(pos) + " runs past the end" + why_end);
+                break;
+            }
+            whole += payload;
+        }
         if (rh.type == record_auxtrace) {
             std::uint64_t payload;
             if (rh.size < k_auxtrace_size) {
@@ -430,6 +451,12 @@ result<void> file::for_each(const std::function<void(const record_view&)>& f) co
         std::memcpy(&h, p.d.data() + pos, sizeof(h));
         if (p.pipe && (h.type == record_header_attr || h.type == k_record_header_feature)) {
             pos += h.size;  // the stream's header, read by parse_pipe()
+            continue;
+        }
+        if (p.pipe && h.type == record_header_tracing_data) {
+            std::uint32_t n = 0;
+            std::memcpy(&n, p.d.data() + pos + 8, 4);
+            pos += h.size + n;  // read by parse_pipe()
             continue;
         }
         record_view r;

@@ -97,6 +97,8 @@ struct writer::impl {
     file_header header;
     unique_fd spool;  // the AUXTRACE records until finish()
     std::uint64_t spool_size = 0;
+    std::vector<std::byte> tracing;  // a file's HEADER_TRACING_DATA
+    bool tracing_set = false;
 
     result<void> flush() {
         if (buf.empty())
@@ -228,6 +230,30 @@ result<void> writer::write(std::span<const std::byte> bytes) {
     return {};
 }
 
+result<void> writer::write_tracing_data(std::span<const std::byte> data) {
+    if (p_->finished || p_->tracing_set || p_->data_size)
+        return einval("write " + p_->path +
+                      ": the tracing data goes once, before the first record");
+    p_->tracing_set = true;
+    if (!p_->pipe) {
+        p_->tracing.assign(data.begin(), data.end());
+        return {};
+    }
+    // perf_event__synthesize_tracing_data(): the record's size word is the
+    // data's, padded to 8; the data follows the record.
+    std::vector<std::byte> rec;
+    put(rec, perf_event_header{record_header_tracing_data, 0, 16});
+    put(rec, static_cast<std::uint32_t>(align8(data.size())));
+    put(rec, std::uint32_t{0});
+    static constexpr std::byte zeros[8] = {};
+    const std::span<const std::byte> parts[] = {
+        rec, data, {zeros, align8(data.size()) - data.size()}};
+    for (auto part : parts)
+        if (auto r = p_->append(part.data(), part.size()); !r)
+            return r;
+    return p_->flush();
+}
+
 result<void> writer::write_auxtrace(std::span<const std::byte> payload, std::uint64_t offset,
                                     std::uint64_t reference, std::uint32_t idx, std::uint32_t tid,
                                     std::uint32_t cpu) {
@@ -278,6 +304,9 @@ result<void> writer::finish(const features& f) {
     if (auto r = p_->flush(); !r)
         return r;
     auto sections = encode_features(f, p_->attrs);
+    sections.erase(feat_tracing_data);  // write_tracing_data()'s
+    if (!p_->pipe && !p_->tracing.empty())
+        sections[feat_tracing_data] = p_->tracing;
     if (p_->pipe) {
         // perf's features, one record each (a body a record cannot hold is
         // left out); the stream is complete once they are there.

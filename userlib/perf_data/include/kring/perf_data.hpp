@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -70,6 +71,7 @@ enum user_record_type : std::uint32_t {
     record_auxtrace_error = 72,
     record_time_conv = 79,
     record_finished_init = 82,
+    record_header_tracing_data = 66,
 };
 
 // perf's feature bits (tools/perf/util/header.h, HEADER_*).
@@ -155,6 +157,11 @@ struct features {
     std::optional<std::uint64_t> clockid;
     std::optional<std::pair<std::uint64_t, std::uint64_t>> sample_time;  // first, last
     std::optional<kring_section> kring;
+    // perf's tracing data (HEADER_TRACING_DATA, or a stream's
+    // PERF_RECORD_HEADER_TRACING_DATA): the tracepoint formats of the
+    // file's PERF_TYPE_TRACEPOINT events. Read back by file; a writer
+    // takes it through writer::write_tracing_data().
+    std::vector<std::byte> tracing_data;
 
     // Filled from uname(), /proc/cpuinfo, /proc/meminfo and /sys: what a
     // perf record on this machine would write. @argv: the command line.
@@ -203,6 +210,12 @@ public:
     // Write the feature sections and the final header; the file is then
     // complete. Further write()s are EINVAL.
     result<void> finish(const features& f);
+    // perf's tracing data for the tracepoint events (see features): in a
+    // stream a PERF_RECORD_HEADER_TRACING_DATA record with the data after
+    // it, written now (before any sample that needs it); in a file the
+    // HEADER_TRACING_DATA section, written by finish(). Once, before the
+    // first write(); else EINVAL.
+    result<void> write_tracing_data(std::span<const std::byte> data);
 
     std::uint64_t data_size() const noexcept;
     const std::vector<event_attr>& attrs() const noexcept;
@@ -341,5 +354,52 @@ std::vector<std::byte> make_itrace_start(std::uint32_t pid, std::uint32_t tid,
                                          std::uint64_t sample_type);
 std::vector<std::byte> make_sample(std::uint16_t misc, const sample& s, std::uint64_t sample_type);
 std::vector<std::byte> make_finished_round();
+
+// ---------------------------------------------------------------------------
+// Tracepoints: a tracepoint's format as tracefs serves it, the RAW
+// payload of its samples built field by field at the format's offsets,
+// and perf's tracing data (HEADER_TRACING_DATA) that lets perf read them.
+
+// One field of a tracepoint's format ("field:TYPE NAME; offset:N;
+// size:N; signed:N;").
+struct tp_field {
+    std::uint32_t offset = 0, size = 0;
+};
+
+// A tracepoint's format file as tracefs serves it, and what the payload
+// builder needs of it.
+struct tp_format {
+    std::string system, name;  // "sched", "sched_switch"
+    std::uint32_t id = 0;      // its ID: the attr's config, common_type
+    std::uint32_t size = 0;    // the payload: where its last field ends
+    std::map<std::string, tp_field, std::less<>> fields;
+    std::string text;  // the file, as read: the tracing data holds it
+};
+
+// The format file @text of @system: its name, ID and fields; an error
+// naming what does not read as a format.
+result<tp_format> parse_tp_format(std::string system, std::string text);
+
+// A payload of @f, zeroed, with common_type set: fields set by name;
+// a field the format lacks is skipped (formats differ between kernels),
+// a value is cut to the field's size (a string to its bytes, NUL-padded).
+class tp_payload {
+public:
+    explicit tp_payload(const tp_format& f);
+    tp_payload& set(std::string_view field, std::int64_t v);
+    tp_payload& set_str(std::string_view field, std::string_view s);
+    const std::vector<std::byte>& bytes() const noexcept { return b_; }
+
+private:
+    const tp_format& f_;
+    std::vector<std::byte> b_;
+};
+
+// perf's tracing data (tools/perf/util/trace-event-info.c, version 0.6):
+// the header files and the event formats, no ftrace formats, kallsyms,
+// printk formats or saved command lines.
+std::vector<std::byte> tracing_data(std::string_view header_page, std::string_view header_event,
+                                    const std::vector<const tp_format*>& events,
+                                    std::uint32_t page_size);
 
 }  // namespace kring::perf_data

@@ -1,0 +1,38 @@
+// libFuzzer: the tracepoint format parser of libkring's perf.data
+// component (pd::parse_tp_format(), the text tracefs serves and a
+// recording's tracing data holds) over arbitrary text. A format it accepts
+// has every field inside its size, a payload built from it is that size
+// whatever is set, and its tracing data holds its text; parsing the text
+// again gives the same format.
+#include <cstdint>
+#include <string>
+
+#include "fuzz_input.hpp"
+#include "kring/perf_data.hpp"
+
+namespace pd = kring::perf_data;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    std::string text(reinterpret_cast<const char*>(data), size);
+    auto f = pd::parse_tp_format("fuzz", text);
+    if (!f)
+        return 0;
+    KF_CHECK(f->id > 0 && f->id <= 0xffff && !f->name.empty() && !f->fields.empty());
+    KF_CHECK(f->size <= 0xffff);
+    for (const auto& [name, fd] : f->fields) {
+        KF_CHECK(!name.empty());
+        KF_CHECK(std::uint64_t(fd.offset) + fd.size <= f->size);
+    }
+    pd::tp_payload p(*f);
+    for (const auto& [name, fd] : f->fields) {
+        p.set(name, -1);
+        p.set_str(name, std::string(fd.size + 3, 'x'));
+    }
+    KF_CHECK(p.bytes().size() == f->size);
+    auto td = pd::tracing_data("page", "event", {&*f}, 4096);
+    KF_CHECK(td.size() > text.size());
+    auto again = pd::parse_tp_format("fuzz", f->text);
+    KF_CHECK(again && again->id == f->id && again->size == f->size &&
+             again->fields.size() == f->fields.size());
+    return 0;
+}

@@ -1,0 +1,152 @@
+// libkring's perf.data component: tracepoint formats, their payloads and
+// perf's tracing data.
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "format.hpp"
+
+namespace kring::perf_data {
+
+namespace {
+
+// "KEY:VALUE;" inside a field line; nullopt without it.
+std::optional<std::uint32_t> number_after(std::string_view line, std::string_view key) {
+    const auto at = line.find(key);
+    if (at == std::string_view::npos)
+        return std::nullopt;
+    const char* p = line.data() + at + key.size();
+    const char* end = line.data() + line.size();
+    std::uint64_t v = 0;
+    const char* q = p;
+    while (q < end && *q >= '0' && *q <= '9' && v <= 0xffffffffull)
+        v = v * 10 + std::uint64_t(*q++ - '0');
+    if (q == p || q == end || *q != ';' || v > 0xffffffffull)
+        return std::nullopt;
+    return std::uint32_t(v);
+}
+
+template <class T>
+void put_le(std::vector<std::byte>& out, const T& v) {
+    const auto* p = reinterpret_cast<const std::byte*>(&v);
+    out.insert(out.end(), p, p + sizeof(v));
+}
+
+void put_str(std::vector<std::byte>& out, std::string_view s, bool nul) {
+    const auto* p = reinterpret_cast<const std::byte*>(s.data());
+    out.insert(out.end(), p, p + s.size());
+    if (nul)
+        out.push_back(std::byte{0});
+}
+
+}  // namespace
+
+result<tp_format> parse_tp_format(std::string system, std::string text) {
+    tp_format f;
+    f.system = std::move(system);
+    std::istringstream in(text);
+    std::string line;
+    bool in_fields = false;
+    while (std::getline(in, line)) {
+        if (line.rfind("name: ", 0) == 0) {
+            f.name = line.substr(6);
+        } else if (line.rfind("ID: ", 0) == 0) {
+            char* end = nullptr;
+            const unsigned long id = std::strtoul(line.c_str() + 4, &end, 10);
+            if (end == line.c_str() + 4 || *end || id > 0xffff)
+                return error(EINVAL, "a format's ID line reads '" + line + "'");
+            f.id = std::uint32_t(id);
+        } else if (line == "format:") {
+            in_fields = true;
+        } else if (in_fields && line.find("field:") != std::string::npos) {
+            // "\tfield:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:G;"
+            const auto semi = line.find(';');
+            const auto colon = line.find("field:");
+            if (semi == std::string::npos || semi < colon)
+                return error(EINVAL, "a format's field line reads '" + line + "'");
+            std::string decl = line.substr(colon + 6, semi - colon - 6);
+            if (auto br = decl.find('['); br != std::string::npos)
+                decl.resize(br);
+            const auto sp = decl.find_last_of(" *");
+            std::string name = sp == std::string::npos ? decl : decl.substr(sp + 1);
+            auto off = number_after(line, "offset:");
+            auto size = number_after(line, "size:");
+            if (name.empty() || !off || !size)
+                return error(EINVAL, "a format's field line reads '" + line + "'");
+            f.fields[name] = {*off, *size};
+            f.size = std::max(f.size, *off + *size);
+        } else if (line.rfind("print fmt:", 0) == 0) {
+            in_fields = false;
+        }
+    }
+    if (f.name.empty() || !f.id || f.fields.empty())
+        return error(EINVAL, "not a tracepoint format (name, ID and fields)");
+    if (f.size > 0xffff)
+        return error(EINVAL,
+                     "the format of " + f.name + " is " + std::to_string(f.size) + " bytes");
+    f.text = std::move(text);
+    return f;
+}
+
+tp_payload::tp_payload(const tp_format& f) : f_(f), b_(f.size) { set("common_type", f.id); }
+
+tp_payload& tp_payload::set(std::string_view field, std::int64_t v) {
+    auto it = f_.fields.find(field);
+    if (it == f_.fields.end() || !it->second.size || it->second.size > 8)
+        return *this;
+    // Little-endian hosts: the value's low bytes (x86-64, arm64).
+    std::memcpy(b_.data() + it->second.offset, &v, it->second.size);
+    return *this;
+}
+
+tp_payload& tp_payload::set_str(std::string_view field, std::string_view s) {
+    auto it = f_.fields.find(field);
+    if (it == f_.fields.end())
+        return *this;
+    const std::size_t n = std::min<std::size_t>(s.size(), it->second.size);
+    if (!n)
+        return *this;
+    std::memcpy(b_.data() + it->second.offset, s.data(), n);
+    return *this;
+}
+
+std::vector<std::byte> tracing_data(std::string_view header_page, std::string_view header_event,
+                                    const std::vector<const tp_format*>& events,
+                                    std::uint32_t page_size) {
+    std::vector<std::byte> out;
+    put_str(out, "\x17\x08\x44tracing", false);
+    put_str(out, "0.6", true);
+    out.push_back(std::byte{0});             // little-endian
+    out.push_back(std::byte{sizeof(long)});  // the size of long
+    put_le(out, page_size);
+    put_str(out, "header_page", true);
+    put_le(out, std::uint64_t(header_page.size()));
+    put_str(out, header_page, false);
+    put_str(out, "header_event", true);
+    put_le(out, std::uint64_t(header_event.size()));
+    put_str(out, header_event, false);
+    put_le(out, std::uint32_t{0});  // no ftrace formats
+    // The events by system, in the order given.
+    std::vector<std::string> systems;
+    for (const auto* e : events)
+        if (std::find(systems.begin(), systems.end(), e->system) == systems.end())
+            systems.push_back(e->system);
+    put_le(out, std::uint32_t(systems.size()));
+    for (const auto& s : systems) {
+        put_str(out, s, true);
+        put_le(out,
+               std::uint32_t(std::count_if(events.begin(), events.end(),
+                                           [&](const tp_format* e) { return e->system == s; })));
+        for (const auto* e : events)
+            if (e->system == s) {
+                put_le(out, std::uint64_t(e->text.size()));
+                put_str(out, e->text, false);
+            }
+    }
+    put_le(out, std::uint32_t{0});  // kallsyms: perf resolves symbols itself
+    put_le(out, std::uint32_t{0});  // printk formats
+    put_le(out, std::uint64_t{0});  // saved command lines
+    return out;
+}
+
+}  // namespace kring::perf_data
