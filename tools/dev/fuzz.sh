@@ -19,7 +19,7 @@ secs=${1:-15}
 case $secs in '' | *[!0-9]*) echo "fuzz.sh: SECONDS must be a number" >&2; exit 2 ;; esac
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(records reader merger aux ring perf_data)
+[ ${#targets[@]} -gt 0 ] || targets=(records reader merger aux ring perf_data tp_format)
 cc=$(command -v clang-14 || command -v clang) || { echo "fuzz.sh: clang not found (tools/dev/deps.sh installs it)" >&2; exit 1; }
 cxx=$(command -v clang++-14 || command -v clang++) || { echo "fuzz.sh: clang++ not found" >&2; exit 1; }
 mkdir -p "$b"
