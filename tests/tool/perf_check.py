@@ -29,6 +29,15 @@ Checks, each able to fail:
       -D, 3 per ring against 1
   sigint-complete     the recording stopped by SIGINT opens as a complete
       file (perf report --header-only names its data and features)
+  sched-timehist      perf sched timehist on pingpong.data (the kernel's
+      sched:sched_switch format, from the recording's tracing data) shows
+      exactly as many switches out of the ping-pong's parent as perf script
+      shows PERF_RECORD_SWITCH_CPU_WIDE OUT records of it: two record
+      types kring writes from the same switches, read by two perf tools
+  sched-latency       perf sched latency --pids lists the parent with at
+      least 90% of its getrusage() switch count (a latency is measured for
+      each switch in after a wakeup: sched:sched_wakeup is recorded too)
+      and at most its switches in the whole recording
   pipe-script, pipe-report   busy.pipe (kring record -o -, perf's pipe
       format) fed to perf script -i - and perf report -i - on stdin: no
       complaint, samples shown, busy_hot on top as in busy.data
@@ -116,6 +125,30 @@ def check_callgraph(c, path, symfs, kallsyms):
     ok = not bad and top.split()[-1:] == ["busy_hot"] and all(w in it for w in want)
     c.result(ok, "busy-callgraph",
              "; ".join(bad[:3]) if bad else f"top line: {top.strip()}; chain: {' -> '.join(chain)}")
+
+
+def check_perf_sched(c, path, tid, want, switches_out):
+    """perf sched reads the sched tracepoints kring record wrote."""
+    rc, out, err = perf(["sched", "timehist", "-i", path])
+    print(out[:1500])
+    bad = bad_lines(rc, out, err, False)
+    n = sum(1 for l in out.splitlines() if re.search(r"\s\S+\[%d\]\s" % tid, l))
+    c.result(not bad and n == switches_out, "sched-timehist",
+             "; ".join(bad[:3]) if bad else
+             f"{n} timehist lines of tid {tid}, {switches_out} switches out in perf script")
+    rc, out, err = perf(["sched", "latency", "--pids", "-i", path])
+    print(out[:3000])
+    bad = bad_lines(rc, out, err, False)
+    got = None
+    for l in out.splitlines():
+        m = re.match(r"^\s*\S+:(\d+)\s*\|\s*[\d.]+ ms\s*\|\s*(\d+)\s*\|", l)
+        if m and int(m.group(1)) == tid:
+            got = int(m.group(2))
+    ok = not bad and got is not None and want * 0.9 <= got <= switches_out + 1
+    c.result(ok, "sched-latency",
+             "; ".join(bad[:3]) if bad else
+             f"tid {tid}: {got} switches in perf sched latency, getrusage {want}, "
+             f"{switches_out} switches out recorded")
 
 
 def main():
@@ -210,6 +243,7 @@ def main():
         c.result(ok, "pingpong-switches",
                  f"getrusage {want}, perf script {inner} in the window, {outer} around it, "
                  f"{total} in all")
+        check_perf_sched(c, os.path.join(outdir, "pingpong.data"), tid, want, total)
 
     # Two snapshots more with SIGUSR2 and the control fifo.
     if not all(os.path.exists(os.path.join(outdir, f))

@@ -488,6 +488,17 @@ std::vector<pd::event_attr> file_attrs(const session& s) {
     }
     if (s.ev.wakeups)
         add_attr(kind::sched, "kring:sched_wakeup", st_wakeup, wakeup_id_bit);
+    // The kernel's own sched tracepoints, when tracefs gave their formats.
+    if (s.ev.sched && s.rec->tp) {
+        auto* a = add_attr(kind::sched, "sched:sched_switch", st_tracepoint, tp_switch_id_bit);
+        a->attr.type = PERF_TYPE_TRACEPOINT;
+        a->attr.config = s.rec->tp->sched_switch.id;
+        if (s.ev.wakeups) {
+            a = add_attr(kind::sched, "sched:sched_wakeup", st_tracepoint, tp_wakeup_id_bit);
+            a->attr.type = PERF_TYPE_TRACEPOINT;
+            a->attr.config = s.rec->tp->sched_wakeup.id;
+        }
+    }
     if (s.ev.aux)
         add_attr(kind::aux, "kring:aux", st_aux, 0);
     return attrs;
@@ -507,6 +518,9 @@ kring::result<void> create_file(session& s, const std::vector<pd::event_attr>& a
     if (!w)
         return w.error();
     s.rec->w.emplace(std::move(*w));
+    if (s.rec->tp)
+        if (auto r = s.rec->w->write_tracing_data(s.rec->tp->tracing_data); !r)
+            return r.error();
     return {};
 }
 
@@ -835,6 +849,7 @@ int print_end(const session& s, int rc) {
         {"lost_paused", s.lost_by[2]},
         {"lost_overwritten", s.lost_by[3]},
         {"bad", rec.bad},
+        {"tracepoints", rec.tp_samples},
         {"stopped_by_signal", s.stop_signal ? 1u : 0u},
     };
     if (cs >= 0) {
@@ -873,6 +888,17 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
     s.rec.emplace(s.o.snapshot, mo);
     if (s.o.call_graph)
         s.rec->timer_st |= PERF_SAMPLE_CALLCHAIN;
+    // The sched tracepoints' formats, for perf sched: without tracefs (or
+    // the right to read it) the recording has kring's own events only.
+    if (s.ev.sched) {
+        if (auto t = record::read_sched_tracepoints())
+            s.rec->tp = std::move(*t);
+        else
+            fmt::print(stderr,
+                       "kring: note: no sched tracepoints in the recording ({}): perf sched "
+                       "cannot read it\n",
+                       t.error().message());
+    }
     if (int rc = open_rings(s); rc != exit_ok)
         return rc;
     if (int rc = open_file(s); rc != exit_ok)

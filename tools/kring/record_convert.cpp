@@ -77,6 +77,22 @@ void recorder::on_sched(ring& r, const kring::sample_info& s) {
             put(pd::make_switch_cpu_wide(true, preempt, raw.next_pid, raw.next_tid, out,
                                          st_trailer));
             put(pd::make_switch_cpu_wide(false, false, raw.prev_pid, raw.prev_tid, in, st_trailer));
+            if (tp) {
+                // sched:sched_switch, in the context of prev (perf's).
+                pd::tp_payload pl(tp->sched_switch);
+                pl.set("common_pid", raw.prev_tid)
+                    .set_str("prev_comm",
+                             std::string_view(raw.prev_comm, strnlen(raw.prev_comm, 16)))
+                    .set("prev_pid", raw.prev_tid)
+                    .set("prev_prio", raw.prev_prio)
+                    .set("prev_state", std::int64_t(raw.prev_state))
+                    .set_str("next_comm",
+                             std::string_view(raw.next_comm, strnlen(raw.next_comm, 16)))
+                    .set("next_pid", raw.next_tid)
+                    .set("next_prio", raw.next_prio);
+                put_tracepoint(r.id | tp_switch_id_bit, raw.prev_pid, raw.prev_tid, s.time, raw.cpu,
+                               pl.bytes());
+            }
             break;
         }
         case KRING_SCHED_FORK: {
@@ -115,11 +131,41 @@ void recorder::on_sched(ring& r, const kring::sample_info& s) {
             ps.cpu = raw.cpu;
             ps.raw = s.raw;
             put(pd::make_sample(PERF_RECORD_MISC_KERNEL, ps, st_wakeup));
+            if (tp) {
+                // sched:sched_wakeup, in the waker's context; target_cpu
+                // is where the woken task last ran (kring_sched_raw).
+                pd::tp_payload pl(tp->sched_wakeup);
+                pl.set("common_pid", raw.prev_tid)
+                    .set_str("comm", std::string_view(raw.next_comm, strnlen(raw.next_comm, 16)))
+                    .set("pid", raw.next_tid)
+                    .set("prio", raw.next_prio)
+                    .set("success", 1)
+                    .set("target_cpu", std::int64_t(raw.prev_state));
+                put_tracepoint(r.id | tp_wakeup_id_bit, raw.prev_pid, raw.prev_tid, s.time,
+                               raw.cpu == 0xffffffffu ? std::uint32_t(std::max(r.cpu, 0)) : raw.cpu,
+                               pl.bytes());
+            }
             break;
         }
         default:
             bad++;
     }
+}
+
+void recorder::put_tracepoint(std::uint64_t id, std::uint32_t pid, std::uint32_t tid,
+                              std::uint64_t time, std::uint32_t cpu,
+                              std::span<const std::byte> payload) {
+    tp_samples++;
+    pd::sample ps;
+    ps.id = id;
+    ps.pid = pid;
+    ps.tid = tid;
+    ps.time = time;
+    ps.has_time = true;
+    ps.cpu = cpu;
+    ps.period = 1;
+    ps.raw = payload;
+    put(pd::make_sample(PERF_RECORD_MISC_KERNEL, ps, st_tracepoint));
 }
 
 void recorder::on_timer(ring& r, const kring::sample_info& s) {

@@ -21,6 +21,7 @@
 #include "kring/perf_data.hpp"
 #include "kring/reader.hpp"
 #include "kring/record.hpp"
+#include "tracepoints.hpp"
 
 namespace kring_tool::record {
 
@@ -39,6 +40,12 @@ constexpr std::uint64_t st_aux = st_sched;
 constexpr std::uint64_t st_trailer = st_sched;
 // A wakeup's id: its sched ring's id with this bit set.
 constexpr std::uint64_t wakeup_id_bit = 1ull << 62;
+// The sched tracepoints' samples (sched:sched_switch, sched:sched_wakeup):
+// their sched ring's id with these bits set.
+constexpr std::uint64_t tp_switch_id_bit = 1ull << 61;
+constexpr std::uint64_t tp_wakeup_id_bit = 1ull << 60;
+// Their sample_type, as perf record -e sched:sched_switch writes it.
+constexpr std::uint64_t st_tracepoint = st_sched | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
 
 enum class kind { sched, timer, aux };
 
@@ -75,6 +82,10 @@ std::string kind_name(kind k);
 struct recorder {
     const bool snapshot;                // --snapshot: AUX payloads come from snapshot windows
     std::uint64_t timer_st = st_timer;  // the timer samples' layout (-g: CALLCHAIN)
+    // The running kernel's sched tracepoints: each switch and wakeup is
+    // written as their sample too (perf sched reads those).
+    std::optional<sched_tracepoints> tp;
+    std::uint64_t tp_samples = 0;
     std::vector<std::unique_ptr<ring>> rings;
     std::optional<pd::writer> w;
     kring::merger merger;
@@ -98,6 +109,8 @@ struct recorder {
                    const pd::sample_id& at);
 
     void on_sched(ring& r, const kring::sample_info& s);
+    void put_tracepoint(std::uint64_t id, std::uint32_t pid, std::uint32_t tid, std::uint64_t time,
+                        std::uint32_t cpu, std::span<const std::byte> payload);
 
     void on_timer(ring& r, const kring::sample_info& s);
 

@@ -261,10 +261,11 @@ rec_ok() {
 		[ "$v" = "${kv#*=}" ] || { echo "record: ${kv%%=*}=$v, want ${kv#*=}"; return 1; }
 	done
 }
-# A known ping-pong (tests/tool/pingpong.c) as a command, sched and timer:
-# its own count of switches goes to pingpong.expect.
+# A known ping-pong (tests/tool/pingpong.c) as a command, sched with
+# wakeups and timer: its own count of switches goes to pingpong.expect;
+# perf sched reads the sched tracepoints (perf_check.py).
 rec_pingpong() {
-	/kring/kring record -e sched -e timer -m 256 -o /kring/out/pingpong.data -- \
+	/kring/kring record -e sched:wakeups -e timer -m 256 -o /kring/out/pingpong.data -- \
 		/kring/pingpong 2000 /kring/out/pingpong.expect >/tmp/rec.out 2>&1
 	r=$?
 	cat /tmp/rec.out /kring/out/pingpong.expect
