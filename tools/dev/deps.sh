@@ -34,6 +34,11 @@ pkgs=(
 	# perf.data written by kring record, read by perf's own tools in the
 	# tests; man pages from --help; the report's SVG checked as XML
 	linux-perf help2man libxml2-utils
+	# kring export --pprof: google/pprof's profile.proto (protoc compiles
+	# it at build time), libprotobuf, gzip, the mapped files' symbols;
+	# go tool pprof reads the profiles in the tests
+	golang-github-google-pprof-dev protobuf-compiler libprotobuf-dev zlib1g-dev libelf-dev
+	golang-go
 )
 
 # The libraries of the guests' QEMU (fetched into the cache, not installed).
