@@ -38,6 +38,11 @@ pkgs=(
 	# speedscope with the Chrome JSON in headless Chromium, the screenshots
 	# read with libpng
 	chromium-headless-shell libpng-dev
+	# kring export --pprof: google/pprof's profile.proto (protoc compiles
+	# it at build time), libprotobuf, gzip, the mapped files' symbols;
+	# go tool pprof reads the profiles in the tests
+	golang-github-google-pprof-dev protobuf-compiler libprotobuf-dev zlib1g-dev libelf-dev
+	golang-go
 )
 
 # npm fetches speedscope (below); Debian's unless one is installed already.

@@ -4,6 +4,8 @@
 // switch records as complete events ("ph":"X", named by comm), the samples
 // as instant events ("ph":"i"), and the losses as a counter ("ph":"C", the
 // running total of records lost).
+//
+// kring export --pprof: the CPU samples as a pprof profile (pprof.hpp).
 #include <cerrno>
 #include <cstdio>
 #include <string>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "command.hpp"
+#include "pprof.hpp"
 #include "recording.hpp"
 #include "trace_model.hpp"
 
@@ -24,6 +27,8 @@ constexpr int cpus_pid = 0;
 struct options {
     std::string input = "perf.data";
     std::string chrome;
+    std::string pprof;
+    std::string kallsyms;
     bool idle = false;
 };
 
@@ -111,28 +116,60 @@ int show(const options& o, const trace_model& m) {
     return exit_ok;
 }
 
+// --pprof: a truncated recording is an error and writes nothing, so that
+// no partial profile is taken for a whole one.
+int export_pprof(const options& o) {
+    if (!have_pprof())
+        return report(
+            "export --pprof: this kring was built without pprof support (libprotobuf, protoc)");
+    auto m = trace_model::load(o.input);
+    if (!m)
+        return report(m.error());
+    if (m->truncation)
+        return report(fmt::format("{}: truncated at offset {}: {} (no profile written)", o.input,
+                                  m->truncation->offset, m->truncation->what));
+    return write_pprof({o.pprof, o.kallsyms}, *m);
+}
+
 }  // namespace
 
 void add_export(CLI::App* sub, context& ctx) {
     static options o;
-    sub->add_option("--chrome", o.chrome, "write Chrome trace-event JSON here (- for stdout)")
-        ->required();
+    auto* out = sub->add_option_group("output", "what to write (one of)");
+    out->add_option("--chrome", o.chrome, "write Chrome trace-event JSON here (- for stdout)");
+    out->add_option("--pprof", o.pprof,
+                    "write the CPU samples as a gzipped pprof profile here (- for stdout)");
+    out->require_option(1);
+    sub->add_option("--kallsyms", o.kallsyms,
+                    "--pprof: the kernel's symbols, the recording machine's /proc/kallsyms");
     add_recording_file(sub, o.input);
     add_recording_input(sub, o.input);
     sub->add_flag("--idle", o.idle, "also the idle task's slices");
     sub->footer(
-        "One track per CPU (process \"CPUs\", thread = CPU): the tasks' slices from the\n"
-        "switch records, the samples as instant events, the losses as a counter.\n"
-        "Open the file in https://ui.perfetto.dev, speedscope or chrome://tracing.\n"
+        "--chrome: one track per CPU (process \"CPUs\", thread = CPU): the tasks' slices\n"
+        "from the switch records, the samples as instant events, the losses as a\n"
+        "counter. Open the file in https://ui.perfetto.dev, speedscope or chrome://tracing.\n"
+        "\n"
+        "--pprof: one pprof sample per thread and stack, values samples/count and\n"
+        "cpu/nanoseconds (the samples' periods), labels pid, tid, comm; stacks from\n"
+        "the call chains of kring record -g (else the sampled IP), functions from\n"
+        "the ELF symbols of the mapped files and --kallsyms. A truncated recording\n"
+        "writes no profile. Read it with go tool pprof -top, -traces or -http.\n"
         "\n"
         "Examples:\n"
         "  kring export --chrome trace.json\n"
         "      perf.data into trace.json, for ui.perfetto.dev"
         "\n"
         "  kring export --chrome trace.json run1.data\n"
-        "      another recording");
+        "      another recording\n"
+        "  kring export --pprof cpu.pb.gz --kallsyms kallsyms run1.data\n"
+        "      run1.data's CPU profile, kernel frames named by kallsyms");
     sub->callback([&ctx] {
-        ctx.exit_code = show_recording(o.input, [](const trace_model& m) { return show(o, m); });
+        if (!o.pprof.empty())
+            ctx.exit_code = export_pprof(o);
+        else
+            ctx.exit_code =
+                show_recording(o.input, [](const trace_model& m) { return show(o, m); });
     });
 }
 

@@ -38,6 +38,13 @@ bool parse_mmap(const pd::record_view& r, trace_event& e) {
     e.c = load_at<std::uint64_t>(r.bytes, 32);
     const char* name = reinterpret_cast<const char*>(r.bytes.data() + name_at);
     e.text.assign(name, strnlen(name, r.bytes.size() - name_at));
+    // MMAP2's build id in place of maj, min, ino: u8 size, 3 reserved
+    // bytes, 20 bytes of id.
+    if (two && (r.misc() & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+        const auto n = std::min<std::size_t>(std::to_integer<std::size_t>(r.bytes[40]), 20);
+        for (std::size_t i = 0; i < n; i++)
+            e.build_id.push_back(std::to_integer<std::uint8_t>(r.bytes[44 + i]));
+    }
     return true;
 }
 
@@ -86,6 +93,7 @@ bool parse(const pd::file& f, const pd::record_view& r, trace_event& e) {
             e.kind = event_kind::sample;
             e.a = s->ip;
             e.b = s->period;
+            e.callchain = s->callchain.to_vector();
             // A wakeup: the woken task in TID, the waker in RAW (kring record).
             kring_sched_raw raw;
             if (attr->name == "kring:sched_wakeup" && s->raw.size() >= sizeof(raw)) {

@@ -70,7 +70,8 @@ struct trace_event {
     //	switch_*	other = next (out) / prev (in), when cpu_wide; preempt
     //	comm		text = the new comm, exec
     //	fork, exit	other = parent (ppid, ptid)
-    //	mmap		a = start, b = len, c = pgoff, text = filename
+    //	mmap		a = start, b = len, c = pgoff, text = filename,
+    //			build_id (MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID)
     //	lost		a = the LOST record's id, b = records lost
     //	aux		a = aux_offset, b = aux_size, c = flags
     //	auxtrace	a = size, b = offset, c = reference, idx; the
@@ -83,6 +84,10 @@ struct trace_event {
     task_id other;
     bool cpu_wide = false, preempt = false, exec = false;
     std::string text;
+    // A sample's call chain as perf records it (PERF_SAMPLE_CALLCHAIN:
+    // innermost first, context markers included; empty without one).
+    std::vector<std::uint64_t> callchain;
+    std::vector<std::uint8_t> build_id;
 };
 
 // A task on a CPU, from its switch-in to its switch-out (or the start or
