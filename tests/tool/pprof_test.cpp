@@ -28,6 +28,7 @@
 
 #include "kring/perf_data.hpp"
 #include "profile.pb.h"
+#include "workload.hpp"
 
 // The workload's user functions: distinct bodies, so that no two fold
 // into one.
@@ -50,25 +51,11 @@ namespace fs = std::filesystem;
 namespace pd = kring::perf_data;
 namespace pp = perftools::profiles;
 
-const char* kring_bin() {
-    const char* e = std::getenv("KRING_TOOL");
-    return e ? e : KRING_TOOL_PATH;
-}
-
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-std::vector<std::string> lines_of(const std::string& s) {
-    std::vector<std::string> v;
-    std::istringstream in(s);
-    for (std::string l; std::getline(in, l);)
-        v.push_back(l);
-    return v;
-}
+// The tool tests' fixture and helpers (workload.hpp).
+using kring_tool_test::lines_of;
+using kring_tool_test::run_result;
+using kring_tool_test::slurp;
+using kring_tool_test::ToolFiles;
 
 std::uint64_t addr_of(void (*f)()) { return reinterpret_cast<std::uint64_t>(f); }
 
@@ -225,41 +212,13 @@ void write_workload(const std::string& path) {
     ASSERT_TRUE(w->finish(f));
 }
 
-struct run_result {
-    int status = -1;
-    std::string out, err;
-};
-
-class PprofExport : public ::testing::Test {
+class PprofExport : public ToolFiles {
 protected:
     void SetUp() override {
-        char t[] = "/tmp/kring-pprof-test.XXXXXX";
-        ASSERT_NE(::mkdtemp(t), nullptr);
-        dir_ = t;
+        ToolFiles::SetUp();
         data_ = path("perf.data");
         write_workload(data_);
         std::ofstream(path("kallsyms")) << kallsyms_text();
-    }
-    void TearDown() override {
-        std::error_code ec;
-        if (!std::getenv("KRING_KEEP_TMP"))
-            fs::remove_all(dir_, ec);
-    }
-    std::string path(const std::string& name) const { return dir_ + "/" + name; }
-
-    // Runs @cmd through the shell, its output kept.
-    run_result run(const std::string& cmd) {
-        const std::string out = path("stdout"), err = path("stderr");
-        const int st = std::system((cmd + " >'" + out + "' 2>'" + err + "'").c_str());
-        run_result r;
-        if (WIFEXITED(st))
-            r.status = WEXITSTATUS(st);
-        r.out = slurp(out);
-        r.err = slurp(err);
-        return r;
-    }
-    run_result kring(const std::string& args) {
-        return run(std::string("'") + kring_bin() + "' " + args);
     }
     // The profile of the workload, exported.
     std::string exported() {
@@ -270,7 +229,7 @@ protected:
         return out;
     }
 
-    std::string dir_, data_;
+    std::string data_;
 };
 
 // ---------------------------------------------------------------------

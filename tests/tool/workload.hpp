@@ -68,18 +68,20 @@ protected:
     }
     std::string path(const std::string& name) const { return dir_ + "/" + name; }
 
-    // Runs `kring ARGS` (ARGS already shell-quoted where needed).
-    run_result kring(const std::string& args) {
+    // Runs @cmd through the shell, its output kept.
+    run_result run(const std::string& cmd) {
         const std::string out = path("stdout"), err = path("stderr");
-        const std::string cmd =
-            std::string("'") + kring_bin() + "' " + args + " >'" + out + "' 2>'" + err + "'";
-        const int st = std::system(cmd.c_str());
+        const int st = std::system((cmd + " >'" + out + "' 2>'" + err + "'").c_str());
         run_result r;
         if (WIFEXITED(st))
             r.status = WEXITSTATUS(st);
         r.out = slurp(out);
         r.err = slurp(err);
         return r;
+    }
+    // Runs `kring ARGS` (ARGS already shell-quoted where needed).
+    run_result kring(const std::string& args) {
+        return run(std::string("'") + kring_bin() + "' " + args);
     }
 
     std::string dir_;

@@ -96,12 +96,20 @@ std::vector<format> formats_of(kt::raw_channel& ch) {
         EXPECT_EQ(it->second.type, t) << #member;                     \
     } while (0)
 
+// Opens @ch as a channel of @source following this thread: 0 or the errno.
+int open_own(kt::raw_channel& ch, std::uint32_t source, std::uint64_t type,
+             std::uint64_t config0 = 0) {
+    if (int e = ch.open_dev())
+        return e;
+    kring_attr a = kt::make_attr(source, -1, type);
+    a.pid = 0;
+    a.config[0] = config0;
+    return ch.configure(a);
+}
+
 TEST(Formats, SchedSourceDescribesItsRaw) {
     kt::raw_channel ch;
-    ASSERT_EQ(ch.open_dev(), 0);
-    kring_attr a = kt::make_attr(KRING_SOURCE_SCHED, -1, kt::sched_type);
-    a.pid = 0;
-    ASSERT_EQ(ch.configure(a), 0);
+    ASSERT_EQ(open_own(ch, KRING_SOURCE_SCHED, kt::sched_type), 0);
     auto f = formats_of(ch);
     ASSERT_EQ(f.size(), 1u);
     EXPECT_EQ(f[0].name, "kring_sched");
@@ -123,11 +131,7 @@ TEST(Formats, SchedSourceDescribesItsRaw) {
 
 TEST(Formats, TimerSourceDescribesItsRaw) {
     kt::raw_channel ch;
-    ASSERT_EQ(ch.open_dev(), 0);
-    kring_attr a = kt::make_attr(KRING_SOURCE_TIMER, -1, kt::timer_type);
-    a.pid = 0;
-    a.config[0] = 100;
-    ASSERT_EQ(ch.configure(a), 0);
+    ASSERT_EQ(open_own(ch, KRING_SOURCE_TIMER, kt::timer_type, 100), 0);
     auto f = formats_of(ch);
     ASSERT_EQ(f.size(), 1u);
     EXPECT_EQ(f[0].name, "kring_timer");
@@ -157,10 +161,7 @@ TEST(Formats, ProducerChannelStartsWithNone) {
 // a reserved field and a bad address are refused.
 TEST(Formats, IoctlContract) {
     kt::raw_channel ch;
-    ASSERT_EQ(ch.open_dev(), 0);
-    kring_attr a = kt::make_attr(KRING_SOURCE_SCHED, -1, kt::sched_type);
-    a.pid = 0;
-    ASSERT_EQ(ch.configure(a), 0);
+    ASSERT_EQ(open_own(ch, KRING_SOURCE_SCHED, kt::sched_type), 0);
     kring_formats q{};
     q.size = sizeof(q);
     ASSERT_EQ(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &q), 0);
