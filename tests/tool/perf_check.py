@@ -29,6 +29,10 @@ Checks, each able to fail:
       -D, 3 per ring against 1
   sigint-complete     the recording stopped by SIGINT opens as a complete
       file (perf report --header-only names its data and features)
+  busy-pprof          busy-g.pb.gz (kring export --pprof of busy-g.data,
+      made in the guest): go tool pprof -traces shows busy_hot called by
+      busy_worker called by main in the heaviest stack (skipped without go
+      or a pprof export)
   sched-timehist      perf sched timehist on pingpong.data (the kernel's
       sched:sched_switch format, from the recording's tracing data) shows
       exactly as many switches out of the ping-pong's parent as perf script
@@ -44,6 +48,7 @@ Checks, each able to fail:
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -106,6 +111,45 @@ def callgraph_chain(out):
             if m:
                 names.append(m.group(1))
     return names
+
+
+def check_pprof(c, path):
+    """go tool pprof reads kring's pprof export: the heaviest stack is
+    busy_hot <- busy_worker <- main (-traces lists leaf first)."""
+    if not os.path.exists(path):
+        c.skip("busy-pprof", "no busy-g.pb.gz: this guest's kring has no pprof support")
+        return
+    go = shutil.which("go")
+    if not go:
+        c.skip("busy-pprof", "go is not installed (golang-go; tools/dev/deps.sh)")
+        return
+    env = dict(os.environ, HOME=os.environ.get("HOME", "/tmp"), GOFLAGS="", GOTOOLCHAIN="local")
+    p = subprocess.run([go, "tool", "pprof", "-traces", "-symbolize=none", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       errors="replace", env=env, timeout=300)
+    print(p.stdout[:2000])
+    best, stacks, cur, weight = None, [], [], 0
+    for l in p.stdout.splitlines() + ["-----------"]:
+        if l.startswith("-----"):
+            if cur:
+                stacks.append((weight, cur))
+            cur, weight = [], 0
+            continue
+        m = re.match(r"^\s*([\d.]+)([a-zµ]*)\s+(\S+)", l)
+        if m and not cur:
+            unit = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0,
+                    "hrs": 3600.0}.get(m.group(2), 1.0)
+            weight = float(m.group(1)) * unit
+            cur = [m.group(3)]
+        elif l.strip() and cur and ":" not in l:
+            cur.append(l.split()[0])
+    if stacks:
+        best = max(stacks, key=lambda s: s[0])[1]
+    ok = p.returncode == 0 and best is not None and best[:3] == ["busy_hot", "busy_worker",
+                                                                  "main"]
+    c.result(ok, "busy-pprof",
+             f"exit {p.returncode}: {p.stderr.strip()[:200]}" if p.returncode else
+             f"heaviest stack: {' <- '.join(best or [])}")
 
 
 def check_callgraph(c, path, symfs, kallsyms):
@@ -193,6 +237,7 @@ def main():
             c.result(sym == "busy_hot", "busy-top-symbol", f"top line: {top.strip()}")
         if name == "busy-g":
             check_callgraph(c, path, symfs, kallsyms)
+            check_pprof(c, os.path.join(outdir, "busy-g.pb.gz"))
         if name == "sigint":
             rc, out, err = perf(["report", "--header-only", "-i", path])
             ok = rc == 0 and "# cmdline" in out and "# event" in out
