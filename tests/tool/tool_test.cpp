@@ -30,6 +30,7 @@
 
 #include "kring/perf_data.hpp"
 
+#include "tp_fixture.hpp"
 #include "workload.hpp"
 
 namespace {
@@ -289,6 +290,80 @@ TEST_F(ToolWorkload, TruncatedMidRecordIsReportedNotCrashedOn) {
         EXPECT_EQ(lines_of(r.err).size(), 1u) << "cut at " << n << ": " << r.err;
         auto e = kring("export --chrome '" + path("cut.json") + "' '" + cut + "'");
         EXPECT_TRUE(e.status == 0 || e.status == 1) << "cut at " << n << ": " << e.status;
+    }
+}
+
+// kring script decodes tracepoint samples (kring record's sched:sched_switch)
+// by the recording's formats with libtraceevent: every field by name, the
+// numbers as numbers; a file without tracing data says decoded=0.
+TEST_F(ToolFiles, ScriptDecodesTracepointFields) {
+    auto sw = pd::parse_tp_format("sched", tp_fixture::sched_switch);
+    ASSERT_TRUE(sw) << sw.error().message();
+    constexpr std::uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+    pd::event_attr a;
+    a.name = "sched:sched_switch";
+    a.attr.size = sizeof(perf_event_attr);
+    a.attr.type = PERF_TYPE_TRACEPOINT;
+    a.attr.config = sw->id;
+    a.attr.sample_type = st;
+    a.attr.sample_id_all = 1;
+    a.ids = {1};
+    for (bool with_formats : {true, false}) {
+        SCOPED_TRACE(with_formats ? "with formats" : "without");
+        const std::string file = path(with_formats ? "tp.data" : "bare.data");
+        auto w = pd::writer::create(file, {a});
+        ASSERT_TRUE(w) << w.error().message();
+        if (with_formats) {
+            ASSERT_TRUE(w->write_tracing_data(
+                pd::tracing_data(tp_fixture::header_page, tp_fixture::header_event, {&*sw}, 4096)));
+        }
+        for (int i = 0; i < 3; i++) {
+            auto raw = pd::tp_payload(*sw)
+                           .set("common_pid", 100)
+                           .set_str("prev_comm", "alpha")
+                           .set("prev_pid", 100)
+                           .set("prev_prio", -2)
+                           .set("prev_state", 1)
+                           .set_str("next_comm", "beta")
+                           .set("next_pid", 200 + i)
+                           .set("next_prio", 120)
+                           .bytes();
+            pd::sample s;
+            s.id = 1;
+            s.pid = s.tid = 100;
+            s.time = 1000 + std::uint64_t(i);
+            s.has_time = true;
+            s.period = 1;
+            s.raw = raw;
+            ASSERT_TRUE(w->write(pd::make_sample(PERF_RECORD_MISC_KERNEL, s, st)));
+        }
+        ASSERT_TRUE(w->finish({}));
+        auto r = kring("script '" + file + "'");
+        ASSERT_EQ(r.status, 0) << r.err;
+        const auto lines = lines_of(r.out);
+        ASSERT_EQ(lines.size(), 4u) << r.out;  // three, and the summary
+        if (!with_formats) {
+            EXPECT_NE(
+                lines[0].find(" tracepoint pid=100 tid=100 comm=:100 evname=sched:sched_switch "
+                              "decoded=0"),
+                std::string::npos)
+                << lines[0];
+            continue;
+        }
+        EXPECT_NE(lines[1].find(" tracepoint pid=100 tid=100 comm=:100 evname=sched:sched_switch "
+                                "prev_comm=alpha prev_pid=100 prev_prio=-2 prev_state=1 "
+                                "next_comm=beta next_pid=201 next_prio=120"),
+                  std::string::npos)
+            << lines[1];
+        auto j = kring("script --json '" + file + "'");
+        ASSERT_EQ(j.status, 0) << j.err;
+        auto first = nlohmann::json::parse(lines_of(j.out).at(0), nullptr, false);
+        ASSERT_FALSE(first.is_discarded()) << j.out;
+        EXPECT_EQ(first["event"], "tracepoint");
+        EXPECT_EQ(first["prev_comm"], "alpha");
+        EXPECT_EQ(first["prev_prio"], -2);
+        EXPECT_EQ(first["next_pid"], 200);
     }
 }
 

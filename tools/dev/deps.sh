@@ -43,6 +43,8 @@ pkgs=(
 	# go tool pprof reads the profiles in the tests
 	golang-github-google-pprof-dev protobuf-compiler libprotobuf-dev zlib1g-dev libelf-dev
 	golang-go
+	# kring script: tracepoint fields decoded with libtraceevent
+	libtraceevent-dev
 )
 
 # npm fetches speedscope (below); Debian's unless one is installed already.

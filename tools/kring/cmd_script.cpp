@@ -27,7 +27,7 @@ struct options {
 
 struct field {
     const char* key;
-    std::variant<std::uint64_t, std::string> value;
+    std::variant<std::uint64_t, std::string, std::int64_t> value;
     bool hex = false;
 };
 
@@ -56,6 +56,19 @@ std::vector<field> fields_of(const trace_event& e) {
                     {"ip", e.a, true},
                     {"period", e.b},
                     {"mode", std::string(cpumode(e.misc))}};
+        case event_kind::tracepoint: {
+            std::vector<field> v = {
+                {"evname", e.event_name.empty() ? std::string("?") : e.event_name}};
+            if (!e.tp_decoded)
+                v.push_back({"decoded", std::uint64_t(0)});
+            for (const auto& f : e.tp) {
+                if (const auto* n = std::get_if<std::int64_t>(&f.value))
+                    v.push_back({f.name.c_str(), *n});
+                else
+                    v.push_back({f.name.c_str(), std::get<std::string>(f.value)});
+            }
+            return v;
+        }
         case event_kind::wakeup:
             return {{"waker_pid", std::uint64_t(e.other.pid)},
                     {"waker_tid", std::uint64_t(e.other.tid)},
@@ -112,6 +125,8 @@ std::string text_line(const trace_event& e) {
     for (const auto& f : fields_of(e)) {
         if (const auto* n = std::get_if<std::uint64_t>(&f.value))
             s += f.hex ? fmt::format(" {}={:#x}", f.key, *n) : fmt::format(" {}={}", f.key, *n);
+        else if (const auto* i = std::get_if<std::int64_t>(&f.value))
+            s += fmt::format(" {}={}", f.key, *i);
         else
             s += fmt::format(" {}={}", f.key, escape_token(std::get<std::string>(f.value)));
     }
@@ -136,6 +151,8 @@ std::string json_line(const trace_event& e) {
         if (const auto* n = std::get_if<std::uint64_t>(&f.value))
             j[f.key] = f.hex ? nlohmann::ordered_json(fmt::format("{:#x}", *n))
                              : nlohmann::ordered_json(*n);
+        else if (const auto* i = std::get_if<std::int64_t>(&f.value))
+            j[f.key] = *i;
         else
             j[f.key] = std::get<std::string>(f.value);
     }
@@ -174,7 +191,8 @@ void add_script(CLI::App* sub, context& ctx) {
     sub->footer(
         "Line format (stable; docs/TOOL.md):\n"
         "  <s.ns> cpu=<n> <event> pid=<p> tid=<t> comm=<c> <key>=<value> ...\n"
-        "events: sample, wakeup, switch-out, switch-in, comm, fork, exit, mmap, lost, aux,\n"
+        "events: sample, wakeup, tracepoint, switch-out, switch-in, comm, fork, exit, mmap,\n"
+        "lost, aux, "
         "itrace-start, auxtrace, finished-round, other; \"-\" where a record does not\n"
         "say. A truncated file: one warning line on stderr, the records before the\n"
         "damage, exit status 1.\n"

@@ -74,7 +74,8 @@ void take_sample_id(const pd::record_view& r, const pd::event_attr* attr, trace_
 
 // One record into an event; false when the record is too short for its
 // type (the event still counts, as kind other).
-bool parse(const pd::file& f, const pd::record_view& r, trace_event& e) {
+bool parse(const pd::file& f, const pd::record_view& r, trace_event& e,
+           const tracepoint_decoder& tpd) {
     e.type = r.type();
     e.misc = r.misc();
     e.size = std::uint32_t(r.bytes.size());
@@ -94,6 +95,13 @@ bool parse(const pd::file& f, const pd::record_view& r, trace_event& e) {
             e.a = s->ip;
             e.b = s->period;
             e.callchain = s->callchain.to_vector();
+            if (attr->attr.type == PERF_TYPE_TRACEPOINT) {
+                e.kind = event_kind::tracepoint;
+                if (auto v = tpd.decode(s->raw)) {
+                    e.tp = std::move(*v);
+                    e.tp_decoded = true;
+                }
+            }
             // A wakeup: the woken task in TID, the waker in RAW (kring record).
             kring_sched_raw raw;
             if (attr->name == "kring:sched_wakeup" && s->raw.size() >= sizeof(raw)) {
@@ -235,6 +243,8 @@ const char* event_name(event_kind k) noexcept {
             return "sample";
         case event_kind::wakeup:
             return "wakeup";
+        case event_kind::tracepoint:
+            return "tracepoint";
         case event_kind::switch_out:
             return "switch-out";
         case event_kind::switch_in:
@@ -393,9 +403,11 @@ kring::result<trace_model> trace_model::load(const std::string& path) {
     m.attrs = f->attrs();
     m.feats = f->feats();
     std::vector<trace_event> in_file;
+    const tracepoint_decoder tpd(m.feats.tracing_data);
+    m.tp_undecoded = tpd.unavailable();
     auto r = f->for_each([&](const pd::record_view& rv) {
         trace_event e;
-        if (!parse(*f, rv, e)) {
+        if (!parse(*f, rv, e, tpd)) {
             m.unparsed++;
             e.kind = event_kind::other;
         }
@@ -464,6 +476,9 @@ kring::result<trace_model> trace_model::load(const std::string& path) {
                 m.samples++;
                 if (e.has_task)
                     m.tasks[e.task].samples++;
+                break;
+            case event_kind::tracepoint:
+                m.tracepoints++;
                 break;
             case event_kind::wakeup:
                 m.wakeups++;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kring/perf_data.hpp"
+#include "tracepoint_decode.hpp"
 #include "kring/result.hpp"
 
 namespace kring_tool {
@@ -31,7 +32,8 @@ struct task_id {
 // What a record is, as the tool names it (kring script's event column).
 enum class event_kind : std::uint8_t {
     sample,
-    wakeup,  // a sample of kring:sched_wakeup (docs/TOOL.md, The file)
+    wakeup,      // a sample of kring:sched_wakeup (docs/TOOL.md, The file)
+    tracepoint,  // a sample of a PERF_TYPE_TRACEPOINT event (sched:sched_switch, ...)
     switch_out,
     switch_in,
     comm,
@@ -88,6 +90,10 @@ struct trace_event {
     // innermost first, context markers included; empty without one).
     std::vector<std::uint64_t> callchain;
     std::vector<std::uint8_t> build_id;
+    // A tracepoint's fields, decoded by the recording's formats
+    // (tracepoint_decode.hpp); tp_decoded false when they could not be.
+    std::vector<tp_field_value> tp;
+    bool tp_decoded = false;
 };
 
 // A task on a CPU, from its switch-in to its switch-out (or the start or
@@ -129,6 +135,8 @@ struct trace_model {
     std::map<std::uint32_t, std::uint64_t> by_type;  // perf record type -> records
     std::map<std::int32_t, std::uint64_t> by_cpu;    // CPU (-1: none) -> records
     std::uint64_t samples = 0, wakeups = 0, switches = 0, switches_in = 0, switches_out = 0;
+    std::uint64_t tracepoints = 0;
+    std::string tp_undecoded;                  // why tracepoints are not decoded ("" when they are)
     std::uint64_t lost_records = 0, lost = 0;  // PERF_RECORD_LOST: records, sum of lost
     std::uint64_t aux_records = 0, aux_bytes = 0, aux_truncated = 0, aux_overwrite = 0,
                   aux_partial = 0, aux_collision = 0;

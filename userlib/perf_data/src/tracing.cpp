@@ -149,4 +149,62 @@ std::vector<std::byte> tracing_data(std::string_view header_page, std::string_vi
     return out;
 }
 
+result<tracing_events> parse_tracing_data(std::span<const std::byte> data) {
+    detail::cursor c{data.data(), data.data() + data.size()};
+    auto bad = [](const std::string& what) { return error(EINVAL, "tracing data: " + what); };
+    char magic[10];
+    if (!c.get(magic) || std::memcmp(magic, "\x17\x08\x44tracing", 10) != 0)
+        return bad("no tracing data magic");
+    // A NUL-terminated string of at most @max bytes.
+    auto cstring = [&](std::string& s, std::size_t max) {
+        const auto* p = reinterpret_cast<const char*>(c.p);
+        const std::size_t n = strnlen(p, std::min(c.left(), max));
+        if (n == std::min(c.left(), max))
+            return false;
+        s.assign(p, n);
+        c.p += n + 1;
+        return true;
+    };
+    std::string version, name;
+    tracing_events t;
+    std::uint8_t endian = 0;
+    if (!cstring(version, 16) || !c.get(endian) || !c.get(t.long_size) || !c.get(t.page_size))
+        return bad("its header runs past the end");
+    t.big_endian = endian != 0;
+    // A u64 size, then that many bytes.
+    auto blob = [&](std::string* out) {
+        std::uint64_t n;
+        if (!c.get(n) || n > c.left())
+            return false;
+        if (out)
+            out->assign(reinterpret_cast<const char*>(c.p), n);
+        c.p += n;
+        return true;
+    };
+    for (const char* h : {"header_page", "header_event"})
+        if (!cstring(name, 16) || name != h || !blob(nullptr))
+            return bad(std::string("no ") + h);
+    std::uint32_t count;
+    if (!c.get(count))
+        return bad("no ftrace format count");
+    for (std::uint32_t i = 0; i < count; i++)
+        if (!blob(nullptr))
+            return bad("an ftrace format runs past the end");
+    std::uint32_t systems;
+    if (!c.get(systems))
+        return bad("no system count");
+    for (std::uint32_t i = 0; i < systems; i++) {
+        std::string sys;
+        if (!cstring(sys, 256) || !c.get(count))
+            return bad("a system's name or count runs past the end");
+        for (std::uint32_t j = 0; j < count; j++) {
+            std::string text;
+            if (!blob(&text))
+                return bad("an event format of " + sys + " runs past the end");
+            t.events.emplace_back(sys, std::move(text));
+        }
+    }
+    return t;
+}
+
 }  // namespace kring::perf_data

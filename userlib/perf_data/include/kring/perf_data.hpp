@@ -398,6 +398,18 @@ private:
 // perf's tracing data (tools/perf/util/trace-event-info.c, version 0.6):
 // the header files and the event formats, no ftrace formats, kallsyms,
 // printk formats or saved command lines.
+// What perf's tracing data holds that a decoder needs: the event formats
+// by system, and the machine's long size and byte order.
+struct tracing_events {
+    bool big_endian = false;
+    std::uint8_t long_size = 8;
+    std::uint32_t page_size = 0;
+    std::vector<std::pair<std::string, std::string>> events;  // system, format text
+};
+// Reads perf's tracing data (tracing_data()'s layout, which perf writes
+// too); EINVAL naming what runs past its end or does not read.
+result<tracing_events> parse_tracing_data(std::span<const std::byte> data);
+
 std::vector<std::byte> tracing_data(std::string_view header_page, std::string_view header_event,
                                     const std::vector<const tp_format*>& events,
                                     std::uint32_t page_size);
