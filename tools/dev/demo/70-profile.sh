@@ -7,8 +7,8 @@ echo
 echo "# profile: a program's call graph (-g), and a ping-pong's scheduling"
 echo "\$ kring record -g -e timer -o /kring/out/busy-g.data -- /kring/busy 1500"
 /kring/kring record -g -e timer -o /kring/out/busy-g.data -- /kring/busy 1500 || exit 1
-echo "\$ kring record -e sched:wakeups -o /kring/out/pingpong.data -- /kring/pingpong 2000 /tmp/pingpong.expect"
-/kring/kring record -e sched:wakeups -o /kring/out/pingpong.data -- \
+echo "\$ kring record -e sched:wakeups -m 256 -o /kring/out/pingpong.data -- /kring/pingpong 2000 /tmp/pingpong.expect"
+/kring/kring record -e sched:wakeups -m 256 -o /kring/out/pingpong.data -- \
 	/kring/pingpong 2000 /tmp/pingpong.expect || exit 1
 echo "\$ kring report --svg /kring/out/pingpong.svg /kring/out/pingpong.data"
 /kring/kring report --svg /kring/out/pingpong.svg /kring/out/pingpong.data >/dev/null || exit 1
