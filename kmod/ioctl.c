@@ -315,17 +315,25 @@ static long kring_ioctl_stats(struct kring_channel *ch, void __user *arg)
 	return 0;
 }
 
+/* @cmd is @known but for the size it encodes. */
+static bool kring_ioctl_same(unsigned int cmd, unsigned int known)
+{
+	return _IOC_TYPE(cmd) == _IOC_TYPE(known) && _IOC_NR(cmd) == _IOC_NR(known) &&
+	       _IOC_DIR(cmd) == _IOC_DIR(known);
+}
+
 /*
- * KRING_IOC_STATS encodes the caller's sizeof(struct kring_stats), which
- * grows with each version: any size matches, and kring_stats.size
- * negotiates what is filled in (kring_ioctl_stats()).
+ * KRING_IOC_STATS and KRING_IOC_GET_FORMATS encode the caller's sizeof of
+ * their struct, which grows with each version: any size matches, and the
+ * struct's size field negotiates what is read and filled in
+ * (kring_ioctl_stats(), kring_ioctl_get_formats()).
  */
 static unsigned int kring_ioctl_sized(unsigned int cmd)
 {
-	if (_IOC_TYPE(cmd) == _IOC_TYPE(KRING_IOC_STATS) &&
-	    _IOC_NR(cmd) == _IOC_NR(KRING_IOC_STATS) &&
-	    _IOC_DIR(cmd) == _IOC_DIR(KRING_IOC_STATS))
+	if (kring_ioctl_same(cmd, KRING_IOC_STATS))
 		return KRING_IOC_STATS;
+	if (kring_ioctl_same(cmd, KRING_IOC_GET_FORMATS))
+		return KRING_IOC_GET_FORMATS;
 	return cmd;
 }
 

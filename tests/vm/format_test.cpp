@@ -200,6 +200,13 @@ TEST(Formats, IoctlContract) {
     EXPECT_EQ(ch.ioctl_arg(KRING_IOC_GET_FORMATS, &big), 0);
     EXPECT_EQ(big.q.count, 1u);
     EXPECT_EQ(big.q.size, sizeof(kring_formats)) << "the module's size reported back";
+    // A later header's command encodes its larger struct: still this ioctl.
+    big = {};
+    big.q.size = sizeof(big);
+    const unsigned long later =
+        _IOC(_IOC_READ | _IOC_WRITE, KRING_IOC_MAGIC, _IOC_NR(KRING_IOC_GET_FORMATS), sizeof(big));
+    EXPECT_EQ(ch.ioctl_arg(later, &big), 0);
+    EXPECT_EQ(big.q.count, 1u);
 }
 
 // libkring's call reads the same blocks.

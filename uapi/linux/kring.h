@@ -179,7 +179,8 @@ struct kring_abi_info {
  * module adds its types (kring_channel_add_format(), docs/PRODUCER.md).
  *
  * The caller sets @size (versioned like kring_attr: at least
- * KRING_FORMATS_SIZE_VER0, unknown trailing bytes zero) and @buf / @len,
+ * KRING_FORMATS_SIZE_VER0, unknown trailing bytes zero; the command may
+ * encode any struct size, as KRING_IOC_STATS's) and @buf / @len,
  * a buffer for the text; @buf = 0 asks only for the sizes. The module
  * fills in @count and @len (the bytes the text takes: the blocks back to
  * back, each ending with a NUL) and copies the text when @len was large
