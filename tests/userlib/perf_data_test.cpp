@@ -1553,3 +1553,78 @@ TEST(PerfData, TracepointSamplesReadByPerfSched) {
         EXPECT_EQ(seen, std::to_string(n)) << lat.out;
     }
 }
+
+// An event declared after the file was created (writer::add_attr()) and
+// the tracing data given at the end: the attrs go after the features, and
+// perf script reads both events' samples; a stream refuses the late event.
+TEST(PerfData, EventAddedAfterCreateReadByPerf) {
+    auto sw = pd::parse_tp_format("sched", tp_fixture::sched_switch);
+    auto wk = pd::parse_tp_format("sched", tp_fixture::sched_wakeup);
+    ASSERT_TRUE(sw && wk);
+    constexpr std::uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+    auto attr = [&](const char* name, std::uint32_t id, std::uint64_t sid) {
+        pd::event_attr a;
+        a.name = name;
+        a.attr.size = sizeof(perf_event_attr);
+        a.attr.type = PERF_TYPE_TRACEPOINT;
+        a.attr.config = id;
+        a.attr.sample_type = st;
+        a.attr.sample_id_all = 1;
+        a.attr.sample_period = 1;
+        a.ids = {sid};
+        return a;
+    };
+    tmpdir d;
+    ASSERT_TRUE(d.ok());
+    const auto path = d.file("late.data");
+    auto w = pd::writer::create(path, {attr("sched:sched_switch", sw->id, 1)});
+    ASSERT_TRUE(w) << w.error().message();
+    auto put = [&](std::uint64_t id, std::uint64_t t, const std::vector<std::byte>& raw) {
+        pd::sample s;
+        s.id = id;
+        s.pid = s.tid = 100;
+        s.time = t;
+        s.has_time = true;
+        s.period = 1;
+        s.raw = raw;
+        return bool(w->write(pd::make_sample(PERF_RECORD_MISC_KERNEL, s, st)));
+    };
+    const auto swp = pd::tp_payload(*sw).set_str("prev_comm", "alpha").set("prev_pid", 100).bytes();
+    ASSERT_TRUE(put(1, 1000, swp));
+    ASSERT_TRUE(w->add_attr(attr("sched:sched_wakeup", wk->id, 2)));
+    const auto wkp = pd::tp_payload(*wk).set_str("comm", "beta").set("pid", 200).bytes();
+    ASSERT_TRUE(put(2, 2000, wkp));
+    ASSERT_TRUE(put(1, 3000, swp));
+    ASSERT_TRUE(w->write_tracing_data(
+        pd::tracing_data(tp_fixture::header_page, tp_fixture::header_event, {&*sw, &*wk}, 4096)));
+    const char* argv[] = {"perf_data_test"};
+    ASSERT_TRUE(w->finish(pd::features::from_system(1, argv)));
+    auto f = pd::file::open(path);
+    ASSERT_TRUE(f) << f.error().message();
+    EXPECT_FALSE(f->truncated());
+    ASSERT_EQ(f->attrs().size(), 2u);
+    EXPECT_EQ(f->attrs()[1].name, "sched:sched_wakeup");
+    EXPECT_EQ(f->attrs()[1].ids, std::vector<std::uint64_t>{2});
+    EXPECT_EQ(records_of(*f).size(), 3u);
+
+    // A stream cannot take an event late.
+    const int fd =
+        ::open(d.file("late.pipe").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    auto pw = pd::writer::create_pipe(fd, {attr("sched:sched_switch", sw->id, 1)});
+    ::close(fd);
+    ASSERT_TRUE(pw);
+    auto late = pw->add_attr(attr("sched:sched_wakeup", wk->id, 2));
+    ASSERT_FALSE(late);
+    EXPECT_EQ(late.error().code(), EINVAL);
+
+    const auto perf = find_perf();
+    if (perf.empty())
+        GTEST_SKIP() << "skipped: perf is not installed (linux-perf; tools/dev/deps.sh)";
+    auto s = run(perf + " script -i " + path);
+    EXPECT_EQ(s.status, 0) << s.both();
+    EXPECT_TRUE(complaints(s.out + s.err, {}).empty()) << s.both();
+    EXPECT_EQ(count_lines(s.out, "sched:sched_switch:"), 2u) << s.out;
+    EXPECT_EQ(count_lines(s.out, "sched:sched_wakeup: comm=beta pid=200"), 1u) << s.out;
+}

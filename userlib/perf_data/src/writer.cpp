@@ -99,6 +99,7 @@ struct writer::impl {
     std::uint64_t spool_size = 0;
     std::vector<std::byte> tracing;  // a file's HEADER_TRACING_DATA
     bool tracing_set = false;
+    bool attrs_added = false;  // add_attr(): the attrs go after the data
 
     result<void> flush() {
         if (buf.empty())
@@ -231,14 +232,16 @@ result<void> writer::write(std::span<const std::byte> bytes) {
 }
 
 result<void> writer::write_tracing_data(std::span<const std::byte> data) {
-    if (p_->finished || p_->tracing_set || p_->data_size)
-        return einval("write " + p_->path +
-                      ": the tracing data goes once, before the first record");
-    p_->tracing_set = true;
+    if (p_->finished)
+        return einval("write " + p_->path + ": the file is finished");
     if (!p_->pipe) {
         p_->tracing.assign(data.begin(), data.end());
         return {};
     }
+    if (p_->tracing_set || p_->data_size)
+        return einval("write " + p_->path +
+                      ": a stream's tracing data goes once, before the first record");
+    p_->tracing_set = true;
     // perf_event__synthesize_tracing_data(): the record's size word is the
     // data's, padded to 8; the data follows the record.
     std::vector<std::byte> rec;
@@ -252,6 +255,17 @@ result<void> writer::write_tracing_data(std::span<const std::byte> data) {
         if (auto r = p_->append(part.data(), part.size()); !r)
             return r;
     return p_->flush();
+}
+
+result<void> writer::add_attr(event_attr a) {
+    if (p_->finished)
+        return einval("write " + p_->path + ": the file is finished");
+    if (p_->pipe)
+        return einval("write " + p_->path + ": an event added to a stream");
+    a.attr.size = k_attr_size;
+    p_->attrs.push_back(std::move(a));
+    p_->attrs_added = true;
+    return {};
 }
 
 result<void> writer::write_auxtrace(std::span<const std::byte> payload, std::uint64_t offset,
@@ -355,6 +369,23 @@ result<void> writer::finish(const features& f) {
         tail.clear();
         if (auto r = copy_spool(p_->spool.get(), fd, p_->spool_size, p_->path); !r)
             return r;
+    }
+    if (p_->attrs_added) {
+        // Every attr (attr + ids section each), then the ids, at the end
+        // (perf reads the features right after the data); the copy at the
+        // front is left unreferenced.
+        const std::uint64_t file_attr_size = k_attr_size + sizeof(file_section);
+        h.attrs = {body_at, file_attr_size * p_->attrs.size()};
+        std::uint64_t ids_at = h.attrs.offset + h.attrs.size;
+        for (const auto& a : p_->attrs) {
+            put(tail, a.attr);
+            file_section ids{ids_at, a.ids.size() * 8};
+            put(tail, ids);
+            ids_at += ids.size;
+        }
+        for (const auto& a : p_->attrs)
+            for (auto id : a.ids)
+                put(tail, id);
     }
     if (auto r = write_all(fd, tail.data(), tail.size(), p_->path); !r)
         return r;

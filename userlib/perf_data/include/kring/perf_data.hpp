@@ -212,10 +212,14 @@ public:
     result<void> finish(const features& f);
     // perf's tracing data for the tracepoint events (see features): in a
     // stream a PERF_RECORD_HEADER_TRACING_DATA record with the data after
-    // it, written now (before any sample that needs it); in a file the
-    // HEADER_TRACING_DATA section, written by finish(). Once, before the
-    // first write(); else EINVAL.
+    // it, written now, once, before the first write() (else EINVAL); in a
+    // file the HEADER_TRACING_DATA section finish() writes, the last data
+    // given before it.
     result<void> write_tracing_data(std::span<const std::byte> data);
+    // An event declared after the file was created (a file only: EINVAL in
+    // a stream): finish() writes every attr after the data section, where
+    // the header then points (perf reads the attrs wherever it points).
+    result<void> add_attr(event_attr a);
 
     std::uint64_t data_size() const noexcept;
     const std::vector<event_attr>& attrs() const noexcept;
