@@ -80,6 +80,26 @@ result<void> copy_spool(int from, int to, std::uint64_t size, const std::string&
     return {};
 }
 
+// A file's attrs section at file offset @at, appended to @out: each attr
+// with the section of its ids, then the ids. Returns the section.
+file_section put_attrs(std::vector<std::byte>& out, std::vector<event_attr>& attrs,
+                       std::uint64_t at) {
+    const std::uint64_t file_attr_size = k_attr_size + sizeof(file_section);
+    const file_section s{at, file_attr_size * attrs.size()};
+    std::uint64_t ids_at = s.offset + s.size;
+    for (auto& a : attrs) {
+        a.attr.size = k_attr_size;
+        put(out, a.attr);
+        file_section ids{ids_at, a.ids.size() * 8};
+        put(out, ids);
+        ids_at += ids.size;
+    }
+    for (const auto& a : attrs)
+        for (auto id : a.ids)
+            put(out, id);
+    return s;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -190,19 +210,8 @@ result<writer> writer::create(const std::string& path, std::vector<event_attr> a
     h.magic = k_magic;
     h.size = k_header_size;
     h.attr_size = file_attr_size;
-    h.attrs = {k_header_size, file_attr_size * p->attrs.size()};
-    std::uint64_t ids_at = h.attrs.offset + h.attrs.size;
     front.resize(k_header_size);
-    for (auto& a : p->attrs) {
-        a.attr.size = k_attr_size;
-        put(front, a.attr);
-        file_section ids{ids_at, a.ids.size() * 8};
-        put(front, ids);
-        ids_at += ids.size;
-    }
-    for (const auto& a : p->attrs)
-        for (auto id : a.ids)
-            put(front, id);
+    h.attrs = put_attrs(front, p->attrs, k_header_size);
     h.data = {align8(front.size()), 0};
     pad_to(front, 0, 8);
     std::memcpy(front.data(), &h, sizeof(h));
@@ -370,23 +379,10 @@ result<void> writer::finish(const features& f) {
         if (auto r = copy_spool(p_->spool.get(), fd, p_->spool_size, p_->path); !r)
             return r;
     }
-    if (p_->attrs_added) {
-        // Every attr (attr + ids section each), then the ids, at the end
-        // (perf reads the features right after the data); the copy at the
-        // front is left unreferenced.
-        const std::uint64_t file_attr_size = k_attr_size + sizeof(file_section);
-        h.attrs = {body_at, file_attr_size * p_->attrs.size()};
-        std::uint64_t ids_at = h.attrs.offset + h.attrs.size;
-        for (const auto& a : p_->attrs) {
-            put(tail, a.attr);
-            file_section ids{ids_at, a.ids.size() * 8};
-            put(tail, ids);
-            ids_at += ids.size;
-        }
-        for (const auto& a : p_->attrs)
-            for (auto id : a.ids)
-                put(tail, id);
-    }
+    // With an attr added, every attr at the end (perf reads the features
+    // right after the data); the copy at the front is left unreferenced.
+    if (p_->attrs_added)
+        h.attrs = put_attrs(tail, p_->attrs, body_at);
     if (auto r = write_all(fd, tail.data(), tail.size(), p_->path); !r)
         return r;
     if (auto r = write_all(fd, reinterpret_cast<const std::byte*>(&h), sizeof(h), p_->path, 0); !r)
