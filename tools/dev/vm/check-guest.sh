@@ -262,10 +262,11 @@ rec_ok() {
 	done
 }
 # A known ping-pong (tests/tool/pingpong.c) as a command, sched with
-# wakeups and timer: its own count of switches goes to pingpong.expect;
+# wakeups and timer, into 4 MiB rings (the wakeups double its records): its
+# own count of switches goes to pingpong.expect;
 # perf sched reads the sched tracepoints (perf_check.py).
 rec_pingpong() {
-	/kring/kring record -e sched:wakeups -e timer -m 256 -o /kring/out/pingpong.data -- \
+	/kring/kring record -e sched:wakeups -e timer -m 1024 -o /kring/out/pingpong.data -- \
 		/kring/pingpong 2000 /kring/out/pingpong.expect >/tmp/rec.out 2>&1
 	r=$?
 	cat /tmp/rec.out /kring/out/pingpong.expect
