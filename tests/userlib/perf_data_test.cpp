@@ -1619,3 +1619,41 @@ TEST(PerfData, EventAddedAfterCreateReadByPerf) {
     EXPECT_EQ(count_lines(s.out, "sched:sched_switch:"), 2u) << s.out;
     EXPECT_EQ(count_lines(s.out, "sched:sched_wakeup: comm=beta pid=200"), 1u) << s.out;
 }
+
+// A TRACING_DATA record inside a file's data (perf writes them in streams;
+// a file may carry one too): every walk of the data steps over its payload
+// the same way, so the records handed out are those the file was checked
+// for, the payload not read as records.
+TEST(PerfData, TracingDataRecordInAFileKeepsItsPayload) {
+    auto sw = pd::parse_tp_format("sched", tp_fixture::sched_switch);
+    ASSERT_TRUE(sw);
+    tmpdir d;
+    ASSERT_TRUE(d.ok());
+    const auto path = d.file("td.data");
+    auto w = pd::writer::create(path, {attr("sched:sched_switch", sw->id, 1)});
+    ASSERT_TRUE(w);
+    pd::sample s;
+    s.id = 1;
+    s.has_time = true;
+    s.raw = pd::tp_payload(*sw).bytes();
+    ASSERT_TRUE(w->write(pd::make_sample(PERF_RECORD_MISC_KERNEL, s, k_tp_type)));
+    // The record, then 8 bytes of payload: a FINISHED_ROUND's, which must
+    // not come out as a record of its own.
+    std::vector<std::byte> td(16);
+    const perf_event_header h{pd::record_header_tracing_data, 0, 16};
+    const std::uint32_t payload = 8;
+    std::memcpy(td.data(), &h, sizeof(h));
+    std::memcpy(td.data() + 8, &payload, 4);
+    ASSERT_TRUE(w->write(td));
+    ASSERT_TRUE(w->write(pd::make_finished_round()));
+    ASSERT_TRUE(w->write(pd::make_sample(PERF_RECORD_MISC_KERNEL, s, k_tp_type)));
+    ASSERT_TRUE(w->finish({}));
+    auto f = pd::file::open(path);
+    ASSERT_TRUE(f) << f.error().message();
+    EXPECT_FALSE(f->truncated());
+    std::vector<std::uint32_t> types;
+    for (const auto& r : records_of(*f))
+        types.push_back(r.type());
+    EXPECT_EQ(types, (std::vector<std::uint32_t>{PERF_RECORD_SAMPLE, pd::record_header_tracing_data,
+                                                 PERF_RECORD_SAMPLE}));
+}

@@ -59,6 +59,44 @@ struct file::impl {
     }
 };
 
+namespace {
+
+// Records whose payload follows them in the data, its size in the record at
+// offset 8: AUXTRACE's (a u64) and a stream's TRACING_DATA (a u32).
+struct payload_rule {
+    const char* name;
+    std::uint16_t min_size;  // the record's, for the size word to lie inside it
+    bool wide;               // the size is a u64 (else a u32)
+};
+
+std::optional<payload_rule> payload_rule_of(std::uint32_t type) {
+    if (type == record_auxtrace)
+        return payload_rule{"AUXTRACE", static_cast<std::uint16_t>(k_auxtrace_size), true};
+    if (type == record_header_tracing_data)
+        return payload_rule{"TRACING_DATA", 16, false};
+    return std::nullopt;
+}
+
+std::uint64_t payload_size(const std::byte* rec, const payload_rule& r) {
+    if (r.wide) {
+        std::uint64_t n;
+        std::memcpy(&n, rec + 8, 8);
+        return n;
+    }
+    std::uint32_t n;
+    std::memcpy(&n, rec + 8, 4);
+    return n;
+}
+
+// The payload after the record at @rec (whole_records() checked it), 0 for
+// a type without one.
+std::uint64_t payload_after(const std::byte* rec, std::uint32_t type) {
+    const auto r = payload_rule_of(type);
+    return r ? payload_size(rec, *r) : 0;
+}
+
+}  // namespace
+
 file::file(std::unique_ptr<impl> p) : p_(std::move(p)) {}
 file::file(file&&) noexcept = default;
 file& file::operator=(file&&) noexcept = default;
@@ -212,9 +250,8 @@ result<void> file::impl::parse_pipe(const std::string& name) {
                 return true;
             }
             if (rh.type == record_header_tracing_data) {
-                std::uint32_t n = 0;
-                std::memcpy(&n, d.data() + pos + 8, 4);
-                read_feature(feat_tracing_data, d.subspan(pos + rh.size, n));
+                read_feature(feat_tracing_data,
+                             d.subspan(pos + rh.size, payload_after(d.data() + pos, rh.type)));
                 return true;
             }
             if (rh.type == k_record_header_feature) {
@@ -275,32 +312,16 @@ std::uint64_t file::impl::whole_records(
             break;
         }
         std::uint64_t whole = rh.size;
-        if (rh.type == record_header_tracing_data) {
-            std::uint32_t payload;
-            if (rh.size < 16) {
-                note(pos, "TRACING_DATA record of size " + std::to_string(rh.size) + " at offset " +
-                              std::to_string(pos) + " is too short" + why_end);
+        if (const auto pr = payload_rule_of(rh.type)) {
+            if (rh.size < pr->min_size) {
+                note(pos, std::string(pr->name) + " record of size " + std::to_string(rh.size) +
+                              " at offset " + std::to_string(pos) + " is too short" + why_end);
                 break;
             }
-            std::memcpy(&payload, at(pos + 8), 4);
+            const std::uint64_t payload = payload_size(at(pos), *pr);
             if (payload > left - rh.size) {
-                note(pos, "tracing data of " + std::to_string(payload) + " bytes at offset " +
-                              std::to_string(pos) + " runs past the end" + why_end);
-                break;
-            }
-            whole += payload;
-        }
-        if (rh.type == record_auxtrace) {
-            std::uint64_t payload;
-            if (rh.size < k_auxtrace_size) {
-                note(pos, "AUXTRACE record of size " + std::to_string(rh.size) + " at offset " +
-                              std::to_string(pos) + " is too short" + why_end);
-                break;
-            }
-            std::memcpy(&payload, at(pos + 8), 8);
-            if (payload > left - rh.size) {
-                note(pos, "AUXTRACE payload of " + std::to_string(payload) + " bytes at offset " +
-                              std::to_string(pos) + " runs past " +
+                note(pos, std::string(pr->name) + " payload of " + std::to_string(payload) +
+                              " bytes at offset " + std::to_string(pos) + " runs past " +
                               (data_end == fsize ? "the end of the file" : "the data section") +
                               why_end);
                 break;
@@ -449,28 +470,20 @@ result<void> file::for_each(const std::function<void(const record_view&)>& f) co
         aux_until(pos - p.data_begin);
         perf_event_header h;
         std::memcpy(&h, p.d.data() + pos, sizeof(h));
-        if (p.pipe && (h.type == record_header_attr || h.type == k_record_header_feature)) {
-            pos += h.size;  // the stream's header, read by parse_pipe()
-            continue;
-        }
-        if (p.pipe && h.type == record_header_tracing_data) {
-            std::uint32_t n = 0;
-            std::memcpy(&n, p.d.data() + pos + 8, 4);
-            pos += h.size + n;  // read by parse_pipe()
+        // The same step as whole_records(): the record and its payload.
+        const std::uint64_t payload = payload_after(p.d.data() + pos, h.type);
+        if (p.pipe && (h.type == record_header_attr || h.type == k_record_header_feature ||
+                       h.type == record_header_tracing_data)) {
+            pos += h.size + payload;  // the stream's header, read by parse_pipe()
             continue;
         }
         record_view r;
         r.offset = pos;
         r.bytes = p.d.subspan(pos, h.size);
-        std::uint64_t whole = h.size;
-        if (h.type == record_auxtrace) {
-            std::uint64_t payload;
-            std::memcpy(&payload, p.d.data() + pos + 8, 8);
+        if (h.type == record_auxtrace)
             r.auxtrace = p.d.subspan(pos + h.size, payload);
-            whole += payload;
-        }
         f(r);
-        pos += whole;
+        pos += h.size + payload;
     }
     // Those written after the last record; none past a damaged record.
     aux_until(p.data_end - p.data_begin);
