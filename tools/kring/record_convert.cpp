@@ -9,6 +9,13 @@
 
 namespace kring_tool::record {
 
+namespace {
+
+// A task name of the sched source's RAW: 16 bytes, NUL padded.
+std::string_view comm_of(const char* comm16) { return {comm16, strnlen(comm16, 16)}; }
+
+}  // namespace
+
 std::string kind_name(kind k) {
     return k == kind::sched ? "sched" : k == kind::timer ? "timer" : "aux";
 }
@@ -39,7 +46,7 @@ void recorder::comm_once(std::uint32_t pid, std::uint32_t tid, const char* comm1
                          const pd::sample_id& at) {
     if (!tid)
         return;  // the idle task: perf knows it as swapper
-    std::string comm(comm16, strnlen(comm16, 16));
+    std::string comm(comm_of(comm16));
     if (comm.empty())
         return;
     if (!comms_seen.insert({pid, tid, comm}).second)
@@ -81,13 +88,11 @@ void recorder::on_sched(ring& r, const kring::sample_info& s) {
                 // sched:sched_switch, in the context of prev (perf's).
                 pd::tp_payload pl(tp->sched_switch);
                 pl.set("common_pid", raw.prev_tid)
-                    .set_str("prev_comm",
-                             std::string_view(raw.prev_comm, strnlen(raw.prev_comm, 16)))
+                    .set_str("prev_comm", comm_of(raw.prev_comm))
                     .set("prev_pid", raw.prev_tid)
                     .set("prev_prio", raw.prev_prio)
                     .set("prev_state", std::int64_t(raw.prev_state))
-                    .set_str("next_comm",
-                             std::string_view(raw.next_comm, strnlen(raw.next_comm, 16)))
+                    .set_str("next_comm", comm_of(raw.next_comm))
                     .set("next_pid", raw.next_tid)
                     .set("next_prio", raw.next_prio);
                 put_tracepoint(r.id | tp_switch_id_bit, raw.prev_pid, raw.prev_tid, s.time, raw.cpu,
@@ -136,7 +141,7 @@ void recorder::on_sched(ring& r, const kring::sample_info& s) {
                 // is where the woken task last ran (kring_sched_raw).
                 pd::tp_payload pl(tp->sched_wakeup);
                 pl.set("common_pid", raw.prev_tid)
-                    .set_str("comm", std::string_view(raw.next_comm, strnlen(raw.next_comm, 16)))
+                    .set_str("comm", comm_of(raw.next_comm))
                     .set("pid", raw.next_tid)
                     .set("prio", raw.next_prio)
                     .set("success", 1)
