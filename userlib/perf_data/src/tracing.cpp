@@ -8,6 +8,8 @@
 
 namespace kring::perf_data {
 
+using namespace detail;
+
 namespace {
 
 // "KEY:VALUE;" inside a field line; nullopt without it.
@@ -26,17 +28,12 @@ std::optional<std::uint32_t> number_after(std::string_view line, std::string_vie
     return std::uint32_t(v);
 }
 
-template <class T>
-void put_le(std::vector<std::byte>& out, const T& v) {
-    const auto* p = reinterpret_cast<const std::byte*>(&v);
-    out.insert(out.end(), p, p + sizeof(v));
-}
+// The tracing data's first bytes (trace-event-info.c's tracing_data_header()).
+constexpr char k_tracing_magic[10] = {'\x17', '\x08', '\x44', 't', 'r', 'a', 'c', 'i', 'n', 'g'};
 
-void put_str(std::vector<std::byte>& out, std::string_view s, bool nul) {
-    const auto* p = reinterpret_cast<const std::byte*>(s.data());
-    out.insert(out.end(), p, p + s.size());
-    if (nul)
-        out.push_back(std::byte{0});
+// @s and its NUL (do_read_string()'s strings in the tracing data).
+void put_cstr(std::vector<std::byte>& out, const std::string& s) {
+    put_bytes(out, s.c_str(), s.size() + 1);
 }
 
 }  // namespace
@@ -114,46 +111,45 @@ std::vector<std::byte> tracing_data(std::string_view header_page, std::string_vi
                                     const std::vector<const tp_format*>& events,
                                     std::uint32_t page_size) {
     std::vector<std::byte> out;
-    put_str(out, "\x17\x08\x44tracing", false);
-    put_str(out, "0.6", true);
+    put_bytes(out, k_tracing_magic, sizeof(k_tracing_magic));
+    put_cstr(out, "0.6");
     out.push_back(std::byte{0});             // little-endian
     out.push_back(std::byte{sizeof(long)});  // the size of long
-    put_le(out, page_size);
-    put_str(out, "header_page", true);
-    put_le(out, std::uint64_t(header_page.size()));
-    put_str(out, header_page, false);
-    put_str(out, "header_event", true);
-    put_le(out, std::uint64_t(header_event.size()));
-    put_str(out, header_event, false);
-    put_le(out, std::uint32_t{0});  // no ftrace formats
+    put(out, page_size);
+    put_cstr(out, "header_page");
+    put(out, std::uint64_t(header_page.size()));
+    put_bytes(out, header_page.data(), header_page.size());
+    put_cstr(out, "header_event");
+    put(out, std::uint64_t(header_event.size()));
+    put_bytes(out, header_event.data(), header_event.size());
+    put(out, std::uint32_t{0});  // no ftrace formats
     // The events by system, in the order given.
     std::vector<std::string> systems;
     for (const auto* e : events)
         if (std::find(systems.begin(), systems.end(), e->system) == systems.end())
             systems.push_back(e->system);
-    put_le(out, std::uint32_t(systems.size()));
+    put(out, std::uint32_t(systems.size()));
     for (const auto& s : systems) {
-        put_str(out, s, true);
-        put_le(out,
-               std::uint32_t(std::count_if(events.begin(), events.end(),
-                                           [&](const tp_format* e) { return e->system == s; })));
+        put_cstr(out, s);
+        put(out, std::uint32_t(std::count_if(events.begin(), events.end(),
+                                             [&](const tp_format* e) { return e->system == s; })));
         for (const auto* e : events)
             if (e->system == s) {
-                put_le(out, std::uint64_t(e->text.size()));
-                put_str(out, e->text, false);
+                put(out, std::uint64_t(e->text.size()));
+                put_bytes(out, e->text.data(), e->text.size());
             }
     }
-    put_le(out, std::uint32_t{0});  // kallsyms: perf resolves symbols itself
-    put_le(out, std::uint32_t{0});  // printk formats
-    put_le(out, std::uint64_t{0});  // saved command lines
+    put(out, std::uint32_t{0});  // kallsyms: perf resolves symbols itself
+    put(out, std::uint32_t{0});  // printk formats
+    put(out, std::uint64_t{0});  // saved command lines
     return out;
 }
 
 result<tracing_events> parse_tracing_data(std::span<const std::byte> data) {
     detail::cursor c{data.data(), data.data() + data.size()};
     auto bad = [](const std::string& what) { return error(EINVAL, "tracing data: " + what); };
-    char magic[10];
-    if (!c.get(magic) || std::memcmp(magic, "\x17\x08\x44tracing", 10) != 0)
+    char magic[sizeof(k_tracing_magic)];
+    if (!c.get(magic) || std::memcmp(magic, k_tracing_magic, sizeof(magic)) != 0)
         return bad("no tracing data magic");
     // A NUL-terminated string of at most @max bytes.
     auto cstring = [&](std::string& s, std::size_t max) {
