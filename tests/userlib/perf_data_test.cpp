@@ -1632,10 +1632,11 @@ TEST(PerfData, TracingDataRecordInAFileKeepsItsPayload) {
     const auto path = d.file("td.data");
     auto w = pd::writer::create(path, {attr("sched:sched_switch", sw->id, 1)});
     ASSERT_TRUE(w);
+    const auto raw = pd::tp_payload(*sw).bytes();
     pd::sample s;
     s.id = 1;
     s.has_time = true;
-    s.raw = pd::tp_payload(*sw).bytes();
+    s.raw = raw;
     ASSERT_TRUE(w->write(pd::make_sample(PERF_RECORD_MISC_KERNEL, s, k_tp_type)));
     // The record, then 8 bytes of payload: a FINISHED_ROUND's, which must
     // not come out as a record of its own.
