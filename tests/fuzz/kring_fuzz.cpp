@@ -491,7 +491,7 @@ unsigned long random_cmd(rng& r, std::uint32_t* size_out) {
         KRING_IOC_DISABLE,       KRING_IOC_RESET,      KRING_IOC_PAUSE_OUTPUT,
         KRING_IOC_RESUME_OUTPUT, KRING_IOC_SET_WAKEUP, KRING_IOC_ID,
         KRING_IOC_STATS,         KRING_IOC_SET_OUTPUT, KRING_IOC_AUX_SNAPSHOT,
-        KRING_IOC_AUX_PAUSE,     KRING_IOC_AUX_RESUME};
+        KRING_IOC_AUX_PAUSE,     KRING_IOC_AUX_RESUME, KRING_IOC_GET_FORMATS};
     unsigned long c = r.pick(cmds);
     *size_out = _IOC_SIZE(c);
     return c;
@@ -569,6 +569,17 @@ void do_ioctl(rng& r) {
             // A plausible size field, so the copy-out path runs.
             std::uint32_t sz = r.chance(70) ? size : static_cast<std::uint32_t>(r.below(600));
             std::memcpy(buf, &sz, 4);
+        }
+        if (arg == buf && cmd == KRING_IOC_GET_FORMATS && r.chance(70)) {
+            // A plausible request, so the text is copied out: into the
+            // rest of buf, a bad address or the guard page, or sizes only.
+            kring_formats q{};
+            q.size = r.chance(80) ? sizeof(q) : static_cast<std::uint32_t>(r.below(64));
+            q.len = static_cast<std::uint32_t>(r.below(sizeof(buf) - sizeof(q) + 1));
+            if (r.chance(80))
+                q.buf = reinterpret_cast<std::uintptr_t>(
+                    random_arg(r, buf + sizeof(q), sizeof(buf) - sizeof(q)));
+            std::memcpy(buf, &q, sizeof(q));
         }
         rc = ::ioctl(fd, cmd, arg);
     }

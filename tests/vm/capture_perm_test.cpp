@@ -21,7 +21,8 @@ namespace {
 // In a child that dropped to uid/gid 65534: the errno of each attempt.
 struct outcome {
     int open_err = -1, per_cpu = -1, other_task = -1, own_task = -1, timer_kernel = -1,
-        timer_user = -1;
+        timer_user = -1, chain_kernel = -1, chain_user = -1, formats = -1;
+    unsigned formats_count = 0;
 };
 
 int try_configure(const kring_attr& a) {
@@ -52,6 +53,21 @@ TEST(CapturePerm, UnprivilegedUser) {
         o.timer_kernel = try_configure(t);
         t.flags = KRING_ATTR_F_EXCLUDE_KERNEL;
         o.timer_user = try_configure(t);
+        // Call chains: kernel frames come only with kernel-mode samples,
+        // refused alike; user ones with the user's own.
+        t.sample_type |= KRING_SAMPLE_CALLCHAIN;
+        t.flags = 0;
+        o.chain_kernel = try_configure(t);
+        t.flags = KRING_ATTR_F_EXCLUDE_KERNEL;
+        o.chain_user = try_configure(t);
+        // The formats of its own channel.
+        kt::raw_channel own;
+        if (own.open_dev() == 0 && own.configure(t) == 0) {
+            kring_formats q{};
+            q.size = sizeof(q);
+            o.formats = own.ioctl_arg(KRING_IOC_GET_FORMATS, &q);
+            o.formats_count = q.count;
+        }
         ::_exit(::write(res[1], &o, sizeof(o)) == sizeof(o) ? 0 : 1);
     }
     outcome o;
@@ -65,6 +81,10 @@ TEST(CapturePerm, UnprivilegedUser) {
     EXPECT_EQ(o.own_task, 0);
     EXPECT_ERRNO(o.timer_kernel, EACCES);
     EXPECT_EQ(o.timer_user, 0);
+    EXPECT_ERRNO(o.chain_kernel, EACCES);
+    EXPECT_EQ(o.chain_user, 0);
+    EXPECT_EQ(o.formats, 0);
+    EXPECT_EQ(o.formats_count, 1u);
     // Root may do all of it.
     EXPECT_EQ(try_configure(kt::attr(KRING_SOURCE_SCHED, 0, -1)), 0);
     EXPECT_EQ(try_configure(kt::attr(KRING_SOURCE_SCHED, -1, 1)), 0);
