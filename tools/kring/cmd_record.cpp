@@ -489,15 +489,15 @@ std::vector<pd::event_attr> file_attrs(const session& s) {
     if (s.ev.wakeups)
         add_attr(kind::sched, "kring:sched_wakeup", st_wakeup, wakeup_id_bit);
     // The kernel's own sched tracepoints, when tracefs gave their formats.
-    if (s.ev.sched && s.rec->tp) {
-        auto* a = add_attr(kind::sched, "sched:sched_switch", st_tracepoint, tp_switch_id_bit);
+    auto add_tracepoint = [&](const char* name, const pd::tp_format& f, std::uint64_t id_bit) {
+        auto* a = add_attr(kind::sched, name, st_tracepoint, id_bit);
         a->attr.type = PERF_TYPE_TRACEPOINT;
-        a->attr.config = s.rec->tp->sched_switch.id;
-        if (s.ev.wakeups) {
-            a = add_attr(kind::sched, "sched:sched_wakeup", st_tracepoint, tp_wakeup_id_bit);
-            a->attr.type = PERF_TYPE_TRACEPOINT;
-            a->attr.config = s.rec->tp->sched_wakeup.id;
-        }
+        a->attr.config = f.id;
+    };
+    if (s.ev.sched && s.rec->tp) {
+        add_tracepoint("sched:sched_switch", s.rec->tp->sched_switch, tp_switch_id_bit);
+        if (s.ev.wakeups)
+            add_tracepoint("sched:sched_wakeup", s.rec->tp->sched_wakeup, tp_wakeup_id_bit);
     }
     if (s.ev.aux)
         add_attr(kind::aux, "kring:aux", st_aux, 0);
