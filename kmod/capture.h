@@ -101,14 +101,21 @@ struct kring_capture {
  * @t's process and thread ids as the channel's owner sees them: in the pid
  * namespace it configured the channel from, as perf reports pids in its
  * event's namespace (perf_event_pid()); 0 for a task outside it.
+ * A thread's id changes under a running probe when another thread of its
+ * process execs: de_thread() swaps the exec'ing thread's id and its
+ * leader's (exchange_tids(), whose WRITE_ONCE() of ->pid the READ_ONCE()
+ * below pairs with) while the dying leader may still be switching out on
+ * another CPU. A record reads each task's ids once (kring_sched_record()
+ * takes the followed task's from its side of the record), so that it
+ * never names one task by two ids.
  * Context: any (the lookup is RCU).
  */
 static inline void kring_capture_ids(const struct kring_capture *cap, struct task_struct *t,
 				     u32 *pid, u32 *tid)
 {
 	if (likely(cap->pid_ns == &init_pid_ns)) {
-		*pid = t->tgid;
-		*tid = t->pid;
+		*pid = READ_ONCE(t->tgid);
+		*tid = READ_ONCE(t->pid);
 		return;
 	}
 	*pid = task_tgid_nr_ns(t, cap->pid_ns);

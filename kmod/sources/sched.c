@@ -123,7 +123,16 @@ static void kring_sched_record(struct kring_capture *cap, u16 kind, u16 flags, u
 	if (next && (shown & KRING_SCHED_NEXT))
 		kring_sched_name(cap, &raw, true, next);
 	d.ip = 0;
-	kring_capture_ids(cap, who, &d.pid, &d.tid);
+	/* The followed task's ids as its side of the record has them. */
+	if (who == prev && (shown & KRING_SCHED_PREV)) {
+		d.pid = raw.prev_pid;
+		d.tid = raw.prev_tid;
+	} else if (who == next && (shown & KRING_SCHED_NEXT)) {
+		d.pid = raw.next_pid;
+		d.tid = raw.next_tid;
+	} else {
+		kring_capture_ids(cap, who, &d.pid, &d.tid);
+	}
 	d.cpu = raw.cpu;
 	d.period = 1;
 	d.raw = &raw;

@@ -142,6 +142,9 @@ exec_run follow_thread_exec(const std::string& image, std::uint64_t flags, bool 
             r.exits += k.kind == KRING_SCHED_EXIT;
         } else {
             r.between++;
+            std::printf("in between: kind %u, tid %u, prev %u '%.16s', next %u '%.16s'\n",
+                        unsigned(k.kind), unsigned(x.s.tid), unsigned(k.prev_tid), k.prev_comm,
+                        unsigned(k.next_tid), k.next_comm);
         }
     }
     return r;
