@@ -9,6 +9,9 @@
 #   GTEST_FILTER=...                            only these GoogleTest cases
 #   REPEAT=N                                    boot every kernel N times and
 #                                               list every test that ever failed
+#   GTEST_REPEAT=N                              in the guest, run the chosen
+#                                               GoogleTest cases N times in
+#                                               one boot (with GTEST_FILTER)
 #   KRING_FULL=1                                the long modes (make check-full)
 #   FUZZ_SEED=N                                 replay the syscall fuzzer's
 #                                               run N (default: a new seed)
@@ -43,6 +46,9 @@ host=1
 # lists the tests: keep it away from everything but the chosen runs.
 filter=${GTEST_FILTER:-}
 unset GTEST_FILTER
+gtest_repeat=${GTEST_REPEAT:-1}
+unset GTEST_REPEAT
+case $gtest_repeat in '' | *[!0-9]* | 0) echo "check.sh: GTEST_REPEAT must be a positive number" >&2; exit 2 ;; esac
 # Variables given to the outer make travel in MAKEFLAGS into every make we
 # start (and from there into the environment of test discovery): drop them.
 unset MAKEFLAGS MAKEOVERRIDES MFLAGS
@@ -226,6 +232,7 @@ for k in $kernels; do
 		[ "$repeat" -gt 1 ] && of=" (run $r of $repeat)"
 		{
 			printf 'GTEST_FILTER=%q\n' "$filter"
+			printf 'KRING_GTEST_REPEAT=%q\n' "$gtest_repeat"
 			printf 'KRING_FULL=%q\n' "$full"
 			printf 'KRING_KERNEL=%q\n' "$k"
 			printf 'FUZZ_SEED=%q\n' "$((fuzz_seed + r - 1))"

@@ -105,7 +105,8 @@ for t in /kring/bin/*; do
 	fi
 	echo "==== KRING-BEGIN gtest $name"
 	if [ -n "${GTEST_FILTER:-}" ]; then
-		"$t" --gtest_color=no --gtest_filter="$GTEST_FILTER" >/tmp/"$name".out 2>&1
+		"$t" --gtest_color=no --gtest_filter="$GTEST_FILTER" \
+			--gtest_repeat="${KRING_GTEST_REPEAT:-1}" >/tmp/"$name".out 2>&1
 	else
 		"$t" --gtest_color=no >/tmp/"$name".out 2>&1
 	fi
