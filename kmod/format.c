@@ -169,9 +169,11 @@ int kring_format_validate(const struct kring_format *f)
 	if (!kring_ident(f->name))
 		return kring_format_refuse(f, NULL, -EINVAL,
 					   "the name is not an identifier of 1 to 63 characters");
-	if (f->type != KRING_RECORD_SAMPLE && f->type <= KRING_RECORD_PAD)
+	if (f->type != KRING_RECORD_SAMPLE && f->type != KRING_RECORD_AUX &&
+	    f->type <= KRING_RECORD_PAD)
 		return kring_format_refuse(f, NULL, -EINVAL,
-					   "not a type a producer describes (KRING_RECORD_SAMPLE or above KRING_RECORD_PAD)");
+					   "not a type a producer describes (KRING_RECORD_SAMPLE, _AUX or above KRING_RECORD_PAD)");
+	/* An AUX packet's header is bounded like a record's body. */
 	max = f->type == KRING_RECORD_SAMPLE ? KRING_SAMPLE_RAW_MAX :
 		KRING_RECORD_MAX_SIZE - sizeof(struct kring_record_header);
 	if (!f->size || f->size > max)

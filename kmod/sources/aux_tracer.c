@@ -7,8 +7,9 @@
  * CPU mode (cpu = N, pid = -1): every millisecond an hrtimer pinned to
  * CPU N "runs the unit": it begins an AUX extent, writes the packets of
  * that millisecond (a SYNC packet first, another every config[2] packets,
- * DATA packets between; struct kring_aux_packet in uapi/linux/kring.h) and
- * ends the extent. When the extent is full the unit stops (perf's pmu
+ * DATA packets between; struct kring_aux_packet in uapi/linux/kring_test.h,
+ * described to consumers as the format kring_aux_packet) and ends the
+ * extent. When the extent is full the unit stops (perf's pmu
  * stop): the rest of the millisecond's packets are dropped, their sequence
  * numbers skipped, and the extent's AUX record carries TRUNCATED; the next
  * tick starts it again (pmu start) with a SYNC packet. So the discontinuity
@@ -510,6 +511,29 @@ static int kring_aux_tracer_resume(struct kring_channel *ch)
 	return ret;
 }
 
+/* struct kring_aux_packet, the header every packet of the AUX area starts with. */
+static const struct kring_format_field kring_aux_packet_fields[] = {
+	{ "__u64", "magic", 0, 8, false },
+	{ "__u16", "type", 8, 2, false },
+	{ "__u16", "len", 10, 2, false },
+	{ "__u32", "cpu", 12, 4, false },
+	{ "__u64", "seq", 16, 8, false },
+	{ "__u64", "time", 24, 8, false },
+};
+
+static const struct kring_format kring_aux_packet_format = {
+	.name = "kring_aux_packet",
+	.type = KRING_RECORD_AUX,
+	.size = sizeof(struct kring_aux_packet),
+	.fields = kring_aux_packet_fields,
+	.nr_fields = ARRAY_SIZE(kring_aux_packet_fields),
+	.print_fmt = "\"type=%u len=%u cpu=%u seq=%llu\", REC->type, REC->len, REC->cpu, REC->seq",
+};
+
+static const struct kring_format * const kring_aux_tracer_formats[] = {
+	&kring_aux_packet_format, NULL,
+};
+
 const struct kring_source_ops kring_aux_tracer_source = {
 	.name = "aux-tracer",
 	/* CPU mode writes synthetic packets only: no task is named. */
@@ -517,6 +541,7 @@ const struct kring_source_ops kring_aux_tracer_source = {
 		KRING_SRC_TEST_ONLY,
 	.features = KRING_FEAT_AUX_TRACER,
 	.prepare = kring_capture_attach,
+	.formats = kring_aux_tracer_formats,
 	.configure = kring_aux_tracer_configure,
 	.start = kring_aux_tracer_start,
 	.stop = kring_aux_tracer_stop,

@@ -43,6 +43,15 @@ static void format_good_passes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), 0);
 	f.print_fmt = NULL;
 	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), 0);
+	/* The header of an AUX packet, bounded as a record's body. */
+	f.type = KRING_RECORD_AUX;
+	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), 0);
+	f.size = KRING_RECORD_MAX_SIZE - sizeof(struct kring_record_header);
+	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), 0);
+	f.size = KRING_RECORD_MAX_SIZE - sizeof(struct kring_record_header) + 1;
+	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), -E2BIG);
+	f.size = 24;
+	f.type = KRING_RECORD_SAMPLE;
 	/* Fields need not be in order, nor cover every byte. */
 	swap(fl[0], fl[3]);
 	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), 0);
@@ -89,6 +98,11 @@ static void spoil_lost_type(struct kring_format *f, struct kring_format_field *f
 static void spoil_pad_type(struct kring_format *f, struct kring_format_field *fl)
 {
 	f->type = KRING_RECORD_PAD;
+}
+
+static void spoil_itrace_type(struct kring_format *f, struct kring_format_field *fl)
+{
+	f->type = KRING_RECORD_ITRACE_START;
 }
 
 static void spoil_zero_size(struct kring_format *f, struct kring_format_field *fl)
@@ -202,6 +216,7 @@ static const struct bad_case bad_cases[] = {
 	{ "name of 64 characters", -EINVAL, spoil_long_name },
 	{ "LOST, a type of kring's", -EINVAL, spoil_lost_type },
 	{ "PAD", -EINVAL, spoil_pad_type },
+	{ "ITRACE_START, a type of kring's", -EINVAL, spoil_itrace_type },
 	{ "size 0", -E2BIG, spoil_zero_size },
 	{ "a SAMPLE above KRING_SAMPLE_RAW_MAX", -E2BIG, spoil_big_sample },
 	{ "no fields", -EINVAL, spoil_no_fields },

@@ -142,6 +142,25 @@ TEST(Formats, TimerSourceDescribesItsRaw) {
     EXPECT_FIELD(f[0], kring_timer_raw, overruns, "__u64");
 }
 
+// The emulated hardware tracer describes the header of the packets it
+// writes into the AUX area (ID KRING_RECORD_AUX), not a record.
+TEST(Formats, AuxTracerDescribesItsPackets) {
+    kt::raw_channel ch;
+    ASSERT_EQ(ch.open_dev(), 0);
+    ASSERT_EQ(ch.configure(kt::make_attr(KRING_SOURCE_AUX_TRACER, 0)), 0);
+    auto f = formats_of(ch);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].name, "kring_aux_packet");
+    EXPECT_EQ(f[0].id, unsigned(KRING_RECORD_AUX));
+    EXPECT_EQ(f[0].fields.size(), 6u);
+    EXPECT_FIELD(f[0], kring_aux_packet, magic, "__u64");
+    EXPECT_FIELD(f[0], kring_aux_packet, type, "__u16");
+    EXPECT_FIELD(f[0], kring_aux_packet, len, "__u16");
+    EXPECT_FIELD(f[0], kring_aux_packet, cpu, "__u32");
+    EXPECT_FIELD(f[0], kring_aux_packet, seq, "__u64");
+    EXPECT_FIELD(f[0], kring_aux_packet, time, "__u64");
+}
+
 // A producer channel has none until a producer describes its types.
 TEST(Formats, ProducerChannelStartsWithNone) {
     kt::raw_channel ch;

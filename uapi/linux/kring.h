@@ -173,10 +173,12 @@ struct kring_abi_info {
  *	print fmt: "kind=%u ...", REC->kind, ...
  *
  * ID is the record type the block describes; for KRING_RECORD_SAMPLE the
- * fields are those of the RAW data (offsets from its first byte), for any
- * other type those of the body after the record header. The channel's
- * source describes its own RAW data (sched, timer, synthetic); a producer
- * module adds its types (kring_channel_add_format(), docs/PRODUCER.md).
+ * fields are those of the RAW data (offsets from its first byte), for
+ * KRING_RECORD_AUX those of the header every packet in the AUX area starts
+ * with, for any other type those of the body after the record header. The
+ * channel's source describes its own RAW data (sched, timer, synthetic) or
+ * packets (the AUX tracer); a producer module adds its types
+ * (kring_channel_add_format(), docs/PRODUCER.md).
  *
  * The caller sets @size (versioned like kring_attr: at least
  * KRING_FORMATS_SIZE_VER0, unknown trailing bytes zero; the command may

@@ -203,8 +203,9 @@ struct kring_format_field {
  * struct kring_format - the layout of one record type
  * @name:	an identifier, the event's name for consumers
  * @type:	the record type it describes: KRING_RECORD_SAMPLE (the RAW
- *		data of the channel's SAMPLEs) or a type above KRING_RECORD_PAD
- *		(the body after the header)
+ *		data of the channel's SAMPLEs), a type above KRING_RECORD_PAD
+ *		(the body after the header) or KRING_RECORD_AUX (the header
+ *		every packet a producer writes into the AUX area starts with)
  * @size:	the bytes described; every field lies inside them
  * @fields:	@nr_fields fields (1..KRING_FORMAT_MAX_FIELDS), no two
  *		overlapping
