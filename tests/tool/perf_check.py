@@ -42,6 +42,10 @@ Checks, each able to fail:
       least 90% of its getrusage() switch count (a latency is measured for
       each switch in after a wakeup: sched:sched_wakeup is recorded too)
       and at most its switches in the whole recording
+  sched-runtime       perf sched latency's Runtime of the parent (the
+      sched:sched_stat_runtime samples kring record derives) equals, to
+      0.002 ms, the time between its switches in and out on each CPU in
+      perf script's PERF_RECORD_SWITCH_CPU_WIDE records
   pipe-script, pipe-report   busy.pipe (kring record -o -, perf's pipe
       format) fed to perf script -i - and perf report -i - on stdin: no
       complaint, samples shown, busy_hot on top as in busy.data
@@ -171,7 +175,24 @@ def check_callgraph(c, path, symfs, kallsyms):
              "; ".join(bad[:3]) if bad else f"top line: {top.strip()}; chain: {' -> '.join(chain)}")
 
 
-def check_perf_sched(c, path, tid, want, switches_out):
+def run_time_ns(script, tid):
+    """The time @tid ran, from perf script's switch records: each IN on a
+    CPU to the next OUT of the same task on that CPU."""
+    since, total = {}, 0
+    for line in script.splitlines():
+        m = SWITCH.match(line)
+        if not m or int(m.group(2)) != tid:
+            continue
+        cpu = int(m.group(3))
+        t = int(m.group(4)) * 1000000000 + int(m.group(5).ljust(9, "0"))
+        if m.group(6) == "IN":
+            since[cpu] = t
+        elif cpu in since:
+            total += t - since.pop(cpu)
+    return total
+
+
+def check_perf_sched(c, path, tid, want, switches_out, ran_ns):
     """perf sched reads the sched tracepoints kring record wrote."""
     rc, out, err = perf(["sched", "timehist", "-i", path])
     print(out[:1500])
@@ -183,16 +204,25 @@ def check_perf_sched(c, path, tid, want, switches_out):
     rc, out, err = perf(["sched", "latency", "--pids", "-i", path])
     print(out[:3000])
     bad = bad_lines(rc, out, err, False)
-    got = None
+    got = runtime_ms = None
     for l in out.splitlines():
-        m = re.match(r"^\s*\S+:(\d+)\s*\|\s*[\d.]+ ms\s*\|\s*(\d+)\s*\|", l)
+        m = re.match(r"^\s*\S+:(\d+)\s*\|\s*([\d.]+) ms\s*\|\s*(\d+)\s*\|", l)
         if m and int(m.group(1)) == tid:
-            got = int(m.group(2))
+            runtime_ms, got = float(m.group(2)), int(m.group(3))
     ok = not bad and got is not None and want * 0.9 <= got <= switches_out + 1
     c.result(ok, "sched-latency",
              "; ".join(bad[:3]) if bad else
              f"tid {tid}: {got} switches in perf sched latency, getrusage {want}, "
              f"{switches_out} switches out recorded")
+    # Its Runtime column sums the sched:sched_stat_runtime samples kring
+    # derives from the switches: the same sum as the switch records'
+    # runs, to the column's rounding (0.001 ms).
+    ran_ms = ran_ns / 1e6
+    ok = not bad and runtime_ms is not None and ran_ns > 0 and abs(runtime_ms - ran_ms) <= 0.002
+    c.result(ok, "sched-runtime",
+             "; ".join(bad[:3]) if bad else
+             f"tid {tid}: Runtime {runtime_ms} ms in perf sched latency, {ran_ms:.6f} ms "
+             f"between its switches in and out in perf script")
 
 
 def main():
@@ -288,7 +318,8 @@ def main():
         c.result(ok, "pingpong-switches",
                  f"getrusage {want}, perf script {inner} in the window, {outer} around it, "
                  f"{total} in all")
-        check_perf_sched(c, os.path.join(outdir, "pingpong.data"), tid, want, total)
+        check_perf_sched(c, os.path.join(outdir, "pingpong.data"), tid, want, total,
+                         run_time_ns(scripts["pingpong"], tid))
 
     # Two snapshots more with SIGUSR2 and the control fifo.
     if not all(os.path.exists(os.path.join(outdir, f))

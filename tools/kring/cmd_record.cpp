@@ -498,6 +498,9 @@ std::vector<pd::event_attr> file_attrs(const session& s) {
         add_tracepoint("sched:sched_switch", s.rec->tp->sched_switch, tp_switch_id_bit);
         if (s.ev.wakeups)
             add_tracepoint("sched:sched_wakeup", s.rec->tp->sched_wakeup, tp_wakeup_id_bit);
+        if (s.rec->tp->sched_stat_runtime)
+            add_tracepoint("sched:sched_stat_runtime", *s.rec->tp->sched_stat_runtime,
+                           tp_runtime_id_bit);
     }
     if (s.ev.aux)
         add_attr(kind::aux, "kring:aux", st_aux, 0);
@@ -850,6 +853,7 @@ int print_end(const session& s, int rc) {
         {"lost_overwritten", s.lost_by[3]},
         {"bad", rec.bad},
         {"tracepoints", rec.tp_samples},
+        {"runtimes", rec.runtimes},
         {"stopped_by_signal", s.stop_signal ? 1u : 0u},
     };
     if (cs >= 0) {

@@ -11,6 +11,9 @@ namespace kring_tool::record {
 
 namespace {
 
+// The sched source's cpu for a switch whose CPU its reader may not see.
+constexpr std::uint32_t cpu_hidden = 0xffffffffu;
+
 // A task name of the sched source's RAW: 16 bytes, NUL padded.
 std::string_view comm_of(const char* comm16) { return {comm16, strnlen(comm16, 16)}; }
 
@@ -84,6 +87,23 @@ void recorder::on_sched(ring& r, const kring::sample_info& s) {
             put(pd::make_switch_cpu_wide(true, preempt, raw.next_pid, raw.next_tid, out,
                                          st_trailer));
             put(pd::make_switch_cpu_wide(false, false, raw.prev_pid, raw.prev_tid, in, st_trailer));
+            if (tp && tp->sched_stat_runtime && raw.cpu != cpu_hidden) {
+                // sched:sched_stat_runtime of prev, the followed side,
+                // for the run a recorded switch in on this CPU began.
+                auto it = on_cpu.find(raw.cpu);
+                if (it != on_cpu.end() && raw.prev_tid && s.tid == raw.prev_tid &&
+                    it->second.first == raw.prev_tid && s.time >= it->second.second) {
+                    pd::tp_payload pl(*tp->sched_stat_runtime);
+                    pl.set("common_pid", raw.prev_tid)
+                        .set_str("comm", comm_of(raw.prev_comm))
+                        .set("pid", raw.prev_tid)
+                        .set("runtime", std::int64_t(s.time - it->second.second));
+                    put_tracepoint(r.id | tp_runtime_id_bit, raw.prev_pid, raw.prev_tid, s.time,
+                                   raw.cpu, pl.bytes());
+                    runtimes++;
+                }
+                on_cpu[raw.cpu] = {raw.next_tid, s.time};
+            }
             if (tp) {
                 // sched:sched_switch, in the context of prev (perf's).
                 pd::tp_payload pl(tp->sched_switch);
@@ -147,7 +167,7 @@ void recorder::on_sched(ring& r, const kring::sample_info& s) {
                     .set("success", 1)
                     .set("target_cpu", std::int64_t(raw.prev_state));
                 put_tracepoint(r.id | tp_wakeup_id_bit, raw.prev_pid, raw.prev_tid, s.time,
-                               raw.cpu == 0xffffffffu ? std::uint32_t(std::max(r.cpu, 0)) : raw.cpu,
+                               raw.cpu == cpu_hidden ? std::uint32_t(std::max(r.cpu, 0)) : raw.cpu,
                                pl.bytes());
             }
             break;
@@ -265,6 +285,7 @@ void recorder::on_record(ring& r, const kring::record& rec) {
                 return;
             }
             lost += l->lost;
+            on_cpu.clear();
             if (l->has_range)
                 r.lost_ranges.push_back(
                     {l->lost, l->first_seq, l->last_seq, l->first_time, l->last_time});

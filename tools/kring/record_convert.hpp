@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -44,6 +45,7 @@ constexpr std::uint64_t wakeup_id_bit = 1ull << 62;
 // their sched ring's id with these bits set.
 constexpr std::uint64_t tp_switch_id_bit = 1ull << 61;
 constexpr std::uint64_t tp_wakeup_id_bit = 1ull << 60;
+constexpr std::uint64_t tp_runtime_id_bit = 1ull << 59;
 // Their sample_type, as perf record -e sched:sched_switch writes it.
 constexpr std::uint64_t st_tracepoint = st_sched | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
 
@@ -85,7 +87,11 @@ struct recorder {
     // The running kernel's sched tracepoints: each switch and wakeup is
     // written as their sample too (perf sched reads those).
     std::optional<sched_tracepoints> tp;
-    std::uint64_t tp_samples = 0;
+    std::uint64_t tp_samples = 0, runtimes = 0;
+    // Per CPU, the task a recorded switch put there and when: the start of
+    // the run the next switch out of that task on that CPU ends. A LOST
+    // record forgets them all (the switches between are unknown).
+    std::map<std::uint32_t, std::pair<std::uint32_t, std::uint64_t>> on_cpu;
     std::vector<std::unique_ptr<ring>> rings;
     std::optional<pd::writer> w;
     kring::merger merger;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace kring_tool::record {
 
@@ -54,8 +55,17 @@ kring::result<sched_tracepoints> read_sched_tracepoints() {
             return f.error().with_context(path);
         *into = std::move(*f);
     }
-    t.tracing_data = pd::tracing_data(*page, *event, {&t.sched_switch, &t.sched_wakeup},
-                                      std::uint32_t(::sysconf(_SC_PAGESIZE)));
+    std::vector<const pd::tp_format*> events{&t.sched_switch, &t.sched_wakeup};
+    // Without sched_stat_runtime (or with a layout other than comm, pid,
+    // runtime) perf sched's Runtime column stays 0: not an error.
+    if (auto text = slurp(dir + "/events/sched/sched_stat_runtime/format"))
+        if (auto f = pd::parse_tp_format("sched", std::move(*text));
+            f && f->fields.count("pid") && f->fields.count("runtime")) {
+            t.sched_stat_runtime = std::move(*f);
+            events.push_back(&*t.sched_stat_runtime);
+        }
+    t.tracing_data =
+        pd::tracing_data(*page, *event, events, std::uint32_t(::sysconf(_SC_PAGESIZE)));
     return t;
 }
 
