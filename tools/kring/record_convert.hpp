@@ -45,7 +45,7 @@ constexpr std::uint64_t wakeup_id_bit = 1ull << 62;
 // their sched ring's id with these bits set.
 constexpr std::uint64_t tp_switch_id_bit = 1ull << 61;
 constexpr std::uint64_t tp_wakeup_id_bit = 1ull << 60;
-constexpr std::uint64_t tp_runtime_id_bit = 1ull << 59;
+constexpr std::uint64_t tp_runtime_id_bit = 1ull << 58;
 // Their sample_type, as perf record -e sched:sched_switch writes it.
 constexpr std::uint64_t st_tracepoint = st_sched | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
 
