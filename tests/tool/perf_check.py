@@ -42,6 +42,11 @@ Checks, each able to fail:
       least 90% of its getrusage() switch count (a latency is measured for
       each switch in after a wakeup: sched:sched_wakeup is recorded too)
       and at most its switches in the whole recording
+  producer-fields     producer.data (kring record -e sched -e producer,
+      kring_example loaded into the producer channel): perf script prints
+      exactly the records producer.expect counts as kring:kring_example
+      samples, each with the field by name and the value the module wrote
+      (total=N), decoded from the format in the recording's tracing data
   pipe-script, pipe-report   busy.pipe (kring record -o -, perf's pipe
       format) fed to perf script -i - and perf report -i - on stdin: no
       complaint, samples shown, busy_hot on top as in busy.data
@@ -289,6 +294,21 @@ def main():
                  f"getrusage {want}, perf script {inner} in the window, {outer} around it, "
                  f"{total} in all")
         check_perf_sched(c, os.path.join(outdir, "pingpong.data"), tid, want, total)
+
+    # A producer module's records, by field name (kring_example's format).
+    exp = os.path.join(outdir, "producer.expect")
+    if "producer" not in scripts or not os.path.exists(exp):
+        c.result(False, "producer-fields", "no producer.data or producer.expect")
+    else:
+        e = dict(kv.split("=") for kv in open(exp).read().split())
+        want, total = int(e["records"]), e["total"]
+        lines = [l for l in scripts["producer"].splitlines() if " kring:kring_example:" in l]
+        good = [l for l in lines if l.rstrip().endswith(f" kring:kring_example: total={total}")]
+        print("\n".join(lines[:10]))
+        ok = want > 0 and len(lines) == want and len(good) == want
+        c.result(ok, "producer-fields",
+                 f"{len(lines)} kring:kring_example samples, {len(good)} with total={total}, "
+                 f"want {want}")
 
     # Two snapshots more with SIGUSR2 and the control fifo.
     if not all(os.path.exists(os.path.join(outdir, f))
