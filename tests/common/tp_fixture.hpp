@@ -50,4 +50,21 @@ inline const std::string sched_wakeup =
     "print fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, "
     "REC->target_cpu\n";
 
+// A producer's record layout as KRING_IOC_GET_FORMATS serves it (kmod/format.c
+// renders it: the ID the kring record type, offsets from the record's body),
+// and the tracepoint it becomes in a recording (ID 65280, the common header
+// ahead, every offset + 8).
+inline const char* const producer_block =
+    "name: my_record\nID: 65792\nformat:\n"
+    "\tfield:u64 total;\toffset:0;\tsize:8;\tsigned:0;\n"
+    "\tfield:char who[16];\toffset:8;\tsize:16;\tsigned:1;\n"
+    "\tfield:pid_t owner;\toffset:24;\tsize:4;\tsigned:1;\n\n"
+    "print fmt: \"total=%llu who=%s owner=%d\", REC->total, REC->who, REC->owner\n";
+inline const std::string producer_tracepoint =
+    std::string("name: my_record\nID: 65280\nformat:\n") + common +
+    "\tfield:u64 total;\toffset:8;\tsize:8;\tsigned:0;\n"
+    "\tfield:char who[16];\toffset:16;\tsize:16;\tsigned:1;\n"
+    "\tfield:pid_t owner;\toffset:32;\tsize:4;\tsigned:1;\n\n"
+    "print fmt: \"total=%llu who=%s owner=%d\", REC->total, REC->who, REC->owner\n";
+
 }  // namespace tp_fixture

@@ -46,6 +46,11 @@ Checks, each able to fail:
       sched:sched_stat_runtime samples kring record derives) equals, to
       0.002 ms, the time between its switches in and out on each CPU in
       perf script's PERF_RECORD_SWITCH_CPU_WIDE records
+  producer-fields     producer.data (kring record -e sched -e producer,
+      kring_example loaded into the producer channel): perf script prints
+      exactly the records producer.expect counts as kring:kring_example
+      samples, each with the field by name and the value the module wrote
+      (total=N), decoded from the format in the recording's tracing data
   pipe-script, pipe-report   busy.pipe (kring record -o -, perf's pipe
       format) fed to perf script -i - and perf report -i - on stdin: no
       complaint, samples shown, busy_hot on top as in busy.data
@@ -320,6 +325,21 @@ def main():
                  f"{total} in all")
         check_perf_sched(c, os.path.join(outdir, "pingpong.data"), tid, want, total,
                          run_time_ns(scripts["pingpong"], tid))
+
+    # A producer module's records, by field name (kring_example's format).
+    exp = os.path.join(outdir, "producer.expect")
+    if "producer" not in scripts or not os.path.exists(exp):
+        c.result(False, "producer-fields", "no producer.data or producer.expect")
+    else:
+        e = dict(kv.split("=") for kv in open(exp).read().split())
+        want, total = int(e["records"]), e["total"]
+        lines = [l for l in scripts["producer"].splitlines() if " kring:kring_example:" in l]
+        good = [l for l in lines if l.rstrip().endswith(f" kring:kring_example: total={total}")]
+        print("\n".join(lines[:10]))
+        ok = want > 0 and len(lines) == want and len(good) == want
+        c.result(ok, "producer-fields",
+                 f"{len(lines)} kring:kring_example samples, {len(good)} with total={total}, "
+                 f"want {want}")
 
     # Two snapshots more with SIGUSR2 and the control fifo.
     if not all(os.path.exists(os.path.join(outdir, f))

@@ -367,6 +367,87 @@ TEST_F(ToolFiles, ScriptDecodesTracepointFields) {
     }
 }
 
+// A producer's records as kring record writes them (a tracepoint
+// kring:<name> re-rendered from the channel's format, declared after the
+// file was created, its samples without a task): kring script decodes
+// every field by name with libtraceevent.
+TEST_F(ToolFiles, ScriptDecodesProducerRecords) {
+    auto t = pd::kring_format_as_tracepoint(tp_fixture::producer_block, "kring", 65280);
+    ASSERT_TRUE(t) << t.error().message();
+    ASSERT_EQ(t->body_size, 28u);
+    constexpr std::uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+    pd::event_attr dummy;
+    dummy.name = "kring:producer";
+    dummy.attr.size = sizeof(perf_event_attr);
+    dummy.attr.type = PERF_TYPE_SOFTWARE;
+    dummy.attr.config = PERF_COUNT_SW_DUMMY;
+    dummy.attr.sample_type =
+        PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+    dummy.attr.sample_id_all = 1;
+    dummy.ids = {7};
+    const std::string file = path("producer.data");
+    auto w = pd::writer::create(file, {dummy});
+    ASSERT_TRUE(w) << w.error().message();
+    pd::event_attr a;
+    a.name = "kring:my_record";
+    a.attr.size = sizeof(perf_event_attr);
+    a.attr.type = PERF_TYPE_TRACEPOINT;
+    a.attr.config = t->format.id;
+    a.attr.sample_type = st;
+    a.attr.sample_id_all = 1;
+    a.ids = {7 | (1ull << 59)};
+    ASSERT_TRUE(w->add_attr(a));
+    for (int i = 0; i < 3; i++) {
+        std::vector<std::byte> body(28);
+        const std::uint64_t total = 1000 + std::uint64_t(i);
+        const std::int32_t owner = -1 - i;
+        std::memcpy(body.data(), &total, 8);
+        std::memcpy(body.data() + 8, "who", 3);
+        std::memcpy(body.data() + 24, &owner, 4);
+        pd::tp_payload pl(t->format);
+        pl.set("common_pid", -1).set_bytes(8, body);
+        pd::sample s;
+        s.id = a.ids[0];
+        s.pid = s.tid = std::uint32_t(-1);
+        s.time = 1000 + std::uint64_t(i);
+        s.has_time = true;
+        s.period = 1;
+        s.raw = pl.bytes();
+        ASSERT_TRUE(w->write(pd::make_sample(PERF_RECORD_MISC_KERNEL, s, st)));
+    }
+    ASSERT_TRUE(w->write_tracing_data(
+        pd::tracing_data(tp_fixture::header_page, tp_fixture::header_event, {&t->format}, 4096)));
+    ASSERT_TRUE(w->finish({}));
+    auto r = kring("script '" + file + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto lines = lines_of(r.out);
+    ASSERT_EQ(lines.size(), 4u) << r.out;  // three, and the summary
+    for (int i = 0; i < 3; i++)
+        EXPECT_NE(lines[std::size_t(i)].find(" tracepoint pid=4294967295 tid=4294967295 "
+                                             "comm=:4294967295 evname=kring:my_record total=" +
+                                             std::to_string(1000 + i) +
+                                             " who=who owner=" + std::to_string(-1 - i)),
+                  std::string::npos)
+            << lines[std::size_t(i)];
+}
+
+// -e producer declares its events as the producer's formats come, which
+// a stream (its attrs first) cannot carry: refused before anything is
+// opened, one usage line, exit 2.
+TEST_F(ToolFiles, RecordRefusesProducerIntoAStream) {
+    for (const char* args : {"record -e producer -o - -- true",
+                             "--device /nonexistent record -e timer -e producer -o - -a"}) {
+        auto r = kring(args);
+        EXPECT_EQ(r.status, 2) << args;
+        EXPECT_EQ(r.err,
+                  "kring: -e producer writes a file, not a stream: give -o FILE, not -o - (see "
+                  "--help)\n")
+            << args;
+        EXPECT_EQ(r.out, "") << args;
+    }
+}
+
 TEST_F(ToolFiles, BadArgumentsExitTwoWithOneLine) {
     for (const char* args : {"report --no-such-option", "script --json --json2", "export",
                              "export --chrome", "stat -I 1", "stat -e bogus", "stat -C 3-1",

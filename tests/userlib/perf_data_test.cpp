@@ -1658,3 +1658,139 @@ TEST(PerfData, TracingDataRecordInAFileKeepsItsPayload) {
     EXPECT_EQ(types, (std::vector<std::uint32_t>{PERF_RECORD_SAMPLE, pd::record_header_tracing_data,
                                                  PERF_RECORD_SAMPLE}));
 }
+
+// A producer's record layout (KRING_IOC_GET_FORMATS's block) re-rendered
+// as a tracepoint: the ID given, the kernel's common fields ahead, every
+// offset shifted by 8, the print fmt kept; what is not a block of kring's
+// rendering is refused with the line named.
+TEST(PerfData, KringFormatAsTracepoint) {
+    auto t = pd::kring_format_as_tracepoint(tp_fixture::producer_block, "kring", 65280);
+    ASSERT_TRUE(t) << t.error().message();
+    EXPECT_EQ(t->record_type, 65792u);
+    EXPECT_EQ(t->body_size, 28u);
+    EXPECT_EQ(t->format.system, "kring");
+    EXPECT_EQ(t->format.name, "my_record");
+    EXPECT_EQ(t->format.id, 65280u);
+    EXPECT_EQ(t->format.size, 36u);
+    EXPECT_EQ(t->format.text, tp_fixture::producer_tracepoint);
+    ASSERT_EQ(t->format.fields.size(), 7u);
+    EXPECT_EQ(t->format.fields.at("common_type").offset, 0u);
+    EXPECT_EQ(t->format.fields.at("common_type").size, 2u);
+    EXPECT_EQ(t->format.fields.at("common_flags").offset, 2u);
+    EXPECT_EQ(t->format.fields.at("common_preempt_count").offset, 3u);
+    EXPECT_EQ(t->format.fields.at("common_pid").offset, 4u);
+    EXPECT_EQ(t->format.fields.at("common_pid").size, 4u);
+    EXPECT_EQ(t->format.fields.at("total").offset, 8u);
+    EXPECT_EQ(t->format.fields.at("who").offset, 16u);
+    EXPECT_EQ(t->format.fields.at("who").size, 16u);
+    EXPECT_EQ(t->format.fields.at("owner").offset, 32u);
+    // Its payload: the common header, then the record's body as written.
+    std::vector<std::byte> body(28);  // t->body_size, checked above
+    const std::uint64_t total = 300;
+    std::memcpy(body.data(), &total, 8);
+    std::memcpy(body.data() + 8, "abc", 3);
+    pd::tp_payload pl(t->format);
+    pl.set("common_pid", 77).set_bytes(8, body);
+    const std::vector<std::byte>& p = pl.bytes();
+    ASSERT_EQ(p.size(), 36u);
+    std::uint16_t type;
+    std::int32_t pid;
+    std::memcpy(&type, p.data(), 2);
+    std::memcpy(&pid, p.data() + 4, 4);
+    EXPECT_EQ(type, 65280);
+    EXPECT_EQ(pid, 77);
+    EXPECT_TRUE(std::equal(body.begin(), body.end(), p.begin() + 8));
+
+    const std::string head = "name: r\nID: 65792\nformat:\n";
+    const std::string field = "\tfield:u64 total;\toffset:0;\tsize:8;\tsigned:0;\n";
+    const std::string tail = "\nprint fmt: \"total=%llu\", REC->total\n";
+    EXPECT_TRUE(pd::kring_format_as_tracepoint(head + field + tail, "kring", 1));
+    // Each of these differs from the one accepted above in one place.
+    for (const std::string& bad : {
+             std::string(),
+             head + field,                                     // no print fmt
+             head + tail,                                      // no fields
+             "name: 1r\nID: 65792\nformat:\n" + field + tail,  // name
+             "name: r\nID: x\nformat:\n" + field + tail,       // ID
+             "name: r\nID: 65792\nformats:\n" + field + tail,  // format line
+             head + "\tfield:u64 common_total;\toffset:0;\tsize:8;\tsigned:0;\n" + tail,
+             head + "\tfield:u64 total;\toffset:65530;\tsize:8;\tsigned:0;\n" + tail,
+             head + "\tfield:u64 total;\toffset:0;\tsize:0;\tsigned:0;\n" + tail,
+             head + "\tfield:u64 total;\toffset:0;\tsize:8;\tsigned:2;\n" + tail,
+             head + "\tfield:u64 total;\toffset:0;\tsize:8;\n" + tail,
+             head + "\tfield:total;\toffset:0;\tsize:8;\tsigned:0;\n" + tail,
+             head + field + field + tail,  // a name twice
+             head + field + tail + "more\n",
+         })
+        EXPECT_FALSE(pd::kring_format_as_tracepoint(bad, "kring", 65280)) << bad;
+    std::string many = head;
+    for (int i = 0; i < 65; i++)
+        many += "\tfield:u8 f" + std::to_string(i) + ";\toffset:" + std::to_string(i) +
+                ";\tsize:1;\tsigned:0;\n";
+    EXPECT_FALSE(pd::kring_format_as_tracepoint(many + tail, "kring", 65280)) << "65 fields";
+    EXPECT_FALSE(pd::kring_format_as_tracepoint(head + field + tail, "kring", 0)) << "ID 0";
+    EXPECT_FALSE(pd::kring_format_as_tracepoint(head + field + tail, "kr:ing", 1)) << "system";
+}
+
+// A producer's records as samples of their tracepoint, declared after the
+// file was created (writer::add_attr(), as kring record meets them), with
+// tracing data holding the re-rendered format: perf script prints every
+// record's fields by name with the values written.
+TEST(PerfData, KringFormatSamplesReadByPerfScript) {
+    auto t = pd::kring_format_as_tracepoint(tp_fixture::producer_block, "kring", 65280);
+    ASSERT_TRUE(t) << t.error().message();
+    ASSERT_EQ(t->body_size, 28u);
+    tmpdir d;
+    ASSERT_TRUE(d.ok());
+    const auto path = d.file("producer.data");
+    auto w = pd::writer::create(path, {});
+    ASSERT_TRUE(w) << w.error().message();
+    ASSERT_TRUE(w->add_attr(attr("kring:my_record", t->format.id, 5)));
+    const int n = 6;
+    for (int i = 0; i < n; i++) {
+        std::vector<std::byte> body(28);  // t->body_size, checked above
+        const std::uint64_t total = 1000 + std::uint64_t(i);
+        const std::int32_t owner = -i;
+        const std::string who = "who" + std::to_string(i);
+        std::memcpy(body.data(), &total, 8);
+        std::memcpy(body.data() + 8, who.data(), who.size());
+        std::memcpy(body.data() + 24, &owner, 4);
+        const auto raw =
+            pd::tp_payload(t->format).set("common_pid", 100).set_bytes(8, body).bytes();
+        pd::sample s;
+        s.id = 5;
+        s.pid = s.tid = 100;
+        s.time = 1000000 + std::uint64_t(i) * 1000;
+        s.has_time = true;
+        s.period = 1;
+        s.raw = raw;
+        ASSERT_TRUE(w->write(pd::make_sample(PERF_RECORD_MISC_KERNEL, s, k_tp_type)));
+    }
+    ASSERT_TRUE(w->write_tracing_data(
+        pd::tracing_data(tp_fixture::header_page, tp_fixture::header_event, {&t->format}, 4096)));
+    const char* argv[] = {"perf_data_test"};
+    ASSERT_TRUE(w->finish(pd::features::from_system(1, argv)));
+    auto f = pd::file::open(path);
+    ASSERT_TRUE(f) << f.error().message();
+    ASSERT_EQ(f->attrs().size(), 1u);
+    EXPECT_EQ(f->attrs()[0].attr.config, 65280u);
+    auto td = pd::parse_tracing_data(f->feats().tracing_data);
+    ASSERT_TRUE(td) << td.error().message();
+    ASSERT_EQ(td->events.size(), 1u);
+    EXPECT_EQ(td->events[0].first, "kring");
+    EXPECT_EQ(td->events[0].second, tp_fixture::producer_tracepoint);
+
+    const auto perf = find_perf();
+    if (perf.empty())
+        GTEST_SKIP() << "skipped: perf is not installed (linux-perf; tools/dev/deps.sh)";
+    auto s = run(perf + " script -i " + path);
+    EXPECT_EQ(s.status, 0) << s.both();
+    EXPECT_TRUE(complaints(s.out + s.err, {}).empty()) << s.both();
+    EXPECT_EQ(count_lines(s.out, "kring:my_record:"), std::size_t(n)) << s.out;
+    for (int i = 0; i < n; i++)
+        EXPECT_EQ(
+            count_lines(s.out, "kring:my_record: total=" + std::to_string(1000 + i) + " who=who" +
+                                   std::to_string(i) + " owner=" + std::to_string(-i)),
+            1u)
+            << s.out;
+}

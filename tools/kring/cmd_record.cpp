@@ -71,7 +71,7 @@ struct options {
 
 // What -e asked for.
 struct event_set {
-    bool sched = false, wakeups = false, timer = false, aux = false;
+    bool sched = false, wakeups = false, timer = false, aux = false, producer = false;
     std::uint64_t timer_hz = 1000;
 };
 
@@ -98,13 +98,15 @@ std::optional<event_set> parse_events(const std::vector<std::string>& ev, std::s
                 s.timer_hz = hz;
             } else if (e == "aux") {
                 s.aux = true;
+            } else if (e == "producer") {
+                s.producer = true;
             } else {
-                bad = e + " (sched, sched:wakeups, timer, timer:FREQ, aux)";
+                bad = e + " (sched, sched:wakeups, timer, timer:FREQ, aux, producer)";
                 return std::nullopt;
             }
         }
     }
-    if (!s.sched && !s.timer && !s.aux)
+    if (!s.sched && !s.timer && !s.aux && !s.producer)
         s.sched = true;
     return s;
 }
@@ -156,6 +158,8 @@ std::string hint(const kring::error& e, bool followed, kind k) {
         return h;
     switch (e.code()) {
         case EACCES:
+            if (k == kind::producer)
+                return {};
             if (followed)
                 return "following another user's task needs ptrace read access to it "
                        "(CAP_SYS_PTRACE)";
@@ -334,6 +338,10 @@ int check_options(session& s) {
         return usage("--snapshot needs -e aux");
     if (o.call_graph && !s.ev.timer)
         return usage("-g: call chains come with the timer's samples: add -e timer");
+    // A producer's events are declared as its formats come (writer::
+    // add_attr()), which a stream, whose attrs go first, cannot take.
+    if (s.ev.producer && o.output == "-")
+        return usage("-e producer writes a file, not a stream: give -o FILE, not -o -");
     if (!o.cpu_list.empty()) {
         auto l = kring::parse_cpu_list(o.cpu_list);
         if (!l)
@@ -410,6 +418,13 @@ kring::channel_options channel_options_for(const session& s, kind k, const targe
             co.aux_pages_order = log2_exact(s.o.aux_pages);
             co.aux_snapshot = s.o.snapshot;
             break;
+        case kind::producer:
+            // Written only by producer modules, from any task and CPU.
+            co.source = KRING_SOURCE_NONE;
+            co.sample_type = KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
+                             KRING_SAMPLE_CPU | KRING_SAMPLE_RAW;
+            co.extra_attr_flags = 0;
+            break;
     }
     return co;
 }
@@ -421,7 +436,8 @@ kring::result<void> open_ring(session& s, kind k, const target& t) {
     if (!ch) {
         std::string who = t.cpu && t.pid ? fmt::format("task {} on cpu {}", *t.pid, *t.cpu)
                           : t.cpu        ? fmt::format("cpu {}", *t.cpu)
-                                         : fmt::format("task {}", *t.pid);
+                          : t.pid        ? fmt::format("task {}", *t.pid)
+                                         : std::string("producers");
         return ch.error().with_context(fmt::format("{} channel for {}", kind_name(k), who));
     }
     auto r = std::make_unique<ring>(k, std::move(*ch));
@@ -436,6 +452,19 @@ kring::result<void> open_ring(session& s, kind k, const target& t) {
     r->index = s.rec->rings.size();
     s.rec->rings.push_back(std::move(r));
     return {};
+}
+
+// The channel producer modules write into (-e producer), one, bound to no
+// CPU or task; its id in KRING_CHANNEL_ID for the command, or on stderr.
+int open_producer(session& s) {
+    if (auto r = open_ring(s, kind::producer, target{}); !r)
+        return report(r.error(), hint(r.error(), false, kind::producer));
+    const std::string id = std::to_string(s.rec->rings.back()->id);
+    if (::setenv("KRING_CHANNEL_ID", id.c_str(), 1) < 0)
+        return report(kring::error::from_errno(errno, "setenv KRING_CHANNEL_ID"));
+    if (!s.command)
+        fmt::print(stderr, "kring: producer channel {} (KRING_CHANNEL_ID={})\n", id, id);
+    return exit_ok;
 }
 
 // One ring per target and event kind.
@@ -504,6 +533,10 @@ std::vector<pd::event_attr> file_attrs(const session& s) {
     }
     if (s.ev.aux)
         add_attr(kind::aux, "kring:aux", st_aux, 0);
+    // The producer channel's LOST records; its records are samples of the
+    // tracepoints its formats become, declared as they come.
+    if (s.ev.producer)
+        add_attr(kind::producer, "kring:producer", st_sched, 0);
     return attrs;
 }
 
@@ -810,6 +843,11 @@ int finish_file(session& s, const std::vector<std::string>& argv_all, int rc) {
     if (s.rec->first_time)
         f.sample_time = std::make_pair(s.rec->first_time, s.rec->last_time);
     f.kring = ks;
+    // The tracepoints' formats, the producer's as they came: the file's
+    // tracing data is given again, with all of them.
+    if (!s.rec->producer_events.empty())
+        if (auto r = s.rec->w->write_tracing_data(s.rec->tracing_data()); !r && rc == exit_ok)
+            rc = report(r.error());
     if (auto r = s.rec->w->finish(f); !r && rc == exit_ok)
         rc = report(r.error());
     return rc;
@@ -854,12 +892,38 @@ int print_end(const session& s, int rc) {
         {"bad", rec.bad},
         {"tracepoints", rec.tp_samples},
         {"runtimes", rec.runtimes},
+        {"producer_records", rec.producer_records},
+        {"producer_formats", rec.producer_events.size()},
+        {"producer_undescribed", rec.producer_undescribed_total},
+        {"producer_short", rec.producer_short},
         {"stopped_by_signal", s.stop_signal ? 1u : 0u},
     };
     if (cs >= 0) {
         sum.push_back({"command_exited", WIFEXITED(cs) ? 1u : 0u});
         sum.push_back({"command_status", WIFEXITED(cs) ? WEXITSTATUS(cs) : 128 + WTERMSIG(cs)});
     }
+    // A producer's records that are not in the file, and why.
+    if (rec.producer_undescribed_total) {
+        std::string types;
+        std::uint64_t listed = 0;
+        for (const auto& [t, n] : rec.producer_undescribed) {
+            types += fmt::format("{}type {:#x}: {}", types.empty() ? "" : ", ", t, n);
+            listed += n;
+        }
+        if (listed < rec.producer_undescribed_total)
+            types += fmt::format(", other types: {}", rec.producer_undescribed_total - listed);
+        fmt::print(stderr,
+                   "kring: note: {} producer records of types without a format were not "
+                   "written ({})\n",
+                   rec.producer_undescribed_total, types);
+    }
+    if (rec.producer_short)
+        fmt::print(stderr,
+                   "kring: note: {} producer records shorter than their format were not "
+                   "written\n",
+                   rec.producer_short);
+    if (!rec.producer_format_error.empty())
+        fmt::print(stderr, "kring: note: the producer's formats: {}\n", rec.producer_format_error);
     print_summary("record", sum);
     if (rc == exit_ok && rec.bad)
         rc = report(fmt::format("{} malformed records", rec.bad));
@@ -879,6 +943,15 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
         summary_to_stderr();
         ::signal(SIGPIPE, SIG_IGN);
     }
+    kring::merge_options mo;
+    if (auto pc = posix_clock(s.clock))
+        mo.clock = *pc;
+    s.rec.emplace(s.o.snapshot, mo);
+    // The producer channel before the command: the command (insmod ...)
+    // finds its id in the environment.
+    if (s.ev.producer)
+        if (int rc = open_producer(s); rc != exit_ok)
+            return rc;
     // The command is forked first: its pid is what the channels follow.
     if (s.command) {
         auto c = fork_command(s.o.command, stream);
@@ -886,10 +959,6 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
             return report(c.error());
         s.child = *c;
     }
-    kring::merge_options mo;
-    if (auto pc = posix_clock(s.clock))
-        mo.clock = *pc;
-    s.rec.emplace(s.o.snapshot, mo);
     if (s.o.call_graph)
         s.rec->timer_st |= PERF_SAMPLE_CALLCHAIN;
     // The sched tracepoints' formats, for perf sched: without tracefs (or
@@ -942,6 +1011,10 @@ void add_record(CLI::App* sub, context& ctx) {
         "  kring record -a -e aux --snapshot --control fifo:/tmp/ctl\n"
         "                                                  AUX snapshots on SIGUSR2 or "
         "'snapshot'\n"
+        "  kring record -e producer -o p.data -- sh -c 'insmod my.ko "
+        "channel=$KRING_CHANNEL_ID'\n"
+        "                                                  a producer module's records: "
+        "perf script\n"
         "  perf script -i perf.data --show-switch-events   perf reads the file\n"
         "The file is perf.data (docs/TOOL.md): perf script and perf report read it.\n"
         "Exit status: 0 ok; 1 runtime error; 2 usage error. Last line: summary record "
@@ -951,8 +1024,9 @@ void add_record(CLI::App* sub, context& ctx) {
     auto* pid = sub->add_option("-p,--pid", o.pid_arg, "the threads of this process");
     auto* tid = sub->add_option("-t,--tid", o.tid_arg, "this thread");
     sub->add_option("-e,--event", o.events,
-                    "sched, sched:wakeups, timer, timer:FREQ (Hz, default 1000), aux; "
-                    "repeatable (default: sched)")
+                    "sched, sched:wakeups, timer, timer:FREQ (Hz, default 1000), aux, "
+                    "producer (a channel producer modules write into, its id in "
+                    "KRING_CHANNEL_ID); repeatable (default: sched)")
         // One value per -e, so that a -- after it starts the command
         // instead of ending a list of events.
         ->expected(1)

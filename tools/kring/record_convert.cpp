@@ -19,8 +19,24 @@ std::string_view comm_of(const char* comm16) { return {comm16, strnlen(comm16, 1
 
 }  // namespace
 
+// GET_FORMATS is asked about at most this many record types per producer
+// channel (it describes at most KRING_FORMATS_MAX); undescribed records
+// are counted by type for this many types.
+constexpr std::size_t producer_asks_max = 2 * KRING_FORMATS_MAX;
+constexpr std::size_t producer_types_max = 16;
+
 std::string kind_name(kind k) {
-    return k == kind::sched ? "sched" : k == kind::timer ? "timer" : "aux";
+    switch (k) {
+        case kind::sched:
+            return "sched";
+        case kind::timer:
+            return "timer";
+        case kind::aux:
+            return "aux";
+        case kind::producer:
+            return "producer";
+    }
+    return "?";
 }
 
 recorder::recorder(bool snapshot_mode, kring::merge_options mo)
@@ -262,8 +278,121 @@ void recorder::on_aux(ring& r, const kring::aux_info& a) {
     r.aux_bytes_written += payload.size();
 }
 
+const recorder::producer_event* recorder::producer_event_of(ring& r, std::uint32_t type) {
+    if (auto it = producer_events.find(type); it != producer_events.end())
+        return &it->second;
+    // Producers describe a type before they write it: its format is there
+    // now or never. Asked once per new type, for a bounded number of types.
+    if (r.asked.size() >= producer_asks_max || !r.asked.insert(type).second)
+        return nullptr;
+    auto blocks = r.ch.formats();
+    if (!blocks) {
+        if (producer_format_error.empty())
+            producer_format_error = blocks.error().message();
+        return nullptr;
+    }
+    for (const auto& b : *blocks) {
+        if (producer_events.size() >= KRING_FORMATS_MAX)
+            break;
+        while (tp && (next_tp_id == tp->sched_switch.id || next_tp_id == tp->sched_wakeup.id ||
+                      (tp->sched_stat_runtime && next_tp_id == tp->sched_stat_runtime->id)))
+            next_tp_id++;
+        if (next_tp_id > 0xffff)
+            break;
+        auto t = pd::kring_format_as_tracepoint(b, "kring", std::uint16_t(next_tp_id));
+        if (!t) {
+            if (producer_format_error.empty())
+                producer_format_error = t.error().message();
+            continue;
+        }
+        if (producer_events.count(t->record_type))
+            continue;  // declared at an earlier ask
+        pd::event_attr a;
+        a.name = "kring:" + t->format.name;
+        a.attr.size = sizeof(perf_event_attr);
+        a.attr.type = PERF_TYPE_TRACEPOINT;
+        a.attr.config = t->format.id;
+        a.attr.sample_type = st_tracepoint;
+        a.attr.sample_id_all = 1;
+        a.attr.sample_period = 1;
+        const std::uint64_t id =
+            r.id | producer_id_bit | (std::uint64_t(producer_events.size()) << 32);
+        a.ids = {id};
+        if (auto res = w->add_attr(std::move(a)); !res) {
+            if (producer_format_error.empty())
+                producer_format_error = res.error().message();
+            break;
+        }
+        next_tp_id++;
+        const std::uint32_t rt = t->record_type;
+        producer_events.emplace(rt, producer_event{std::move(*t), id});
+    }
+    auto it = producer_events.find(type);
+    return it == producer_events.end() ? nullptr : &it->second;
+}
+
+void recorder::on_producer(ring& r, const kring::record& rec) {
+    // A record of the producer's own type says no task, CPU or time: no
+    // task (-1), the ring's CPU, the time of the record before it (the
+    // merger hands records out in time order, so the file stays in order).
+    std::span<const std::byte> body = rec.bytes().subspan(sizeof(kring_record_header));
+    std::uint32_t pid = std::uint32_t(-1), tid = std::uint32_t(-1);
+    std::uint32_t cpu = std::uint32_t(std::max(r.cpu, 0));
+    std::uint64_t time = last_time;
+    if (rec.type() == KRING_RECORD_SAMPLE) {
+        auto s = kring::parse_sample(rec, r.sample_type);
+        if (!s) {
+            bad++;
+            return;
+        }
+        note_time(s->time);
+        body = s->raw;
+        pid = s->pid;
+        tid = s->tid;
+        cpu = s->cpu;
+        time = s->time;
+    }
+    const producer_event* e = producer_event_of(r, rec.type());
+    if (!e) {
+        producer_undescribed_total++;
+        if (auto it = producer_undescribed.find(rec.type()); it != producer_undescribed.end())
+            it->second++;
+        else if (producer_undescribed.size() < producer_types_max)
+            producer_undescribed.emplace(rec.type(), 1);
+        return;
+    }
+    if (body.size() < e->tp.body_size) {
+        producer_short++;
+        return;
+    }
+    pd::tp_payload pl(e->tp.format);
+    pl.set("common_pid", std::int32_t(tid)).set_bytes(8, body.first(e->tp.body_size));
+    producer_records++;
+    put_tracepoint(e->id, pid, tid, time, cpu, pl.bytes());
+}
+
+std::vector<std::byte> recorder::tracing_data() const {
+    std::vector<const pd::tp_format*> events;
+    if (tp) {
+        events.push_back(&tp->sched_switch);
+        events.push_back(&tp->sched_wakeup);
+        if (tp->sched_stat_runtime)
+            events.push_back(&*tp->sched_stat_runtime);
+    }
+    for (const auto& [type, e] : producer_events)
+        events.push_back(&e.tp.format);
+    if (events.empty())
+        return {};
+    return tracing_data_of(tp ? tp->headers : read_tracing_headers(), events);
+}
+
 void recorder::on_record(ring& r, const kring::record& rec) {
     records++;
+    if (r.k == kind::producer &&
+        (rec.type() == KRING_RECORD_SAMPLE || rec.type() > KRING_RECORD_PAD)) {
+        on_producer(r, rec);
+        return;
+    }
     switch (rec.type()) {
         case KRING_RECORD_SAMPLE: {
             auto s = kring::parse_sample(rec, r.sample_type);

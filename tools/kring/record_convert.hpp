@@ -49,7 +49,12 @@ constexpr std::uint64_t tp_runtime_id_bit = 1ull << 58;
 // Their sample_type, as perf record -e sched:sched_switch writes it.
 constexpr std::uint64_t st_tracepoint = st_sched | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
 
-enum class kind { sched, timer, aux };
+// The producer channel (-e producer): its records' tracepoint samples
+// carry its ring's id with this bit set and their event's index in bits
+// 32 up; its LOST records the ring's id (event kring:producer).
+constexpr std::uint64_t producer_id_bit = 1ull << 59;
+
+enum class kind { sched, timer, aux, producer };
 
 // One recorded ring: a channel, its reader, and what it is.
 struct ring {
@@ -67,6 +72,9 @@ struct ring {
     std::uint64_t snapshots = 0, aux_bytes_written = 0;
     std::uint64_t last_aux_end = 0, last_aux_size = 0;  // the last AUX record's extent
     std::vector<pd::kring_ring_info::lost_range> lost_ranges;
+    // A producer channel: GET_FORMATS is asked once per record type it
+    // has no format for (bounded: producer_asks_max types).
+    std::set<std::uint32_t> asked;
 
     ring(kind kk, kring::channel c) : k(kk), ch(std::move(c)), rd(ch.ring()) {
         if (ch.aux().valid())
@@ -102,6 +110,19 @@ struct recorder {
     std::uint64_t switches = 0, samples = 0, forks = 0, exits = 0, wakeups = 0;
     std::uint64_t aux_records = 0, auxtrace_bytes = 0, snapshot_requests = 0, dup_aux = 0;
     std::uint64_t first_time = 0, last_time = 0;
+    // The producer channel's described record types, each a tracepoint
+    // kring:<name> declared in the file (writer::add_attr()) when first
+    // met; the records of types it never described, by type; those
+    // shorter than their description.
+    struct producer_event {
+        pd::kring_tracepoint tp;
+        std::uint64_t id = 0;  // its samples' id
+    };
+    std::map<std::uint32_t, producer_event> producer_events;
+    std::map<std::uint32_t, std::uint64_t> producer_undescribed;  // the first types
+    std::uint64_t producer_undescribed_total = 0, producer_records = 0, producer_short = 0;
+    std::uint32_t next_tp_id = producer_tp_id_base;
+    std::string producer_format_error;  // the first GET_FORMATS failure, or a refused format
     kring::error write_error{0, ""};
     bool write_failed = false;
 
@@ -121,6 +142,16 @@ struct recorder {
     void on_timer(ring& r, const kring::sample_info& s);
 
     void on_aux(ring& r, const kring::aux_info& a);
+
+    // A producer channel's record: a sample of its type's tracepoint, or
+    // counted as undescribed (or short).
+    void on_producer(ring& r, const kring::record& rec);
+    // The event of @type's records, asking the channel for its formats
+    // when @type is new; nullptr when it describes none.
+    const producer_event* producer_event_of(ring& r, std::uint32_t type);
+    // perf's tracing data for every tracepoint the file has (the sched
+    // ones, the producer's); empty when there are none.
+    std::vector<std::byte> tracing_data() const;
 
     void on_record(ring& r, const kring::record& rec);
 

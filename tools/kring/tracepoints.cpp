@@ -26,24 +26,37 @@ kring::result<std::string> slurp(const std::string& path) {
     return s.str();
 }
 
-}  // namespace
-
-kring::result<sched_tracepoints> read_sched_tracepoints() {
-    std::string dir;
+// The tracefs directory with event formats, or "".
+std::string tracefs_dir() {
     for (const char* d : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
-        if (::access((std::string(d) + "/events/header_page").c_str(), F_OK) == 0) {
-            dir = d;
-            break;
-        }
-    if (dir.empty())
-        return kring::error(ENOENT, "no tracefs with event formats (/sys/kernel/tracing)");
+        if (::access((std::string(d) + "/events/header_page").c_str(), F_OK) == 0)
+            return d;
+    return {};
+}
+
+std::uint32_t page_size() { return std::uint32_t(::sysconf(_SC_PAGESIZE)); }
+
+kring::result<tracing_headers> read_headers(const std::string& dir) {
     auto page = slurp(dir + "/events/header_page");
     if (!page)
         return page.error();
     auto event = slurp(dir + "/events/header_event");
     if (!event)
         return event.error();
+    return tracing_headers{std::move(*page), std::move(*event)};
+}
+
+}  // namespace
+
+kring::result<sched_tracepoints> read_sched_tracepoints() {
+    const std::string dir = tracefs_dir();
+    if (dir.empty())
+        return kring::error(ENOENT, "no tracefs with event formats (/sys/kernel/tracing)");
+    auto h = read_headers(dir);
+    if (!h)
+        return h.error();
     sched_tracepoints t;
+    t.headers = std::move(*h);
     for (auto [name, into] :
          {std::pair{"sched_switch", &t.sched_switch}, std::pair{"sched_wakeup", &t.sched_wakeup}}) {
         const std::string path = dir + "/events/sched/" + name + "/format";
@@ -64,9 +77,34 @@ kring::result<sched_tracepoints> read_sched_tracepoints() {
             t.sched_stat_runtime = std::move(*f);
             events.push_back(&*t.sched_stat_runtime);
         }
-    t.tracing_data =
-        pd::tracing_data(*page, *event, events, std::uint32_t(::sysconf(_SC_PAGESIZE)));
+    t.tracing_data = tracing_data_of(t.headers, events);
     return t;
+}
+
+tracing_headers read_tracing_headers() {
+    if (const std::string dir = tracefs_dir(); !dir.empty())
+        if (auto h = read_headers(dir))
+            return std::move(*h);
+    // The page header and the entry header as tracefs shows them
+    // (kernel/trace/ring_buffer.c: ring_buffer_print_page_header(),
+    // ring_buffer_print_entry_header()).
+    tracing_headers h;
+    h.page =
+        "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+        "\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+        "\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+        "\tfield: char data;\toffset:16;\tsize:" +
+        std::to_string(page_size() - 16) + ";\tsigned:1;\n";
+    h.event =
+        "# compressed entry header\n\ttype_len    :    5 bits\n\ttime_delta  :   27 bits\n"
+        "\tarray       :   32 bits\n\n\tpadding     : type == 29\n\ttime_extend : type == 30\n"
+        "\ttime_stamp : type == 31\n\tdata max type_len  == 28\n";
+    return h;
+}
+
+std::vector<std::byte> tracing_data_of(const tracing_headers& h,
+                                       const std::vector<const pd::tp_format*>& events) {
+    return pd::tracing_data(h.page, h.event, events, page_size());
 }
 
 }  // namespace kring_tool::record

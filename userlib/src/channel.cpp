@@ -240,6 +240,11 @@ result<std::vector<std::string>> channel::formats() const {
         q.size = sizeof(q);
         if (::ioctl(fd(), KRING_IOC_GET_FORMATS, &q) < 0)
             return error::from_errno(errno == ENOTTY ? ENOTSUP : errno, "KRING_IOC_GET_FORMATS");
+        // The module's own bounds, before anything is allocated by them.
+        if (q.len > KRING_FORMATS_MAX_BYTES || q.count > KRING_FORMATS_MAX)
+            return error(EPROTO, "KRING_IOC_GET_FORMATS: " + std::to_string(q.count) +
+                                     " formats of " + std::to_string(q.len) +
+                                     " bytes, above the ABI's bounds");
         std::string text(q.len, '\0');
         q.buf = reinterpret_cast<std::uintptr_t>(text.data());
         if (q.len && ::ioctl(fd(), KRING_IOC_GET_FORMATS, &q) < 0) {

@@ -407,6 +407,39 @@ rec_pipe() {
 	fi
 	echo "kring report -i - read the whole interrupted stream: $(grep '^summary' /tmp/rep.out)"
 }
+# A producer module's records (-e producer): the command loads
+# kmod/examples/kring_example.c into the channel whose id it finds in
+# KRING_CHANNEL_ID. The module writes N SAMPLE records of text, which it
+# does not describe (counted, not written), and two records of its own
+# type, described, each holding N (total=N): kring:kring_example samples.
+# With -e sched: the tracing data holds the kernel's sched formats and the
+# producer's. kring script decodes them here, perf script on the host
+# (perf_check.py producer-fields, from producer.expect).
+rec_producer() {
+	[ -r /kring/kring_example.ko ] || { echo "no /kring/kring_example.ko (see the sdk result)"; return 1; }
+	n=7
+	# shellcheck disable=SC2016 # expanded by the command's shell
+	/kring/kring record -e sched -e producer -o /kring/out/producer.data -- \
+		sh -c 'exec insmod /kring/kring_example.ko channel=$KRING_CHANNEL_ID count='$n \
+		>/tmp/rec.out 2>&1
+	r=$?
+	cat /tmp/rec.out
+	rmmod kring_example || return 1
+	[ $r = 0 ] && rec_ok /tmp/rec.out command_status=0 lost=0 bad=0 producer_formats=1 \
+		producer_records=2 producer_undescribed=$n producer_short=0 || return 1
+	grep -q "^kring: note: $n producer records of types without a format were not written (type 0x9: $n)\$" \
+		/tmp/rec.out || { echo "no note of the $n undescribed records"; return 1; }
+	echo "records=2 total=$n" >/kring/out/producer.expect
+	/kring/kring script /kring/out/producer.data >/tmp/script.out 2>&1
+	r=$?
+	grep ' evname=kring:kring_example ' /tmp/script.out
+	tail -n 1 /tmp/script.out
+	# Decoded with libtraceevent (decoded=0 from a kring built without it).
+	[ $r = 0 ] && {
+		[ "$(grep -c " tracepoint .* evname=kring:kring_example total=$n\$" /tmp/script.out)" = 2 ] ||
+			[ "$(grep -c " tracepoint .* evname=kring:kring_example decoded=0\$" /tmp/script.out)" = 2 ]
+	}
+}
 if [ -x /kring/kring ] && [ -x /kring/pingpong ] && [ -x /kring/busy ] &&
 	{ { [ -z "${GTEST_FILTER:-}" ] && [ -z "$only" ]; } || [ "$only" = record ]; }; then
 	mkdir -p /kring/out
@@ -418,6 +451,7 @@ if [ -x /kring/kring ] && [ -x /kring/pingpong ] && [ -x /kring/busy ] &&
 	step record-aux-trig rec_aux_trig
 	step record-sigint rec_sigint
 	step record-pipe rec_pipe
+	step record-producer rec_producer
 fi
 
 # The syscall fuzzer (tests/fuzz/): seeded random programs of kring

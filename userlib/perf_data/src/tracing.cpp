@@ -2,7 +2,9 @@
 // perf's tracing data.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 #include "format.hpp"
 
@@ -105,6 +107,179 @@ tp_payload& tp_payload::set_str(std::string_view field, std::string_view s) {
         return *this;
     std::memcpy(b_.data() + it->second.offset, s.data(), n);
     return *this;
+}
+
+tp_payload& tp_payload::set_bytes(std::uint32_t offset, std::span<const std::byte> b) {
+    if (offset >= b_.size())
+        return *this;
+    const std::size_t n = std::min<std::size_t>(b.size(), b_.size() - offset);
+    if (n)
+        std::memcpy(b_.data() + offset, b.data(), n);
+    return *this;
+}
+
+namespace {
+
+// The kernel's common fields of every event, 8 bytes, and the blank line
+// after them (the layout of a tracefs format file).
+constexpr std::string_view k_common_fields =
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
+constexpr std::uint32_t k_common_size = 8;
+// kring's bounds on a declaration (<kring/producer.h>): names of 1..63
+// characters, at most 64 fields.
+constexpr std::size_t k_name_max = 63;
+constexpr unsigned k_fields_max = 64;
+
+bool is_ident(std::string_view s) {
+    if (s.empty() || s.size() > k_name_max || (s[0] >= '0' && s[0] <= '9'))
+        return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_';
+    });
+}
+
+// @s, all decimal digits, at most @max; nullopt otherwise.
+std::optional<std::uint64_t> decimal(std::string_view s, std::uint64_t max) {
+    if (s.empty() || s.size() > 10)
+        return std::nullopt;
+    std::uint64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9')
+            return std::nullopt;
+        v = v * 10 + std::uint64_t(c - '0');
+    }
+    if (v > max)
+        return std::nullopt;
+    return v;
+}
+
+// Takes @prefix off the front of @s; false when @s does not start with it.
+bool eat(std::string_view& s, std::string_view prefix) {
+    if (s.substr(0, prefix.size()) != prefix)
+        return false;
+    s.remove_prefix(prefix.size());
+    return true;
+}
+
+// The number before the next ';' of @s, that ';' eaten.
+std::optional<std::uint64_t> number_to_semi(std::string_view& s, std::uint64_t max) {
+    const auto semi = s.find(';');
+    if (semi == std::string_view::npos)
+        return std::nullopt;
+    auto v = decimal(s.substr(0, semi), max);
+    s.remove_prefix(semi + 1);
+    return v;
+}
+
+}  // namespace
+
+result<kring_tracepoint> kring_format_as_tracepoint(std::string_view block, std::string system,
+                                                    std::uint16_t id) {
+    auto bad = [](std::string_view line, const std::string& why) {
+        return error(EINVAL,
+                     "a record format: " + why + ": '" + std::string(line.substr(0, 120)) + "'");
+    };
+    if (!id)
+        return error(EINVAL, "a record format: tracepoint ID 0");
+    if (!is_ident(system))
+        return error(EINVAL, "a record format: system '" + system + "' is not an identifier");
+    enum class want { name, id, format, fields, print, end } st = want::name;
+    kring_tracepoint kt;
+    std::string name, fields, print;
+    unsigned nfields = 0;
+    while (!block.empty()) {
+        const auto nl = block.find('\n');
+        std::string_view line = block.substr(0, nl);
+        block.remove_prefix(nl == std::string_view::npos ? block.size() : nl + 1);
+        std::string_view rest = line;
+        switch (st) {
+            case want::name:
+                if (!eat(rest, "name: ") || !is_ident(rest))
+                    return bad(line, "no name line");
+                name = rest;
+                st = want::id;
+                break;
+            case want::id: {
+                auto t = eat(rest, "ID: ") ? decimal(rest, 0xffffffffull) : std::nullopt;
+                if (!t)
+                    return bad(line, "no ID line");
+                kt.record_type = std::uint32_t(*t);
+                st = want::format;
+                break;
+            }
+            case want::format:
+                if (line != "format:")
+                    return bad(line, "no format line");
+                st = want::fields;
+                break;
+            case want::fields: {
+                if (line.empty()) {
+                    if (!nfields)
+                        return bad(line, "no fields");
+                    st = want::print;
+                    break;
+                }
+                // "\tfield:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:G;"
+                if (++nfields > k_fields_max)
+                    return bad(line, "more than 64 fields");
+                const auto semi = rest.find(';');
+                if (!eat(rest, "\tfield:") || semi == std::string_view::npos)
+                    return bad(line, "not a field line");
+                const std::string_view decl = rest.substr(0, semi - 7);
+                rest.remove_prefix(decl.size() + 1);
+                std::string_view fname = decl.substr(0, decl.find('['));
+                const auto sp = fname.find_last_of(' ');
+                if (sp == std::string_view::npos || decl.find('\t') != std::string_view::npos)
+                    return bad(line, "not a field declaration");
+                fname.remove_prefix(sp + 1);
+                if (!is_ident(fname) || fname.substr(0, 7) == "common_")
+                    return bad(line, "a field name that is not an identifier, or common_*");
+                std::optional<std::uint64_t> off, size, sign;
+                if (eat(rest, "\toffset:"))
+                    off = number_to_semi(rest, 0xffff);
+                if (off && eat(rest, "\tsize:"))
+                    size = number_to_semi(rest, 0xffff);
+                if (size && eat(rest, "\tsigned:"))
+                    sign = number_to_semi(rest, 1);
+                if (!sign || !rest.empty() || !*size)
+                    return bad(line, "not offset, size and signed");
+                if (k_common_size + *off + *size > 0xffff)
+                    return bad(line, "beyond a tracepoint's payload");
+                fields += "\tfield:" + std::string(decl) +
+                          ";\toffset:" + std::to_string(k_common_size + *off) +
+                          ";\tsize:" + std::to_string(*size) +
+                          ";\tsigned:" + std::to_string(*sign) + ";\n";
+                break;
+            }
+            case want::print:
+                if (!eat(rest, "print fmt: "))
+                    return bad(line, "no print fmt line");
+                print = rest;
+                st = want::end;
+                break;
+            case want::end:
+                return bad(line, "a line after the print fmt");
+        }
+    }
+    if (st != want::end)
+        return error(EINVAL, "a record format" + (name.empty() ? "" : " " + name) +
+                                 " ends before its print fmt");
+    std::string text = "name: " + name + "\nID: " + std::to_string(id) + "\nformat:\n";
+    text += k_common_fields;
+    text += fields;
+    text += "\nprint fmt: " + print + "\n";
+    auto f = parse_tp_format(std::move(system), std::move(text));
+    if (!f)
+        return f.error();
+    if (f->fields.size() != nfields + 4)
+        return error(EINVAL, "a record format " + name + ": two fields of one name");
+    kt.body_size = f->size - k_common_size;
+    kt.format = std::move(*f);
+    return kt;
 }
 
 std::vector<std::byte> tracing_data(std::string_view header_page, std::string_view header_event,

@@ -392,12 +392,35 @@ public:
     explicit tp_payload(const tp_format& f);
     tp_payload& set(std::string_view field, std::int64_t v);
     tp_payload& set_str(std::string_view field, std::string_view s);
+    // @b at @offset, cut to the payload (a producer's described bytes
+    // behind the common header).
+    tp_payload& set_bytes(std::uint32_t offset, std::span<const std::byte> b);
     const std::vector<std::byte>& bytes() const noexcept { return b_; }
 
 private:
     const tp_format& f_;
     std::vector<std::byte> b_;
 };
+
+// A record layout as KRING_IOC_GET_FORMATS serves it (kring's rendering
+// of ftrace's event format language, docs/PRODUCER.md section 5: its ID
+// the kring record type, its offsets from the record's body, or from a
+// SAMPLE's RAW data), re-rendered as the tracepoint @system:<name> that
+// perf and libtraceevent read: ID @id (a tracepoint ID: perf matches it
+// against the attr's config and the payload's common_type, a u16), the
+// 8-byte common header ahead of the fields (common_type, common_flags,
+// common_preempt_count, common_pid, as the kernel's events have it),
+// every field's offset shifted by 8, the print fmt as it was.
+struct kring_tracepoint {
+    std::uint32_t record_type = 0;  // the block's ID: the record type it describes
+    std::uint32_t body_size = 0;    // the bytes described: where its last field ends
+    tp_format format;               // the tracepoint; format.size = 8 + body_size
+};
+// An error naming the line that is not a block of kring's rendering (a
+// field named common_*, a line of another shape, offsets beyond a u16
+// payload, more than 64 fields).
+result<kring_tracepoint> kring_format_as_tracepoint(std::string_view block, std::string system,
+                                                    std::uint16_t id);
 
 // perf's tracing data (tools/perf/util/trace-event-info.c, version 0.6):
 // the header files and the event formats, no ftrace formats, kallsyms,
