@@ -1,11 +1,10 @@
 // kring record's tracepoint events: the running kernel's sched_switch,
 // sched_wakeup and sched_stat_runtime formats, read from tracefs at record
 // time, a producer channel's record formats as kring:<name> tracepoints,
-// and the tracing
-// data perf needs to read their samples (the formats, payloads and
-// tracing data are the perf.data component's: kring/perf_data.hpp). With
-// them perf sched (latency, timehist, map) reads a kring recording, and
-// perf script a producer's records by field.
+// and the tracing data perf needs to read their samples (the formats,
+// payloads and tracing data are the perf.data component's:
+// kring/perf_data.hpp). With them perf sched (latency, timehist, map)
+// reads a kring recording, and perf script a producer's records by field.
 #pragma once
 
 #include <cstddef>
