@@ -5,7 +5,7 @@
 #
 #   tools/dev/fuzz.sh [SECONDS] [TARGET...]    default 15 s, every target
 #
-# Targets: records reader merger aux ring perf_data. Inputs that reach new
+# Targets: records reader merger aux ring perf_data tp_format. Inputs that reach new
 # coverage are kept in $KRING_BUILD/libfuzzer/corpus/TARGET (git-ignored); a
 # crash or a broken invariant leaves its input in
 # $KRING_BUILD/libfuzzer/crashes/TARGET and prints the command that replays

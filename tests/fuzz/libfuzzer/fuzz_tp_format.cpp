@@ -3,7 +3,10 @@
 // recording's tracing data holds) over arbitrary text. A format it accepts
 // has every field inside its size, a payload built from it is that size
 // whatever is set, and its tracing data holds its text; parsing the text
-// again gives the same format.
+// again gives the same format. The same text as a block of kring's own
+// rendering (KRING_IOC_GET_FORMATS: pd::kring_format_as_tracepoint()),
+// when accepted, becomes a tracepoint whose 8-byte common header comes
+// first, whose fields lie inside it, and whose text parses as a format.
 #include <cstdint>
 #include <string>
 
@@ -14,6 +17,16 @@ namespace pd = kring::perf_data;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string text(reinterpret_cast<const char*>(data), size);
+    if (auto k = pd::kring_format_as_tracepoint(text, "kring", 0xff00)) {
+        const pd::tp_format& kf = k->format;
+        KF_CHECK(kf.id == 0xff00 && kf.size == 8 + k->body_size && kf.size <= 0xffff + 8);
+        for (const char* c : {"common_type", "common_flags", "common_preempt_count", "common_pid"})
+            KF_CHECK(kf.fields.count(c) && kf.fields.find(c)->second.offset < 8);
+        for (const auto& [name, fd] : kf.fields)
+            KF_CHECK(std::uint64_t(fd.offset) + fd.size <= kf.size);
+        auto back = pd::parse_tp_format("kring", kf.text);
+        KF_CHECK(back && back->id == kf.id && back->fields.size() == kf.fields.size());
+    }
     auto f = pd::parse_tp_format("fuzz", text);
     if (!f)
         return 0;
