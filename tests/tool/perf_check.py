@@ -42,6 +42,9 @@ Checks, each able to fail:
       least 90% of its getrusage() switch count (a latency is measured for
       each switch in after a wakeup: sched:sched_wakeup is recorded too)
       and at most its switches in the whole recording
+  sched-map           perf sched map stars the parent's code once per
+      switch in: as many as perf script's PERF_RECORD_SWITCH_CPU_WIDE IN
+      records of it
   sched-runtime       perf sched latency's Runtime of the parent (the
       sched:sched_stat_runtime samples kring record derives) equals, to
       0.002 ms, the time between its switches in and out on each CPU in
@@ -197,7 +200,13 @@ def run_time_ns(script, tid):
     return total
 
 
-def check_perf_sched(c, path, tid, want, switches_out, ran_ns):
+def switches_in(script, tid):
+    """perf script's PERF_RECORD_SWITCH_CPU_WIDE IN records of @tid."""
+    return sum(1 for line in script.splitlines()
+               if (m := SWITCH.match(line)) and int(m.group(2)) == tid and m.group(6) == "IN")
+
+
+def check_perf_sched(c, path, tid, want, switches_out, ran_ns, ins):
     """perf sched reads the sched tracepoints kring record wrote."""
     rc, out, err = perf(["sched", "timehist", "-i", path])
     print(out[:1500])
@@ -219,6 +228,18 @@ def check_perf_sched(c, path, tid, want, switches_out, ran_ns):
              "; ".join(bad[:3]) if bad else
              f"tid {tid}: {got} switches in perf sched latency, getrusage {want}, "
              f"{switches_out} switches out recorded")
+    # perf sched map: a line per switch, the task switched in starred; the
+    # parent's code starred once per switch in.
+    rc, out, err = perf(["sched", "map", "-i", path])
+    print(out[:1500])
+    bad = bad_lines(rc, out, err, False)
+    m = re.search(r"(\S+)\s+=> \S*:%d\b" % tid, out)
+    code = m.group(1) if m else None
+    n = sum(1 for l in out.splitlines() if code and re.search(r"\*%s(\s|$)" % re.escape(code), l))
+    c.result(not bad and code is not None and n == ins, "sched-map",
+             "; ".join(bad[:3]) if bad else
+             f"tid {tid} is {code}: switched in {n} times in perf sched map, {ins} switch-in "
+             f"records in perf script")
     # Its Runtime column sums the sched:sched_stat_runtime samples kring
     # derives from the switches: the same sum as the switch records'
     # runs, to the column's rounding (0.001 ms).
@@ -324,7 +345,8 @@ def main():
                  f"getrusage {want}, perf script {inner} in the window, {outer} around it, "
                  f"{total} in all")
         check_perf_sched(c, os.path.join(outdir, "pingpong.data"), tid, want, total,
-                         run_time_ns(scripts["pingpong"], tid))
+                         run_time_ns(scripts["pingpong"], tid),
+                         switches_in(scripts["pingpong"], tid))
 
     # A producer module's records, by field name (kring_example's format).
     exp = os.path.join(outdir, "producer.expect")
