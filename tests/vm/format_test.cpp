@@ -107,39 +107,44 @@ int open_own(kt::raw_channel& ch, std::uint32_t source, std::uint64_t type,
     return ch.configure(a);
 }
 
+// @ch's one format, named @name with ID @id and @nfields fields (a
+// failure otherwise); the test then checks its fields.
+format only_format(kt::raw_channel& ch, const char* name, unsigned id, std::size_t nfields) {
+    auto f = formats_of(ch);
+    EXPECT_EQ(f.size(), 1u);
+    if (f.empty())
+        return {};
+    EXPECT_EQ(f[0].name, name);
+    EXPECT_EQ(f[0].id, id);
+    EXPECT_EQ(f[0].fields.size(), nfields);
+    return f[0];
+}
+
 TEST(Formats, SchedSourceDescribesItsRaw) {
     kt::raw_channel ch;
     ASSERT_EQ(open_own(ch, KRING_SOURCE_SCHED, kt::sched_type), 0);
-    auto f = formats_of(ch);
-    ASSERT_EQ(f.size(), 1u);
-    EXPECT_EQ(f[0].name, "kring_sched");
-    EXPECT_EQ(f[0].id, unsigned(KRING_RECORD_SAMPLE));
-    EXPECT_EQ(f[0].fields.size(), 12u);
-    EXPECT_FIELD(f[0], kring_sched_raw, kind, "__u16");
-    EXPECT_FIELD(f[0], kring_sched_raw, flags, "__u16");
-    EXPECT_FIELD(f[0], kring_sched_raw, cpu, "__u32");
-    EXPECT_FIELD(f[0], kring_sched_raw, prev_pid, "__u32");
-    EXPECT_FIELD(f[0], kring_sched_raw, prev_tid, "__u32");
-    EXPECT_FIELD(f[0], kring_sched_raw, next_pid, "__u32");
-    EXPECT_FIELD(f[0], kring_sched_raw, next_tid, "__u32");
-    EXPECT_FIELD(f[0], kring_sched_raw, prev_prio, "__s32");
-    EXPECT_FIELD(f[0], kring_sched_raw, next_prio, "__s32");
-    EXPECT_FIELD(f[0], kring_sched_raw, prev_state, "__u64");
-    EXPECT_FIELD(f[0], kring_sched_raw, prev_comm, "char[16]");
-    EXPECT_FIELD(f[0], kring_sched_raw, next_comm, "char[16]");
+    const format f = only_format(ch, "kring_sched", KRING_RECORD_SAMPLE, 12);
+    EXPECT_FIELD(f, kring_sched_raw, kind, "__u16");
+    EXPECT_FIELD(f, kring_sched_raw, flags, "__u16");
+    EXPECT_FIELD(f, kring_sched_raw, cpu, "__u32");
+    EXPECT_FIELD(f, kring_sched_raw, prev_pid, "__u32");
+    EXPECT_FIELD(f, kring_sched_raw, prev_tid, "__u32");
+    EXPECT_FIELD(f, kring_sched_raw, next_pid, "__u32");
+    EXPECT_FIELD(f, kring_sched_raw, next_tid, "__u32");
+    EXPECT_FIELD(f, kring_sched_raw, prev_prio, "__s32");
+    EXPECT_FIELD(f, kring_sched_raw, next_prio, "__s32");
+    EXPECT_FIELD(f, kring_sched_raw, prev_state, "__u64");
+    EXPECT_FIELD(f, kring_sched_raw, prev_comm, "char[16]");
+    EXPECT_FIELD(f, kring_sched_raw, next_comm, "char[16]");
 }
 
 TEST(Formats, TimerSourceDescribesItsRaw) {
     kt::raw_channel ch;
     ASSERT_EQ(open_own(ch, KRING_SOURCE_TIMER, kt::timer_type, 100), 0);
-    auto f = formats_of(ch);
-    ASSERT_EQ(f.size(), 1u);
-    EXPECT_EQ(f[0].name, "kring_timer");
-    EXPECT_EQ(f[0].id, unsigned(KRING_RECORD_SAMPLE));
-    EXPECT_EQ(f[0].fields.size(), 3u);
-    EXPECT_FIELD(f[0], kring_timer_raw, flags, "__u32");
-    EXPECT_FIELD(f[0], kring_timer_raw, cpu, "__u32");
-    EXPECT_FIELD(f[0], kring_timer_raw, overruns, "__u64");
+    const format f = only_format(ch, "kring_timer", KRING_RECORD_SAMPLE, 3);
+    EXPECT_FIELD(f, kring_timer_raw, flags, "__u32");
+    EXPECT_FIELD(f, kring_timer_raw, cpu, "__u32");
+    EXPECT_FIELD(f, kring_timer_raw, overruns, "__u64");
 }
 
 // The emulated hardware tracer describes the header of the packets it
@@ -148,17 +153,13 @@ TEST(Formats, AuxTracerDescribesItsPackets) {
     kt::raw_channel ch;
     ASSERT_EQ(ch.open_dev(), 0);
     ASSERT_EQ(ch.configure(kt::make_attr(KRING_SOURCE_AUX_TRACER, 0)), 0);
-    auto f = formats_of(ch);
-    ASSERT_EQ(f.size(), 1u);
-    EXPECT_EQ(f[0].name, "kring_aux_packet");
-    EXPECT_EQ(f[0].id, unsigned(KRING_RECORD_AUX));
-    EXPECT_EQ(f[0].fields.size(), 6u);
-    EXPECT_FIELD(f[0], kring_aux_packet, magic, "__u64");
-    EXPECT_FIELD(f[0], kring_aux_packet, type, "__u16");
-    EXPECT_FIELD(f[0], kring_aux_packet, len, "__u16");
-    EXPECT_FIELD(f[0], kring_aux_packet, cpu, "__u32");
-    EXPECT_FIELD(f[0], kring_aux_packet, seq, "__u64");
-    EXPECT_FIELD(f[0], kring_aux_packet, time, "__u64");
+    const format f = only_format(ch, "kring_aux_packet", KRING_RECORD_AUX, 6);
+    EXPECT_FIELD(f, kring_aux_packet, magic, "__u64");
+    EXPECT_FIELD(f, kring_aux_packet, type, "__u16");
+    EXPECT_FIELD(f, kring_aux_packet, len, "__u16");
+    EXPECT_FIELD(f, kring_aux_packet, cpu, "__u32");
+    EXPECT_FIELD(f, kring_aux_packet, seq, "__u64");
+    EXPECT_FIELD(f, kring_aux_packet, time, "__u64");
 }
 
 // A producer channel has none until a producer describes its types.
