@@ -433,8 +433,13 @@ kring::result<trace_model> trace_model::load(const std::string& path) {
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
     m.events.reserve(in_file.size());
-    for (std::size_t i : order)
-        m.events.push_back(std::move(in_file[i]));
+    for (std::size_t i : order) {
+        // pid and tid -1: perf's "no task" (a producer's own record types).
+        trace_event& e = in_file[i];
+        if (e.has_task && e.task.pid == UINT32_MAX && e.task.tid == UINT32_MAX)
+            e.has_task = false;
+        m.events.push_back(std::move(e));
+    }
 
     for (const auto& e : m.events) {
         if (e.has_time && e.time) {
