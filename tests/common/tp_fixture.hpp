@@ -3,9 +3,31 @@
 // tracepoint samples (perf_data_test.cpp, tool_test.cpp).
 #pragma once
 
+#include <linux/perf_event.h>
+
+#include <cstdint>
 #include <string>
 
+#include "kring/perf_data.hpp"
+
 namespace tp_fixture {
+
+// A tracepoint event's sample_type and attr with the sample id @sid, as
+// kring record writes them.
+constexpr std::uint64_t sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                      PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+inline kring::perf_data::event_attr attr(const char* name, std::uint32_t id, std::uint64_t sid) {
+    kring::perf_data::event_attr a;
+    a.name = name;
+    a.attr.size = sizeof(perf_event_attr);
+    a.attr.type = PERF_TYPE_TRACEPOINT;
+    a.attr.config = id;
+    a.attr.sample_type = sample_type;
+    a.attr.sample_id_all = 1;
+    a.attr.sample_period = 1;
+    a.ids = {sid};
+    return a;
+}
 
 inline const char* const header_page =
     "\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"

@@ -299,16 +299,8 @@ TEST_F(ToolWorkload, TruncatedMidRecordIsReportedNotCrashedOn) {
 TEST_F(ToolFiles, ScriptDecodesTracepointFields) {
     auto sw = pd::parse_tp_format("sched", tp_fixture::sched_switch);
     ASSERT_TRUE(sw) << sw.error().message();
-    constexpr std::uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                                 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
-    pd::event_attr a;
-    a.name = "sched:sched_switch";
-    a.attr.size = sizeof(perf_event_attr);
-    a.attr.type = PERF_TYPE_TRACEPOINT;
-    a.attr.config = sw->id;
-    a.attr.sample_type = st;
-    a.attr.sample_id_all = 1;
-    a.ids = {1};
+    constexpr std::uint64_t st = tp_fixture::sample_type;
+    const pd::event_attr a = tp_fixture::attr("sched:sched_switch", sw->id, 1);
     for (bool with_formats : {true, false}) {
         SCOPED_TRACE(with_formats ? "with formats" : "without");
         const std::string file = path(with_formats ? "tp.data" : "bare.data");
@@ -375,8 +367,7 @@ TEST_F(ToolFiles, ScriptDecodesProducerRecords) {
     auto t = pd::kring_format_as_tracepoint(tp_fixture::producer_block, "kring", 65280);
     ASSERT_TRUE(t) << t.error().message();
     ASSERT_EQ(t->body_size, 28u);
-    constexpr std::uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                                 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+    constexpr std::uint64_t st = tp_fixture::sample_type;
     pd::event_attr dummy;
     dummy.name = "kring:producer";
     dummy.attr.size = sizeof(perf_event_attr);
@@ -389,14 +380,7 @@ TEST_F(ToolFiles, ScriptDecodesProducerRecords) {
     const std::string file = path("producer.data");
     auto w = pd::writer::create(file, {dummy});
     ASSERT_TRUE(w) << w.error().message();
-    pd::event_attr a;
-    a.name = "kring:my_record";
-    a.attr.size = sizeof(perf_event_attr);
-    a.attr.type = PERF_TYPE_TRACEPOINT;
-    a.attr.config = t->format.id;
-    a.attr.sample_type = st;
-    a.attr.sample_id_all = 1;
-    a.ids = {7 | (1ull << 59)};
+    const pd::event_attr a = tp_fixture::attr("kring:my_record", t->format.id, 7 | (1ull << 59));
     ASSERT_TRUE(w->add_attr(a));
     for (int i = 0; i < 3; i++) {
         std::vector<std::byte> body(28);

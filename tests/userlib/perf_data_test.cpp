@@ -1376,21 +1376,8 @@ TEST(PerfData, SeedCorpus) {
 // Tracepoints: kernel formats (as tracefs serves 6.12's), samples built at
 // their offsets, the tracing data, and perf's tracepoint tools reading it.
 
-// A tracepoint event's attr with the sample id @sid, as kring record writes it.
-constexpr std::uint64_t k_tp_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                                    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
-pd::event_attr attr(const char* name, std::uint32_t id, std::uint64_t sid) {
-    pd::event_attr a;
-    a.name = name;
-    a.attr.size = sizeof(perf_event_attr);
-    a.attr.type = PERF_TYPE_TRACEPOINT;
-    a.attr.config = id;
-    a.attr.sample_type = k_tp_type;
-    a.attr.sample_id_all = 1;
-    a.attr.sample_period = 1;
-    a.ids = {sid};
-    return a;
-}
+constexpr std::uint64_t k_tp_type = tp_fixture::sample_type;
+using tp_fixture::attr;
 
 TEST(PerfData, TracepointFormatsParse) {
     auto sw = pd::parse_tp_format("sched", tp_fixture::sched_switch);

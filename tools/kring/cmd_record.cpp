@@ -520,8 +520,7 @@ std::vector<pd::event_attr> file_attrs(const session& s) {
     // The kernel's own sched tracepoints, when tracefs gave their formats.
     auto add_tracepoint = [&](const char* name, const pd::tp_format& f, std::uint64_t id_bit) {
         auto* a = add_attr(kind::sched, name, st_tracepoint, id_bit);
-        a->attr.type = PERF_TYPE_TRACEPOINT;
-        a->attr.config = f.id;
+        *a = tracepoint_attr(name, f.id, std::move(a->ids));
     };
     if (s.ev.sched && s.rec->tp) {
         add_tracepoint("sched:sched_switch", s.rec->tp->sched_switch, tp_switch_id_bit);

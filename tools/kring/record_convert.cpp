@@ -39,6 +39,19 @@ std::string kind_name(kind k) {
     return "?";
 }
 
+pd::event_attr tracepoint_attr(std::string name, std::uint32_t id, std::vector<std::uint64_t> ids) {
+    pd::event_attr a;
+    a.name = std::move(name);
+    a.attr.size = sizeof(perf_event_attr);
+    a.attr.type = PERF_TYPE_TRACEPOINT;
+    a.attr.config = id;
+    a.attr.sample_type = st_tracepoint;
+    a.attr.sample_id_all = 1;
+    a.attr.sample_period = 1;
+    a.ids = std::move(ids);
+    return a;
+}
+
 recorder::recorder(bool snapshot_mode, kring::merge_options mo)
     : snapshot(snapshot_mode), merger(mo) {}
 
@@ -307,18 +320,10 @@ const recorder::producer_event* recorder::producer_event_of(ring& r, std::uint32
         }
         if (producer_events.count(t->record_type))
             continue;  // declared at an earlier ask
-        pd::event_attr a;
-        a.name = "kring:" + t->format.name;
-        a.attr.size = sizeof(perf_event_attr);
-        a.attr.type = PERF_TYPE_TRACEPOINT;
-        a.attr.config = t->format.id;
-        a.attr.sample_type = st_tracepoint;
-        a.attr.sample_id_all = 1;
-        a.attr.sample_period = 1;
         const std::uint64_t id =
             r.id | producer_id_bit | (std::uint64_t(producer_events.size()) << 32);
-        a.ids = {id};
-        if (auto res = w->add_attr(std::move(a)); !res) {
+        if (auto res = w->add_attr(tracepoint_attr("kring:" + t->format.name, t->format.id, {id}));
+            !res) {
             if (producer_format_error.empty())
                 producer_format_error = res.error().message();
             break;

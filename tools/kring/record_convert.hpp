@@ -86,6 +86,10 @@ struct ring {
 
 std::string kind_name(kind k);
 
+// A tracepoint event @name (ID @id) whose samples carry @ids, as perf
+// record -e SYSTEM:NAME declares it (st_tracepoint).
+pd::event_attr tracepoint_attr(std::string name, std::uint32_t id, std::vector<std::uint64_t> ids);
+
 // The conversion: every record of every ring, in the merger's order, into
 // the file @w; counts what it saw. A write error stops the writing and is
 // kept in write_error (flush() returns it).
