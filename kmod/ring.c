@@ -411,14 +411,9 @@ static noinline void ring_mirror_counts(struct kring_ring *rb)
 	kring_irq_point(rb);
 }
 
-/* A wake-up became due (generation @gen): does the consumer want it? */
-static noinline void ring_wakeup_due_check(struct kring_output_handle *h,
-					   unsigned long gen)
+/* A wake-up is due: does the consumer want it? Outermost writer only. */
+static void ring_wakeup_issue(struct kring_ring *rb)
 {
-	struct kring_ring *rb = h->rb;
-
-	h->wakeup = gen;
-
 	smp_mb(); /* E, matches F: data_head store before need_wakeup load */
 	if (!READ_ONCE(rb->ctl->need_wakeup))
 		return;
@@ -431,14 +426,87 @@ static noinline void ring_wakeup_due_check(struct kring_output_handle *h,
 		rb->wakeup(rb);
 }
 
-/* Is a wake-up due, and does the consumer want it? Outermost writer only. */
-static __always_inline void ring_wakeup_check(struct kring_output_handle *h)
-{
-	unsigned long gen = local_read(&h->rb->wakeup_gen);
+/* Half the positions: a window that no publication leaves in practice. */
+#define WAKE_FAR	(ULONG_MAX / 4)
 
-	if (likely(h->wakeup == gen))
+/*
+ * The outermost writer has stored data_head @head outside the wake-up
+ * window (ring_wakeup_pending()): is a wake-up due, by the watermark or by
+ * a wakeup_events count (->wakeup_gen moved)? Set the window anew: from
+ * the watermark's stamp to its next crossing, both in bytes written.
+ *
+ * Writers that interrupt this one are nested: they neither publish nor
+ * read the window, they only bump ->wakeup_gen and then zero ->wake_len
+ * (ring_wakeup_events()). So the window is set first and ->wakeup_gen
+ * read again after it: a bump before that read zeroes the window here, a
+ * later one is followed by its writer's own zeroing. Either way the next
+ * publication looks again (the outermost writer's re-check goes round for
+ * that writer's record).
+ */
+static noinline void ring_wakeup_eval(struct kring_ring *rb, unsigned long head)
+{
+	bool overwrite = ring_overwrite(rb);
+	unsigned long written = overwrite ? -head : head;
+	unsigned long wm = READ_ONCE(rb->watermark);
+	unsigned long gen, stamp, lo, len;
+	bool due = false;
+
+	gen = local_read(&rb->wakeup_gen);
+	kring_irq_point(rb);
+	/*
+	 * A writer that interrupted us after our ->head load (before ->wakeup_gen's
+	 * just now) may have made a count due for a record beyond @head: leave
+	 * everything to the next round of the publication, which the re-check of
+	 * ->head makes, with a data_head that holds that record. A count made
+	 * due after this load is not taken here.
+	 */
+	barrier();
+	if (unlikely((unsigned long)local_read(&rb->head) != head)) {
+		local_set(&rb->wake_len, 0);
 		return;
-	ring_wakeup_due_check(h, gen);
+	}
+	if (gen != rb->wakeup_seen) {
+		rb->wakeup_seen = gen;
+		due = true;
+	}
+	if (wm) {
+		stamp = local_read(&rb->wakeup_pos);
+		/* Signed: a stamp ahead of the bytes written (a seek) is no crossing. */
+		if ((long)(written - stamp) >= (long)wm) {
+			stamp += (written - stamp) / wm * wm;
+			local_set(&rb->wakeup_pos, stamp);
+			due = true;
+		}
+		/* Not due while the bytes written stay in [stamp, stamp + wm). */
+		lo = overwrite ? -(stamp + wm) + 1 : stamp;
+		len = wm;
+	} else {
+		lo = head - WAKE_FAR;
+		len = 2 * WAKE_FAR;
+	}
+	kring_irq_point(rb);
+	WRITE_ONCE(rb->wake_lo, lo);
+	local_set(&rb->wake_len, len);
+	kring_irq_point(rb);
+	/* The window before ->wakeup_gen, as ring_wakeup_events() the reverse. */
+	barrier();
+	if ((unsigned long)local_read(&rb->wakeup_gen) != rb->wakeup_seen)
+		local_set(&rb->wake_len, 0);
+	kring_irq_point(rb);
+	if (due)
+		ring_wakeup_issue(rb);
+}
+
+/*
+ * May a publication of @head make a wake-up due? Only if @head lies outside
+ * the window ring_wakeup_eval() set, or the window was zeroed: one compare
+ * for the watermark, the wakeup_events count and new settings.
+ */
+static __always_inline bool ring_wakeup_pending(const struct kring_ring *rb,
+						unsigned long head)
+{
+	return head - READ_ONCE(rb->wake_lo) >=
+	       (unsigned long)local_read(&rb->wake_len);
 }
 
 #ifdef KRING_RING_CHECK_CPU
@@ -495,26 +563,24 @@ static __always_inline unsigned int ring_get_handle(struct kring_output_handle *
 	 */
 	nest = READ_ONCE(rb->nest) + 1;
 	WRITE_ONCE(rb->nest, nest);
-	h->wakeup = local_read(&rb->wakeup_gen);
 	return nest;
 }
 
-static noinline void ring_publish_slow(struct kring_output_handle *h);
+static noinline void ring_publish_slow(struct kring_ring *rb);
 
 /*
  * Finish a writer: the outermost one publishes the counters and data_head
  * and issues a due wake-up; nested ones only step the nest count down.
  *
  * @commit (a constant) is the commit's fast path (kring_output_end()): its
- * common case (no counter to mirror, no wake-up due, no writer
- * interrupting the publication) inline; every other case goes to
+ * common case (no counter to mirror, @head within the wake-up window, no
+ * writer interrupting the publication) inline; every other case goes to
  * ring_publish_slow() before data_head is stored, or after ->nest dropped
  * to 0 where the slow path goes round again, and it starts over. A tail
  * call each: the inline part keeps no value across a call. The steps and
  * their order are the same for both.
  */
-static __always_inline void ring_publish(struct kring_output_handle *h,
-					 struct kring_ring *rb, const bool commit)
+static __always_inline void ring_publish(struct kring_ring *rb, const bool commit)
 {
 	/* A commit reads it first; the slow path only to store (a load less per LOST) */
 	struct kring_ctl_page *ctl = commit ? rb->ctl : NULL;
@@ -544,17 +610,17 @@ again:
 	kring_irq_point(rb);
 
 	/*
-	 * After ->seq: a writer that marks counters (or, for a commit, makes
-	 * a wake-up due) after this point makes the check at the end fail. A
-	 * wake-up a commit's own reservation made due is seen here, before
-	 * data_head is stored: ring_publish_slow() stores it, then checks
-	 * need_wakeup (E).
+	 * After ->seq: a writer that marks counters (or makes a wake-up due)
+	 * after this point makes the check at the end fail. A commit whose
+	 * @head may make a wake-up due (outside the wake-up window) sees it
+	 * here, before data_head is stored: ring_publish_slow() stores it,
+	 * then looks (ring_wakeup_eval(): need_wakeup after E).
 	 */
 	barrier();
 	if (commit) {
 		if (unlikely(READ_ONCE(rb->counts_dirty) ||
-			     h->wakeup != (unsigned long)local_read(&rb->wakeup_gen))) {
-			ring_publish_slow(h);
+			     ring_wakeup_pending(rb, head))) {
+			ring_publish_slow(rb);
 			return;
 		}
 	} else if (unlikely(READ_ONCE(rb->counts_dirty))) {
@@ -570,8 +636,8 @@ again:
 	WRITE_ONCE(rb->pub_head, head);
 	kring_irq_point(rb);
 
-	if (!commit)
-		ring_wakeup_check(h);
+	if (!commit && ring_wakeup_pending(rb, head))
+		ring_wakeup_eval(rb, head);
 
 	/*
 	 * Publish the head before dropping the nest count: otherwise an
@@ -596,7 +662,7 @@ again:
 		ring_cpu_enter(rb, (unsigned long)__builtin_return_address(0));
 		WRITE_ONCE(rb->nest, 1);
 		if (commit) {
-			ring_publish_slow(h);
+			ring_publish_slow(rb);
 			return;
 		}
 		goto again;
@@ -604,9 +670,9 @@ again:
 }
 
 /* ring_publish() out of line, for the paths other than a commit. */
-static noinline void ring_publish_slow(struct kring_output_handle *h)
+static noinline void ring_publish_slow(struct kring_ring *rb)
 {
-	ring_publish(h, h->rb, false);
+	ring_publish(rb, false);
 }
 
 /* Write the LOST record reporting @lost at the handle's position. */
@@ -642,60 +708,36 @@ static bool ring_has_space(const struct kring_ring *rb, unsigned long head,
 	return used <= rb->data_size && rb->data_size - used >= size;
 }
 
-/* Check the watermark and wakeup_events at @written bytes written. */
-static noinline void ring_wakeup_due(struct kring_ring *rb, unsigned long written,
-				     unsigned long wm, unsigned int we)
+/*
+ * Count a record for wakeup_events (@we, not 0): every @we-th makes a
+ * wake-up due, which the outermost writer's publication then sees (the
+ * window zeroed after ->wakeup_gen moved, ring_wakeup_eval()).
+ */
+static noinline void ring_wakeup_events(struct kring_ring *rb, unsigned int we)
 {
-	if (wm) {
-		unsigned long stamp = local_read(&rb->wakeup_pos);
+	unsigned long ev = local_read(&rb->events), next;
+	bool due;
 
-		/*
-		 * Signed: an interrupted writer may come here with an older
-		 * position than a stamp its interrupter already moved.
-		 */
-		while ((long)(written - stamp) >= (long)wm) {
-			unsigned long next = stamp + (written - stamp) / wm * wm;
-
-			if (ring_try_cmpxchg(&rb->wakeup_pos, &stamp, next)) {
-				local_inc(&rb->wakeup_gen);
-				break;
-			}
-		}
-	}
-
-	if (we) {
-		unsigned long ev = local_read(&rb->events), next;
-		bool due;
-
-		do {
-			next = ev + 1;
-			due = next >= we;
-			if (due)
-				next = 0;
-		} while (!ring_try_cmpxchg(&rb->events, &ev, next));
+	do {
+		next = ev + 1;
+		due = next >= we;
 		if (due)
-			local_inc(&rb->wakeup_gen);
+			next = 0;
+	} while (!ring_try_cmpxchg(&rb->events, &ev, next));
+	if (due) {
+		local_inc(&rb->wakeup_gen);
+		barrier();
+		local_set(&rb->wake_len, 0);
 	}
 }
 
-/* Can a record that ends at @written bytes written make a wake-up due? */
-static __always_inline bool ring_wakeup_maybe(struct kring_ring *rb,
-					      unsigned long written)
+/* Count a reservation for wakeup_events, if set. */
+static __always_inline void ring_wakeup_account(struct kring_ring *rb)
 {
-	unsigned long wm = READ_ONCE(rb->watermark);
+	unsigned int we = READ_ONCE(rb->wakeup_events);
 
-	return unlikely(READ_ONCE(rb->wakeup_events)) ||
-	       (wm && (long)(written - local_read(&rb->wakeup_pos)) >= (long)wm);
-}
-
-/* ring_wakeup_due(), inline for a record that crosses no watermark. */
-static __always_inline void ring_wakeup_account(struct kring_ring *rb,
-						unsigned long written)
-{
-	if (likely(!ring_wakeup_maybe(rb, written)))
-		return;
-	ring_wakeup_due(rb, written, READ_ONCE(rb->watermark),
-			READ_ONCE(rb->wakeup_events));
+	if (unlikely(we))
+		ring_wakeup_events(rb, we);
 }
 
 /*
@@ -751,18 +793,18 @@ static __always_inline bool ring_ovw_crosses(const struct kring_ring *rb,
 
 /*
  * The accounting of a reservation that crosses a slice boundary (backward
- * mode) or may make a wake-up due, out of line: ring_reserved()'s tail.
+ * mode) or counts for wakeup_events, out of line: ring_reserved()'s tail.
  */
 static noinline int ring_reserved_slow(struct kring_ring *rb, bool overwrite,
 				       unsigned long offset, unsigned long head)
 {
 	if (!overwrite) {
-		ring_wakeup_account(rb, head);
+		ring_wakeup_account(rb);
 		return 0;
 	}
 	if (ring_ovw_crosses(rb, offset, head))
 		ring_ovw_cross(rb, -offset, -head);
-	ring_wakeup_account(rb, -head);
+	ring_wakeup_account(rb);
 	return 0;
 }
 
@@ -853,11 +895,11 @@ static __always_inline int ring_reserved(struct kring_output_handle *h,
 	 */
 	if (overwrite) {
 		if (unlikely(ring_ovw_crosses(rb, offset, head) ||
-			     ring_wakeup_maybe(rb, -head)))
+			     READ_ONCE(rb->wakeup_events)))
 			return ring_reserved_slow(rb, true, offset, head);
 		return 0;
 	}
-	if (unlikely(ring_wakeup_maybe(rb, head)))
+	if (unlikely(READ_ONCE(rb->wakeup_events)))
 		return ring_reserved_slow(rb, false, offset, head);
 	return 0;
 }
@@ -898,7 +940,7 @@ static noinline int ring_begin_fail(struct kring_output_handle *h,
 		ring_lost_park(rb, level - 1, &acc);
 	}
 	kring_irq_point(rb);
-	ring_publish_slow(h);
+	ring_publish_slow(rb);
 	return err;
 }
 
@@ -1116,7 +1158,7 @@ static noinline void ring_end_fill(struct kring_output_handle *h)
 	ring_write_pages(h, NULL, h->rem);
 	local64_inc(&rb->records_written);
 	kring_irq_point(rb);
-	ring_publish(h, rb, false);
+	ring_publish(rb, false);
 }
 
 /* kring_output_end(), inline for kring_output_write() too. */
@@ -1130,7 +1172,7 @@ static __always_inline void ring_end(struct kring_output_handle *h)
 	}
 	local64_inc(&rb->records_written);
 	kring_irq_point(rb);
-	ring_publish(h, rb, true);
+	ring_publish(rb, true);
 }
 
 /**
@@ -1170,7 +1212,7 @@ void kring_output_discard(struct kring_output_handle *h)
 	local64_inc(&rb->records_discarded);
 	ring_mark_counts(rb);
 	kring_irq_point(rb);
-	ring_publish_slow(h);
+	ring_publish_slow(rb);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_discard);
 
@@ -1278,13 +1320,13 @@ bool kring_ring_flush_lost(struct kring_ring *rb)
 		/* A, matches D: as in kring_output_begin(). */
 		head += KRING_LOST_RECORD_SIZE;
 	} while (!ring_try_cmpxchg(&rb->head, &offset, head));
-	ring_wakeup_account(rb, head);
+	ring_wakeup_account(rb);
 
 	h.rem = KRING_LOST_RECORD_SIZE;
 	ring_handle_seek(&h, rb, offset);
 	ring_write_lost(&h, &lost);
 out:
-	ring_publish_slow(&h);
+	ring_publish_slow(rb);
 	return done && !local_read(&rb->lost_pending);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_ring_flush_lost);
@@ -1329,6 +1371,9 @@ static void ring_clear(struct kring_ring *rb)
 	local64_set(&rb->seq, 0);
 	local_set(&rb->wakeup_pos, 0);
 	local_set(&rb->wakeup_gen, 0);
+	rb->wakeup_seen = 0;
+	WRITE_ONCE(rb->wake_lo, 0);
+	local_set(&rb->wake_len, 0);	/* the first publication sets it */
 	local_set(&rb->events, 0);
 	local_set(&rb->lost_pending, 0);
 	local64_set(&rb->lost_deep, 0);
@@ -1517,6 +1562,13 @@ void kring_ring_set_wakeup(struct kring_ring *rb, unsigned long watermark_bytes,
 	WRITE_ONCE(rb->watermark, watermark_bytes);
 	WRITE_ONCE(rb->ctl->wakeup_watermark, watermark_bytes);
 	WRITE_ONCE(rb->wakeup_events, wakeup_events);
+	/*
+	 * The next publication sets the wake-up window for these settings.
+	 * From another CPU this store may be lost to the writer CPU's own
+	 * update of ->wake_len (not an atomic one across CPUs): then the
+	 * window of the old watermark runs out first.
+	 */
+	local_set(&rb->wake_len, 0);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_ring_set_wakeup);
 

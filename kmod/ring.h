@@ -129,7 +129,14 @@ struct kring_lost_slot {
  * @seq:		next sequence number to give out
  * @seq_base:		@seq when the counters were last zeroed
  * @wakeup_pos:		position of the last watermark crossing (bytes written)
- * @wakeup_gen:		bumped whenever a wake-up becomes due
+ * @wakeup_gen:		bumped whenever a wakeup_events count falls due
+ * @wakeup_seen:	@wakeup_gen as the outermost writer last acted on it
+ * @wake_lo:		the wake-up window, see ring_wakeup_pending(): the
+ *			outermost writer publishes ->head values within
+ *			[@wake_lo, @wake_lo + @wake_len) without looking at
+ *			the wake-up state
+ * @wake_len:		its length; zeroed (a wakeup_events count due, new
+ *			wake-up settings) to make the next publication look
  * @events:		records since the last wakeup_events wake-up
  * @lost_pending:	records sitting in @lost_slots and @lost_deep
  * @lost_deep:		records lost by writers deeper than KRING_RING_MAX_NEST
@@ -180,9 +187,10 @@ struct kring_lost_slot {
  *			even when writers nest. NMI-safe. May be NULL.
  * @priv:		the owner's pointer, unused by the ring
  *
- * Everything above @ctl is written by the producers of the ring's CPU; the
- * rest is set up by kring_ring_init() (and @paused, @size_limit,
- * @watermark and @wakeup_events by their setters).
+ * Everything above @ctl is written by the producers of the ring's CPU
+ * (and @wake_len zeroed by kring_ring_set_wakeup()); the rest is set up by
+ * kring_ring_init() (and @paused, @size_limit, @watermark and
+ * @wakeup_events by their setters).
  */
 struct kring_ring {
 	local_t head;
@@ -193,6 +201,9 @@ struct kring_ring {
 	u64 seq_base;
 	local_t wakeup_pos;
 	local_t wakeup_gen;
+	unsigned long wakeup_seen;
+	unsigned long wake_lo;
+	local_t wake_len;
 	local_t events;
 	local_t lost_pending;
 	local64_t lost_deep;

@@ -228,6 +228,7 @@ public:
         ctl->data_head = pos;
         ctl->data_tail = pos;
         local_set(&rb.wakeup_pos, (long)pos);
+        local_set(&rb.wake_len, 0);
     }
 
     kring_ring rb;

@@ -113,6 +113,7 @@ static void test_seek(struct test_ring *tr, u64 pos)
 {
 	local_set(&tr->rb.head, pos);
 	local_set(&tr->rb.wakeup_pos, pos);
+	local_set(&tr->rb.wake_len, 0);
 	tr->ctl->data_head = pos;
 	tr->ctl->data_tail = pos;
 }

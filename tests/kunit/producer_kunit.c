@@ -208,6 +208,7 @@ static void ring_seek(struct guarded_ring *gr, u64 pos)
 {
 	local_set(&gr->rb.head, pos);
 	local_set(&gr->rb.wakeup_pos, pos);
+	local_set(&gr->rb.wake_len, 0);
 	gr->rb.pub_head = pos;
 	gr->ctl->data_head = pos;
 	gr->ctl->data_tail = pos;

@@ -10,9 +10,12 @@
 //    interrupted (a nondeterministic choice relacy explores) by a nested
 //    writer that runs to completion, or by kring_floor_advance() as the
 //    floor tick does. Only the outermost writer publishes data_head: barrier
-//    B, then the store, then the need-wakeup check behind barrier E, then
-//    ->nest drops to 0 and the head is re-read for writers that interrupted
-//    the publication.
+//    B, then the store, then, if the head left the wake-up window, the
+//    wake-up evaluation (ring_wakeup_eval(): a watermark crossing or a
+//    wakeup_events count a reservation made due, the window set anew and
+//    the count's generation read again after it) with the need-wakeup check
+//    behind barrier E, then ->nest drops to 0 and the head is re-read for
+//    writers that interrupted the publication.
 //  - The consumer loads the timestamp floor (acquire), data_head, barrier C,
 //    reads and verifies the records, barrier D, stores data_tail; before
 //    "sleeping" it stores need_wakeup, barrier F, and loads data_head again.
@@ -23,7 +26,9 @@
 // detection on the record words, and a checksum); data_head never moves
 // back; every reserved record is published once all writers are done;
 // produced == written + lost and every written record is read exactly once;
-// a consumer that decides to sleep is woken by a later publication (E/F);
+// a consumer that decides to sleep is woken by a later publication (E/F)
+// if a wake-up fell due above where it went to sleep (a watermark crossing
+// or a record whose reservation made a count due);
 // a record published after the consumer saw floor F (read before head H),
 // at or above H, has TIME >= F.
 //
@@ -55,6 +60,9 @@ enum variant : unsigned {
     floor_ignores_pending,  // ... while a reserved record is unpublished
     floor_store_relaxed,    // the floor store is not a release
     floor_load_relaxed,     // the consumer's floor load is not an acquire
+    wake_no_reread,         // the wake-up window is set without reading the generation again
+    wake_first_round,       // the window is tested only on the publication's first round
+    wake_head_moved,        // a count is taken while ->head moved past the head published
     variant_count
 };
 
@@ -73,6 +81,9 @@ const char* const variant_names[variant_count] = {
     "floor-ignores-pending",
     "floor-store-relaxed",
     "floor-load-relaxed",
+    "wake-no-reread",
+    "wake-first-round",
+    "wake-head-moved",
 };
 
 // The variant under test. Set before each simulation, constant during it.
@@ -85,6 +96,7 @@ constexpr unsigned irq_budget = 2;    // interrupts per execution (nest depth <=
 constexpr unsigned irq_odds = 12;
 constexpr unsigned consumer_rounds = 3;
 constexpr unsigned max_records = outer_writes + irq_budget;
+constexpr unsigned watermark = 2;  // records (positions) per watermark wake-up
 
 unsigned checksum(unsigned seq, unsigned time) {
     return seq * 2654435761u ^ time * 40503u ^ 0x5a5a;
@@ -98,8 +110,9 @@ struct ring_model : rl::test_suite<ring_model, 2> {
     // struct kring_ring: the producer CPU's own (thread 0 only).
     unsigned head, pub_head, nest, seq, clock, floor_set, irqs_left;
     unsigned produced, written, lost;
-    unsigned due_above;    // highest head published with a wake-up due
-    unsigned woken_above;  // ... and need_wakeup seen set
+    unsigned wakeup_pos, wakeup_gen, wakeup_seen, wake_lo, wake_len;
+    unsigned due_above;    // highest position at which a wakeup_events count fell due
+    unsigned woken_above;  // highest head published with need_wakeup seen set
 
     // The consumer's results, checked in after().
     unsigned tail, seen, slept, slept_at;
@@ -119,6 +132,7 @@ struct ring_model : rl::test_suite<ring_model, 2> {
         clock = 1;
         irqs_left = irq_budget;
         produced = written = lost = due_above = woken_above = 0;
+        wakeup_pos = wakeup_gen = wakeup_seen = wake_lo = wake_len = 0;
         tail = seen = slept = slept_at = floors = 0;
     }
 
@@ -157,17 +171,54 @@ struct ring_model : rl::test_suite<ring_model, 2> {
         floor.store(now, is(floor_store_relaxed) ? rl::mo_relaxed : rl::mo_release, $);
     }
 
-    // ring_wakeup_check(): is a wake-up due (the watermark or the event
-    // count reached: either may be the case), and does the consumer want it?
-    void wakeup_check(unsigned h) {
-        if (!rl::rand(2))
-            return;
-        if (h > due_above)
-            due_above = h;
+    // ring_wakeup_issue(): a wake-up is due; does the consumer want it?
+    void wakeup_issue(unsigned h) {
         if (!is(no_mb_e))
             rl::atomic_thread_fence(rl::mo_seq_cst, $);  // E, pairs with F
         if (need_wakeup.load(rl::mo_relaxed, $) && h > woken_above)
             woken_above = h;
+    }
+
+    // ring_wakeup_pending(): has head @h left the wake-up window?
+    bool wakeup_pending(unsigned h) { return h - wake_lo >= wake_len; }
+
+    // ring_wakeup_eval(): the outermost writer published @h outside the window
+    void wakeup_eval(unsigned h) {
+        bool due = false;
+        unsigned gen = wakeup_gen;
+        irq();
+        if (!is(wake_head_moved) && head != h) {  // the next round looks
+            wake_len = 0;
+            return;
+        }
+        if (gen != wakeup_seen) {
+            wakeup_seen = gen;
+            due = true;
+        }
+        if (h - wakeup_pos >= watermark) {
+            wakeup_pos += (h - wakeup_pos) / watermark * watermark;
+            due = true;
+        }
+        irq();
+        wake_lo = wakeup_pos;
+        wake_len = watermark;
+        irq();
+        if (!is(wake_no_reread) && wakeup_gen != wakeup_seen)
+            wake_len = 0;
+        irq();
+        if (due)
+            wakeup_issue(h);
+    }
+
+    // ring_wakeup_events(): this reservation (ending at @end) makes the
+    // wakeup_events count due, or not (relacy chooses)
+    void wakeup_events(unsigned end) {
+        if (!rl::rand(2))
+            return;
+        wakeup_gen++;
+        wake_len = 0;
+        if (end > due_above)
+            due_above = end;
     }
 
     // ring_publish()
@@ -181,7 +232,7 @@ struct ring_model : rl::test_suite<ring_model, 2> {
             nest--;
             return;
         }
-        for (;;) {
+        for (bool first = true;; first = false) {
             unsigned h = head, s = seq;
             irq();
             if (is(nest_drop_first)) {
@@ -193,7 +244,8 @@ struct ring_model : rl::test_suite<ring_model, 2> {
             data_head.store(h, rl::mo_relaxed, $);
             pub_head = h;
             irq();
-            wakeup_check(h);
+            if ((first || !is(wake_first_round)) && wakeup_pending(h))
+                wakeup_eval(h);
             nest = 0;
             irq();
             if (is(no_recheck) || (h == head && s == seq))
@@ -227,6 +279,7 @@ struct ring_model : rl::test_suite<ring_model, 2> {
             }
         }
         irq();
+        wakeup_events(off + 1);
         unsigned i = off % slots;
         rec_seq[i]($) = s;
         irq();
@@ -302,7 +355,12 @@ struct ring_model : rl::test_suite<ring_model, 2> {
         for (unsigned p = tail; p != h; p++)
             read_record(p);
         RL_ASSERT(static_cast<unsigned>(__builtin_popcount(seen)) == written);
-        if (slept && due_above > slept_at)
+        // The last position a wake-up fell due at: a count's, or the last
+        // watermark crossing below the final head.
+        unsigned due = due_above;
+        if (h / watermark * watermark > due)
+            due = h / watermark * watermark;
+        if (slept && due > slept_at)
             RL_ASSERT(woken_above > slept_at);  // no lost wake-up
     }
 };

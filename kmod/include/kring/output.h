@@ -35,7 +35,7 @@ struct kring_ring;
  * @rem:	bytes of the reservation not written yet
  * @rec_pos:	ring position of the record's header
  * @rec_size:	size of the record (8-byte aligned, what its header says)
- * @wakeup:	the ring's wake-up generation when the writer began
+ * @wakeup:	unused (kept for the layout; wake-ups are the ring's own state)
  * @seq:	the sequence number given to this record
  * @time:	the record's timestamp (the clock reading taken at begin)
  *
