@@ -549,12 +549,12 @@ static inline void ring_cpu_enter(struct kring_ring *rb, unsigned long ip) { }
 static inline void ring_cpu_leave(struct kring_ring *rb) { }
 #endif
 
-static __always_inline unsigned int ring_get_handle(struct kring_output_handle *h)
+/* A writer enters the ring: its nest level (1: outermost). */
+static __always_inline unsigned int ring_enter(struct kring_ring *rb)
 {
-	struct kring_ring *rb = h->rb;
 	unsigned int nest;
 
-	/* Inlined into kring_output_begin(): its caller. */
+	/* Inlined into kring_output_begin() and kring_output_write(): their caller. */
 	ring_cpu_enter(rb, (unsigned long)__builtin_return_address(0));
 
 	/*
@@ -564,6 +564,11 @@ static __always_inline unsigned int ring_get_handle(struct kring_output_handle *
 	nest = READ_ONCE(rb->nest) + 1;
 	WRITE_ONCE(rb->nest, nest);
 	return nest;
+}
+
+static __always_inline unsigned int ring_get_handle(struct kring_output_handle *h)
+{
+	return ring_enter(h->rb);
 }
 
 static noinline void ring_publish_slow(struct kring_ring *rb);
@@ -912,16 +917,15 @@ static inline u64 ring_lost_time(const struct kring_ring *rb, u64 time)
 
 /*
  * kring_output_begin() failed with @err (its lost_* counter counted): park
- * the loss (with the losses in @lost it collected, if any) for the next
- * LOST record, publish, return @err. @time is the loss's time (the loop's
- * clock reading, or ring_lost_time() for a failure before the loop).
+ * the loss of sequence number @seq (with the losses in @lost it collected,
+ * if any) for the next LOST record, publish, return @err. @time is the
+ * loss's time (the loop's clock reading, or ring_lost_time() for a failure
+ * before the loop). No handle: the one-call write has none.
  */
-static noinline int ring_begin_fail(struct kring_output_handle *h,
-				    unsigned int level, int err, u64 time,
+static noinline int ring_begin_fail(struct kring_ring *rb, unsigned int level,
+				    int err, u64 seq, u64 time,
 				    const struct kring_lost_acc *lost)
 {
-	struct kring_ring *rb = h->rb;
-
 	ring_mark_counts(rb);	/* a lost_* counter moved */
 	if (!ring_overwrite(rb)) {
 		struct kring_lost_acc acc = { 0 }, self;
@@ -930,8 +934,8 @@ static noinline int ring_begin_fail(struct kring_output_handle *h,
 			acc = *lost;
 		self = (struct kring_lost_acc) {
 			.count = 1,
-			.first_seq = h->seq,
-			.last_seq = h->seq,
+			.first_seq = seq,
+			.last_seq = seq,
 			.first_time = time,
 			.last_time = time,
 		};
@@ -965,7 +969,8 @@ static noinline int ring_begin_lost(struct kring_output_handle *h,
 			    READ_ONCE(rb->ctl->data_tail),
 			    size + KRING_LOST_RECORD_SIZE)) {
 		local64_inc(&rb->lost_no_space);
-		return ring_begin_fail(h, level, -ENOSPC, ring_lost_time(rb, time), NULL);
+		return ring_begin_fail(rb, level, -ENOSPC, h->seq,
+				       ring_lost_time(rb, time), NULL);
 	}
 
 	ring_lost_collect(rb, level - 1, &lost);
@@ -973,7 +978,7 @@ static noinline int ring_begin_lost(struct kring_output_handle *h,
 		total += KRING_LOST_RECORD_SIZE;
 	if (unlikely(!ring_reserve(rb, total, false, &offset, &head, &time))) {
 		local64_inc(&rb->lost_no_space);
-		return ring_begin_fail(h, level, -ENOSPC, time, &lost);
+		return ring_begin_fail(rb, level, -ENOSPC, h->seq, time, &lost);
 	}
 	ring_reserved(h, rb, false, offset, head, total, size, time);
 	if (unlikely(lost.count))
@@ -986,20 +991,19 @@ static noinline int ring_begin_lost(struct kring_output_handle *h,
  * reservation can have. A size that fits was refused by a pause, even if
  * the ring has been resumed since.
  */
-static noinline int ring_begin_refused(struct kring_output_handle *h,
+static noinline int ring_begin_refused(struct kring_ring *rb,
 				       unsigned int level, unsigned int size,
-				       u64 time)
+				       u64 seq, u64 time)
 {
-	struct kring_ring *rb = h->rb;
-
 	if (READ_ONCE(rb->paused) ||
 	    (size >= sizeof(struct kring_record_header) &&
 	     size <= rb->max_record)) {
 		local64_inc(&rb->lost_paused);
-		return ring_begin_fail(h, level, -EAGAIN, ring_lost_time(rb, time), NULL);
+		return ring_begin_fail(rb, level, -EAGAIN, seq,
+				       ring_lost_time(rb, time), NULL);
 	}
 	local64_inc(&rb->lost_too_big);
-	return ring_begin_fail(h, level, -E2BIG, ring_lost_time(rb, time), NULL);
+	return ring_begin_fail(rb, level, -E2BIG, seq, ring_lost_time(rb, time), NULL);
 }
 
 /*
@@ -1042,7 +1046,7 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 	 */
 	if (unlikely(size - sizeof(struct kring_record_header) >=
 		     READ_ONCE(rb->size_limit)))
-		return ring_begin_refused(h, level, size, time);
+		return ring_begin_refused(rb, level, size, h->seq, time);
 	size = round_up(size, KRING_RECORD_ALIGN);
 
 	/* Losses to report first: a LOST record goes in the same reservation. */
@@ -1051,7 +1055,8 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 
 	if (unlikely(!ring_reserve(rb, size, overwrite, &offset, &head, &time))) {
 		local64_inc(&rb->lost_no_space);
-		return ring_begin_fail(h, READ_ONCE(rb->nest), -ENOSPC, time, NULL);
+		return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, h->seq,
+				       time, NULL);
 	}
 	return ring_reserved(h, rb, overwrite, offset, head, size, size, time);
 }
@@ -1216,6 +1221,123 @@ void kring_output_discard(struct kring_output_handle *h)
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_discard);
 
+/* kring_output_write()'s record into the reservation of @h, and its end. */
+static void ring_write_handle(struct kring_output_handle *h, u32 type, u16 misc,
+			      const void *body, unsigned int len)
+{
+	struct kring_record_header hdr = {
+		.type = type,
+		.misc = misc,
+		.size = h->rec_size,
+	};
+
+	/* In pieces; the end zeroes the rest. */
+	ring_write(h, &hdr, sizeof(hdr));
+	ring_write(h, body, len);
+	ring_end(h);
+}
+
+/*
+ * kring_output_write() with losses to report first (forward mode): the
+ * LOST record and the record in one reservation, through a handle.
+ */
+static noinline int ring_write_after_lost(struct kring_ring *rb, unsigned int level,
+					  u64 seq, unsigned int size, u64 time,
+					  u32 type, u16 misc, const void *body,
+					  unsigned int len)
+{
+	struct kring_output_handle h = { .rb = rb, .seq = seq, .time = time };
+	int err = ring_begin_lost(&h, level, size, time);
+
+	if (err)
+		return err;
+	ring_write_handle(&h, type, misc, body, len);
+	return 0;
+}
+
+/*
+ * kring_output_write() into a reservation at ring position @pos that is
+ * not one piece (separate pages, as kring's tests build them, or the wrap
+ * of an area not mapped twice).
+ */
+static noinline void ring_write_pieces(struct kring_ring *rb, unsigned long pos,
+				       unsigned int size, u32 type, u16 misc,
+				       const void *body, unsigned int len)
+{
+	struct kring_output_handle h = { .rb = rb, .rem = size, .rec_size = size };
+
+	ring_handle_seek(&h, rb, pos);
+	h.rec_pos = pos & rb->mask;
+	ring_write_handle(&h, type, misc, body, len);
+}
+
+/*
+ * kring_output_write() for one mode (@overwrite, a constant in each copy):
+ * ring_begin() and ring_end() with the record stored in place between
+ * them, and nothing in memory but the ring's own state.
+ */
+static __always_inline int ring_write_one(struct kring_ring *rb, u32 type, u16 misc,
+					  const void *body, unsigned int len,
+					  unsigned int size, u64 time, bool overwrite)
+{
+	struct kring_record_header hdr = { .type = type, .misc = misc };
+	unsigned long offset, head, pos;
+	unsigned int level;
+	char *addr;
+	u64 seq;
+
+	level = ring_enter(rb);
+	kring_irq_point(rb);
+	seq = local64_inc_return(&rb->seq) - 1;
+	kring_irq_point(rb);
+	if (unlikely(level > 1)) {
+		local64_inc(&rb->nested);
+		WARN_ON_ONCE(level > KRING_RING_MAX_NEST);
+	}
+	/* As ring_begin(): the pause and both size limits in one compare. */
+	if (unlikely(size - sizeof(struct kring_record_header) >=
+		     READ_ONCE(rb->size_limit)))
+		return ring_begin_refused(rb, level, size, seq, time);
+	size = round_up(size, KRING_RECORD_ALIGN);
+
+	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
+		return ring_write_after_lost(rb, level, seq, size, time, type, misc,
+					     body, len);
+
+	if (unlikely(!ring_reserve(rb, size, overwrite, &offset, &head, &time))) {
+		local64_inc(&rb->lost_no_space);
+		return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, seq, time, NULL);
+	}
+	/* ring_reserved()'s accounting */
+	if (overwrite) {
+		if (unlikely(ring_ovw_crosses(rb, offset, head) ||
+			     READ_ONCE(rb->wakeup_events)))
+			ring_reserved_slow(rb, true, offset, head);
+	} else if (unlikely(READ_ONCE(rb->wakeup_events))) {
+		ring_reserved_slow(rb, false, offset, head);
+	}
+
+	pos = (overwrite ? head : offset) & rb->mask;
+	/* Without a contiguous area ->data_span is 0: in pieces too. */
+	if (unlikely(pos + size > rb->data_span)) {
+		ring_write_pieces(rb, pos, size, type, misc, body, len);
+		return 0;
+	}
+	/* One piece, as a channel's always is: the record in place. */
+	addr = (char *)rb->data + pos;
+	hdr.size = size;
+	kring_irq_point(rb);
+	if (len & (KRING_RECORD_ALIGN - 1))	/* the padding: the last word */
+		memset(addr + size - KRING_RECORD_ALIGN, 0, KRING_RECORD_ALIGN);
+	memcpy(addr, &hdr, sizeof(hdr));
+	if (len)
+		memcpy(addr + sizeof(hdr), body, len);
+	local64_inc(&rb->records_written);
+	kring_irq_point(rb);
+	ring_publish(rb, true);
+	return 0;
+}
+
 /**
  * kring_output_write() - write one whole record: a header and its body
  * @rb:		the ring
@@ -1231,8 +1353,11 @@ EXPORT_SYMBOL_IF_KUNIT(kring_output_discard);
  * the padding zeroed. @len is bounded before anything is computed from
  * it: a length no record can carry goes to the reservation as a size
  * below a header, which it refuses as too big. The reservation and the
- * publication are kring_output_begin()'s and kring_output_end()'s own
- * bodies (inline), the record stored in place in between.
+ * publication are kring_output_begin()'s and kring_output_end()'s steps
+ * (inline), the record stored in place in between; no handle: its state
+ * stays in registers, and the uncommon cases (a refusal, no space, losses
+ * to report first, a reservation not in one piece) go out of line with it
+ * as arguments.
  *
  * Return: as kring_output_begin(); -EINVAL, counted nowhere and taking no
  * sequence number, for @len above 0 without @body.
@@ -1240,40 +1365,17 @@ EXPORT_SYMBOL_IF_KUNIT(kring_output_discard);
 int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
 		       const void *body, unsigned int len, u64 time)
 {
-	struct kring_record_header hdr = { .type = type, .misc = misc };
-	struct kring_output_handle h;
 	unsigned int size;
-	char *addr;
-	int err;
 
 	if (unlikely(len && !body))
 		return -EINVAL;
+	lockdep_assert_preemption_disabled();
 	/* The bound first: only then is the header added. */
-	size = likely(len <= KRING_RECORD_MAX_SIZE - sizeof(hdr)) ? len + sizeof(hdr) : 0;
-	err = ring_begin_any(&h, rb, size, time);
-	if (unlikely(err))
-		return err;
-	hdr.size = h.rec_size;
-	if (unlikely(h.size < h.rem)) {
-		/* Separate pages (kring's tests): in pieces, the end zeroes the rest. */
-		ring_write(&h, &hdr, sizeof(hdr));
-		ring_write(&h, body, len);
-		kring_output_end(&h);
-		return 0;
-	}
-	/* One piece, as a channel's always is: the record in place. */
-	addr = h.addr;
-	h.addr = addr + h.rem;
-	h.size -= h.rem;
-	h.rem = 0;
-	kring_irq_point(rb);
-	if (len & (KRING_RECORD_ALIGN - 1))	/* the padding: the last word */
-		memset(addr + h.rec_size - KRING_RECORD_ALIGN, 0, KRING_RECORD_ALIGN);
-	memcpy(addr, &hdr, sizeof(hdr));
-	if (len)
-		memcpy(addr + sizeof(hdr), body, len);
-	ring_end(&h);		/* nothing left unwritten: the publication alone */
-	return 0;
+	size = likely(len <= KRING_RECORD_MAX_SIZE - sizeof(struct kring_record_header)) ?
+	       len + sizeof(struct kring_record_header) : 0;
+	if (ring_overwrite(rb))
+		return ring_write_one(rb, type, misc, body, len, size, time, true);
+	return ring_write_one(rb, type, misc, body, len, size, time, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_write);
 
