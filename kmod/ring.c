@@ -1023,11 +1023,10 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 	 * With a ring clock, the one clock read is the one inside the
 	 * reservation loop (a failure before it reads the clock for its LOST
 	 * record's time): the clock costs as much as the rest of a small
-	 * record.
+	 * record. The handle's time is set on success only (ring_reserved()).
 	 */
 	h->rb = rb;
-	h->time = time;
-	level = ring_get_handle(h);
+	level = ring_enter(rb);
 	kring_irq_point(rb);
 	h->seq = local64_inc_return(&rb->seq) - 1;
 	kring_irq_point(rb);
