@@ -591,7 +591,6 @@ static __always_inline void ring_publish(struct kring_ring *rb, const bool commi
 	struct kring_ctl_page *ctl = commit ? rb->ctl : NULL;
 	unsigned long head;
 	unsigned int nest;
-	s64 seq;
 
 	/*
 	 * If this isn't the outermost writer, the outermost one will publish
@@ -605,17 +604,16 @@ static __always_inline void ring_publish(struct kring_ring *rb, const bool commi
 
 again:
 	/*
-	 * Load ->head (and ->seq) only after ->nest says we are the
-	 * outermost writer: an interrupting writer that ran before this point
-	 * has finished, one that runs after it is caught by the check below.
+	 * Load ->head only after ->nest says we are the outermost writer: an
+	 * interrupting writer that ran before this point has finished, one
+	 * that runs after it is caught by the check below.
 	 */
 	barrier();
 	head = local_read(&rb->head);
-	seq = local64_read(&rb->seq);
 	kring_irq_point(rb);
 
 	/*
-	 * After ->seq: a writer that marks counters (or makes a wake-up due)
+	 * After ->head: a writer that marks counters (or makes a wake-up due)
 	 * after this point makes the check at the end fail. A commit whose
 	 * @head may make a wake-up due (outside the wake-up window) sees it
 	 * here, before data_head is stored: ring_publish_slow() stores it,
@@ -654,16 +652,16 @@ again:
 	ring_cpu_leave(rb);
 
 	/*
-	 * Drop the nest count before re-reading ->head and ->seq, or we
-	 * could miss the last interrupting writer's update. Every writer
-	 * takes a sequence number, so a changed ->seq catches writers that
-	 * only lost a record or discarded one (their counters need
-	 * mirroring too).
+	 * Drop the nest count before re-reading ->head and ->counts_dirty, or
+	 * we could miss the last interrupting writer's update. A writer that
+	 * reserved moved ->head; one that only lost a record (or was refused)
+	 * marked its counter for mirroring, after this publication looked at
+	 * the mark (ring_mirror_counts() clears it before it reads them).
 	 */
 	barrier();
 	kring_irq_point(rb);
 	if (unlikely(head != (unsigned long)local_read(&rb->head) ||
-		     seq != local64_read(&rb->seq))) {
+		     READ_ONCE(rb->counts_dirty))) {
 		ring_cpu_enter(rb, (unsigned long)__builtin_return_address(0));
 		WRITE_ONCE(rb->nest, 1);
 		if (commit) {

@@ -63,6 +63,7 @@ enum variant : unsigned {
     wake_no_reread,         // the wake-up window is set without reading the generation again
     wake_first_round,       // the window is tested only on the publication's first round
     wake_head_moved,        // a count is taken while ->head moved past the head published
+    no_dirty_recheck,       // the re-check looks at ->head only, not at the counters' mark
     variant_count
 };
 
@@ -84,6 +85,7 @@ const char* const variant_names[variant_count] = {
     "wake-no-reread",
     "wake-first-round",
     "wake-head-moved",
+    "no-dirty-recheck",
 };
 
 // The variant under test. Set before each simulation, constant during it.
@@ -110,6 +112,7 @@ struct ring_model : rl::test_suite<ring_model, 2> {
     // struct kring_ring: the producer CPU's own (thread 0 only).
     unsigned head, pub_head, nest, seq, clock, floor_set, irqs_left;
     unsigned produced, written, lost;
+    unsigned counts_dirty, ctl_lost;  // ring_mark_counts(), the control page's copy
     unsigned wakeup_pos, wakeup_gen, wakeup_seen, wake_lo, wake_len;
     unsigned due_above;    // highest position at which a wakeup_events count fell due
     unsigned woken_above;  // highest head published with need_wakeup seen set
@@ -132,6 +135,7 @@ struct ring_model : rl::test_suite<ring_model, 2> {
         clock = 1;
         irqs_left = irq_budget;
         produced = written = lost = due_above = woken_above = 0;
+        counts_dirty = ctl_lost = 0;
         wakeup_pos = wakeup_gen = wakeup_seen = wake_lo = wake_len = 0;
         tail = seen = slept = slept_at = floors = 0;
     }
@@ -233,8 +237,13 @@ struct ring_model : rl::test_suite<ring_model, 2> {
             return;
         }
         for (bool first = true;; first = false) {
-            unsigned h = head, s = seq;
+            unsigned h = head;
             irq();
+            if (counts_dirty) {  // ring_mirror_counts(): the mark cleared first
+                counts_dirty = 0;
+                irq();
+                ctl_lost = lost;
+            }
             if (is(nest_drop_first)) {
                 nest = 0;
                 irq();
@@ -248,7 +257,7 @@ struct ring_model : rl::test_suite<ring_model, 2> {
                 wakeup_eval(h);
             nest = 0;
             irq();
-            if (is(no_recheck) || (h == head && s == seq))
+            if (is(no_recheck) || (h == head && (is(no_dirty_recheck) || !counts_dirty)))
                 return;
             nest = 1;
         }
@@ -268,6 +277,7 @@ struct ring_model : rl::test_suite<ring_model, 2> {
             unsigned t = data_tail.load(is(no_ctrl_a) ? rl::mo_relaxed : rl::mo_acquire, $);
             if (off + 1 - t > slots) {  // no space: counted lost
                 lost++;
+                counts_dirty = 1;
                 irq();
                 publish();
                 return;
@@ -352,6 +362,7 @@ struct ring_model : rl::test_suite<ring_model, 2> {
         unsigned h = data_head.load(rl::mo_relaxed, $);
         RL_ASSERT(h == head);  // every reservation is published
         RL_ASSERT(produced == written + lost);
+        RL_ASSERT(ctl_lost == lost);  // the control page's counters are the ring's
         for (unsigned p = tail; p != h; p++)
             read_record(p);
         RL_ASSERT(static_cast<unsigned>(__builtin_popcount(seen)) == written);
