@@ -1277,7 +1277,7 @@ static __always_inline int ring_write_one(struct kring_ring *rb, u32 type, u16 m
 					  const void *body, unsigned int len,
 					  unsigned int size, u64 time, bool overwrite)
 {
-	struct kring_record_header hdr = { .type = type, .misc = misc };
+	struct kring_record_header hdr;
 	unsigned long offset, head, pos;
 	unsigned int level;
 	char *addr;
@@ -1322,7 +1322,11 @@ static __always_inline int ring_write_one(struct kring_ring *rb, u32 type, u16 m
 	}
 	/* One piece, as a channel's always is: the record in place. */
 	addr = (char *)rb->data + pos;
-	hdr.size = size;
+	hdr = (struct kring_record_header) {
+		.type = type,
+		.misc = misc,
+		.size = size,
+	};
 	kring_irq_point(rb);
 	if (len & (KRING_RECORD_ALIGN - 1))	/* the padding: the last word */
 		memset(addr + size - KRING_RECORD_ALIGN, 0, KRING_RECORD_ALIGN);
