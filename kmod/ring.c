@@ -701,14 +701,17 @@ static void ring_write_lost(struct kring_output_handle *h,
 static bool ring_has_space(const struct kring_ring *rb, unsigned long head,
 			   unsigned long tail, unsigned int size)
 {
-	unsigned long used = head - tail;
-
 	/*
 	 * @tail is whatever user space wrote. If it is not within one data
 	 * area behind @head, there is no sensible space to offer: report none,
 	 * so the record is lost and nothing is written.
+	 *
+	 * One compare: @size is never above the data area (->max_record, and
+	 * in forward mode a LOST record besides, is within it, see
+	 * kring_ring_init()), so data_size - @size does not wrap, and a used
+	 * count above it, garbage or not, leaves no room.
 	 */
-	return used <= rb->data_size && rb->data_size - used >= size;
+	return head - tail <= rb->data_size - size;
 }
 
 /*
