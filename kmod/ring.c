@@ -41,6 +41,24 @@
  * kernel wakes the consumer or the consumer sees the new data and does not
  * sleep.
  *
+ * New wake-up settings from any CPU (kring_ring_set_wakeup()) against the
+ * outermost writer's wake-up window (ring_wakeup_eval()):
+ *
+ *   setter				writer, setting the window
+ *
+ *	STORE ->watermark ...		LOAD ->wake_cfg
+ *	smp_wmb()	(G)		smp_rmb()	(H)
+ *	STORE ->wake_cfg		LOAD ->watermark ...
+ *	smp_mb()	(I)		STORE ->wake_len
+ *	STORE ->wake_len = 0		smp_mb()	(J)
+ *					LOAD ->wake_cfg again
+ *
+ * G pairs with H: a writer that sees the new ->wake_cfg sees the settings.
+ * I pairs with J: either the setter's zero lands after the writer's window
+ * (the next publication looks again) or the writer's second load sees the
+ * new ->wake_cfg and zeroes its own window: an old window never outlives
+ * the call.
+ *
  * Against writers that interrupt each other on the ring's one CPU, only
  * compiler ordering matters: an interrupt runs to completion between two
  * instructions of the writer it interrupted, so writers nest like a stack.
@@ -447,10 +465,12 @@ static noinline void ring_wakeup_eval(struct kring_ring *rb, unsigned long head)
 {
 	bool overwrite = ring_overwrite(rb);
 	unsigned long written = overwrite ? -head : head;
-	unsigned long wm = READ_ONCE(rb->watermark);
-	unsigned long gen, stamp, lo, len;
+	unsigned long cfg = READ_ONCE(rb->wake_cfg);
+	unsigned long wm, gen, stamp, lo, len;
 	bool due = false;
 
+	smp_rmb(); /* H, matches G: the settings of @cfg, or newer ones */
+	wm = READ_ONCE(rb->watermark);
 	gen = local_read(&rb->wakeup_gen);
 	kring_irq_point(rb);
 	/*
@@ -488,9 +508,13 @@ static noinline void ring_wakeup_eval(struct kring_ring *rb, unsigned long head)
 	WRITE_ONCE(rb->wake_lo, lo);
 	local_set(&rb->wake_len, len);
 	kring_irq_point(rb);
-	/* The window before ->wakeup_gen, as ring_wakeup_events() the reverse. */
-	barrier();
-	if ((unsigned long)local_read(&rb->wakeup_gen) != rb->wakeup_seen)
+	/*
+	 * The window before ->wakeup_gen, as ring_wakeup_events() the
+	 * reverse; before ->wake_cfg: J, matches I in kring_ring_set_wakeup().
+	 */
+	smp_mb();
+	if ((unsigned long)local_read(&rb->wakeup_gen) != rb->wakeup_seen ||
+	    READ_ONCE(rb->wake_cfg) != cfg)
 		local_set(&rb->wake_len, 0);
 	kring_irq_point(rb);
 	if (due)
@@ -1657,7 +1681,10 @@ EXPORT_SYMBOL_IF_KUNIT(kring_ring_set_paused);
  *
  * Both 0 means a watermark of half the data area, the default. Both
  * non-zero means whichever comes first. A wake-up is issued only if the
- * control page's need_wakeup is non-zero. Any CPU, any time.
+ * control page's need_wakeup is non-zero. Any CPU, any time; callers
+ * serialise calls for one ring. The writer's next look at the wake-up
+ * state after the call uses the new settings: no window set for the old
+ * ones outlives it.
  */
 void kring_ring_set_wakeup(struct kring_ring *rb, unsigned long watermark_bytes,
 			   unsigned int wakeup_events)
@@ -1670,10 +1697,14 @@ void kring_ring_set_wakeup(struct kring_ring *rb, unsigned long watermark_bytes,
 	WRITE_ONCE(rb->wakeup_events, wakeup_events);
 	/*
 	 * The next publication sets the wake-up window for these settings.
-	 * From another CPU this store may be lost to the writer CPU's own
-	 * update of ->wake_len (not an atomic one across CPUs): then the
-	 * window of the old watermark runs out first.
+	 * From another CPU the zeroing of ->wake_len may be lost to the
+	 * writer CPU's own store of a window (not an atomic update across
+	 * CPUs): ->wake_cfg tells that writer, see the ordering at the top.
+	 * The caller serialises setters.
 	 */
+	smp_wmb(); /* G, matches H in ring_wakeup_eval() */
+	WRITE_ONCE(rb->wake_cfg, rb->wake_cfg + 1);
+	smp_mb(); /* I, matches J in ring_wakeup_eval() */
 	local_set(&rb->wake_len, 0);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_ring_set_wakeup);

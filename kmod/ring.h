@@ -175,6 +175,9 @@ struct kring_lost_slot {
  * @paused:		every begin fails with -EAGAIN while set
  * @watermark:		wake-up after this many bytes (0: not by bytes)
  * @wakeup_events:	wake-up after this many records (0: not by count)
+ * @wake_cfg:		bumped by kring_ring_set_wakeup() after new settings:
+ *			ring_wakeup_eval() reads it before them and again
+ *			after setting the window, see kring_ring_set_wakeup()
  * @id:			the id LOST records carry (perf's lost_event.id)
  * @wakeup:		called by the outermost writer when a wake-up is due
  *			and the consumer asked for it (need_wakeup). Runs in
@@ -189,8 +192,8 @@ struct kring_lost_slot {
  *
  * Everything above @ctl is written by the producers of the ring's CPU
  * (and @wake_len zeroed by kring_ring_set_wakeup()); the rest is set up by
- * kring_ring_init() (and @paused, @size_limit, @watermark and
- * @wakeup_events by their setters).
+ * kring_ring_init() (and @paused, @size_limit, @watermark,
+ * @wakeup_events and @wake_cfg by their setters).
  */
 struct kring_ring {
 	local_t head;
@@ -238,6 +241,7 @@ struct kring_ring {
 	int paused;
 	unsigned long watermark;
 	unsigned int wakeup_events;
+	unsigned long wake_cfg;
 	u64 id;
 	void (*wakeup)(struct kring_ring *rb);
 	u64 (*clock)(void);

@@ -6,13 +6,15 @@
  * (reserve/commit/wrap at every offset, copies across pages, nested
  * writers, lost accounting, backward writing, discard, wake-ups, garbage
  * tails), and "kring_ring_hardirq", what only a kernel can run: a real
- * hrtimer interrupting a task-context writer.
+ * hrtimer interrupting a task-context writer, and wake-up settings changed
+ * from another CPU while a kernel thread writes.
  *
  * Test records: tests/common/test_record.h, shared with the host suites.
  */
 #include <kunit/test.h>
 #include <linux/gfp.h>
 #include <linux/hrtimer.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -119,8 +121,98 @@ static void ring_nesting_hardirq(struct kunit *test)
 	test_expect_accounting(test, tr);
 }
 
+/* ---- wake-up settings changed while another CPU writes ----------------- */
+
+/*
+ * A kernel thread bound to one CPU writes 32-byte records without pause;
+ * this task, on any other CPU, consumes them (data_tail = data_head), sets a
+ * watermark of @old_wm, lets a random number of bytes go by, lowers it to
+ * @new_wm and then expects a wake-up before another new_wm + 8 records have
+ * been published: the writer's window for the old watermark, which may be
+ * being set at that very moment, must not outlive the call
+ * (kring_ring_set_wakeup(), barriers G-J of kmod/ring.c). A lost zeroing
+ * shows when the old window still had more than that to run.
+ */
+struct live_ctx {
+	struct test_ring *tr;
+	u64 records;
+};
+
+static int live_writer(void *arg)
+{
+	struct live_ctx *ctx = arg;
+
+	while (!kthread_should_stop()) {
+		test_write(&ctx->tr->rb, 32, NULL, 0, END_COMMIT);
+		if (!(++ctx->records % 64))
+			cond_resched();
+	}
+	return 0;
+}
+
+/* Consume until data_head reaches @until; false if the writer stalled. */
+static bool live_wait(struct test_ring *tr, u64 until)
+{
+	u64 give_up = ktime_get_ns() + 60 * NSEC_PER_SEC;
+	u64 h;
+
+	for (;;) {
+		h = smp_load_acquire(&tr->ctl->data_head);	/* C */
+		smp_mb();					/* D */
+		WRITE_ONCE(tr->ctl->data_tail, h);
+		if ((s64)(h - until) >= 0)
+			return true;
+		if (ktime_get_ns() > give_up)
+			return false;
+		cond_resched();
+	}
+}
+
+static void ring_wakeup_settings_live(struct kunit *test)
+{
+	const unsigned long old_wm = 4096, new_wm = 256;
+	struct test_ring *tr = test_ring_new(test, 16, 0);
+	struct live_ctx ctx = { .tr = tr };
+	struct task_struct *writer;
+	unsigned int i, late = 0, cpu;
+	u64 h0, w0, deadline;
+
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu >= nr_cpu_ids)
+		kunit_skip(test, "one CPU online: nothing writes beside the setter");
+	WRITE_ONCE(tr->ctl->need_wakeup, 1);
+	writer = kthread_create(live_writer, &ctx, "kring_live_writer");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(writer));
+	kthread_bind(writer, cpu);
+	get_task_struct(writer);
+	wake_up_process(writer);
+
+	deadline = ktime_get_ns() + 10 * NSEC_PER_SEC;
+	for (i = 0; i < 2000 && (i < 100 || ktime_get_ns() < deadline); i++) {
+		kring_ring_set_wakeup(&tr->rb, old_wm, 0);
+		h0 = READ_ONCE(tr->ctl->data_head);
+		if (!live_wait(tr, h0 + get_random_u32() % (2 * old_wm)))
+			break;
+		kring_ring_set_wakeup(&tr->rb, new_wm, 0);
+		h0 = READ_ONCE(tr->ctl->data_head);
+		w0 = READ_ONCE(tr->ctl->wakeups);
+		if (!live_wait(tr, h0 + new_wm + 8 * 32))
+			break;
+		smp_rmb();	/* pairs with B: the wake-up counted before that head */
+		if (READ_ONCE(tr->ctl->wakeups) == w0)
+			late++;
+	}
+	kthread_stop(writer);
+	put_task_struct(writer);
+	kunit_info(test, "%u changes, %llu records written on CPU %u", i, ctx.records, cpu);
+	KUNIT_EXPECT_GE_MSG(test, i, 100U, "the writer stalled");
+	KUNIT_EXPECT_EQ_MSG(test, late, 0U,
+			    "a lowered watermark waited for the old window to run out");
+}
+
 static struct kunit_case kring_ring_hardirq_cases[] = {
 	KUNIT_CASE(ring_nesting_hardirq),
+	KUNIT_CASE(ring_wakeup_settings_live),
 	{}
 };
 

@@ -3,7 +3,8 @@
 // interleavings, the stale values each load may legally return, and
 // interrupts at every point where kring_irq_point() sits in the ring core.
 //
-// Two threads: the producer CPU and the consumer.
+// Two threads: the producer CPU and the consumer (and a second, smaller
+// model: the producer CPU and a CPU changing the wake-up settings).
 //
 //  - The producer writes records through reserve (a local cmpxchg on the
 //    private head), copy and commit; at every interrupt point it may be
@@ -64,8 +65,15 @@ enum variant : unsigned {
     wake_first_round,       // the window is tested only on the publication's first round
     wake_head_moved,        // a count is taken while ->head moved past the head published
     no_dirty_recheck,       // the re-check looks at ->head only, not at the counters' mark
+    // The wake-up settings against the window (settings_model):
+    set_no_wmb_g,   // setter: no write barrier between the settings and ->wake_cfg
+    set_no_rmb_h,   // writer: no read barrier between ->wake_cfg and the settings
+    set_no_mb_i,    // setter: no full barrier between ->wake_cfg and the zeroing
+    set_no_mb_j,    // writer: no full barrier between its window and ->wake_cfg again
+    set_no_reread,  // writer: sets its window without reading ->wake_cfg again
     variant_count
 };
+constexpr unsigned first_settings_variant = set_no_wmb_g;
 
 const char* const variant_names[variant_count] = {
     "correct",
@@ -86,6 +94,11 @@ const char* const variant_names[variant_count] = {
     "wake-first-round",
     "wake-head-moved",
     "no-dirty-recheck",
+    "set-no-wmb-G",
+    "set-no-rmb-H",
+    "set-no-mb-I",
+    "set-no-mb-J",
+    "set-no-reread",
 };
 
 // The variant under test. Set before each simulation, constant during it.
@@ -376,6 +389,56 @@ struct ring_model : rl::test_suite<ring_model, 2> {
     }
 };
 
+// New wake-up settings from another CPU (kring_ring_set_wakeup()) against
+// the outermost writer setting its wake-up window (ring_wakeup_eval()), the
+// part of it that reads the settings. Thread 0 is the writer CPU, which
+// sets its window twice (each time the old one ran out), thread 1 the
+// setter, which lowers the watermark. Checked: once both are done the
+// window is either zeroed (the next publication looks again) or set for
+// the new watermark; a window of the old one never outlives the call.
+struct settings_model : rl::test_suite<settings_model, 2> {
+    static constexpr unsigned old_wm = 4, new_wm = 1;
+    rl::atomic<unsigned> watermark, wake_cfg, wake_len;
+
+    void before() {
+        watermark.store(old_wm, rl::mo_relaxed, $);
+        wake_cfg.store(0, rl::mo_relaxed, $);
+        wake_len.store(0, rl::mo_relaxed, $);
+    }
+
+    void eval() {
+        unsigned cfg = wake_cfg.load(rl::mo_relaxed, $);
+        if (!is(set_no_rmb_h))
+            rl::atomic_thread_fence(rl::mo_acquire, $);  // H, pairs with G
+        unsigned wm = watermark.load(rl::mo_relaxed, $);
+        wake_len.store(wm, rl::mo_relaxed, $);  // the window: wm long
+        if (!is(set_no_mb_j))
+            rl::atomic_thread_fence(rl::mo_seq_cst, $);  // J, pairs with I
+        if (!is(set_no_reread) && wake_cfg.load(rl::mo_relaxed, $) != cfg)
+            wake_len.store(0, rl::mo_relaxed, $);
+    }
+
+    void thread(unsigned index) {
+        if (index == 0) {
+            eval();
+            eval();
+        } else {
+            watermark.store(new_wm, rl::mo_relaxed, $);
+            if (!is(set_no_wmb_g))
+                rl::atomic_thread_fence(rl::mo_release, $);  // G, pairs with H
+            wake_cfg.store(1, rl::mo_relaxed, $);
+            if (!is(set_no_mb_i))
+                rl::atomic_thread_fence(rl::mo_seq_cst, $);  // I, pairs with J
+            wake_len.store(0, rl::mo_relaxed, $);
+        }
+    }
+
+    void after() {
+        unsigned len = wake_len.load(rl::mo_relaxed, $);
+        RL_ASSERT(len == 0 || len == new_wm);
+    }
+};
+
 // Relacy prints its report to a stream while its own allocator is active:
 // a stream that never allocates.
 struct discard_buf : std::streambuf {
@@ -417,7 +480,15 @@ int main(int argc, char** argv) {
         p.search_type = rl::random_scheduler_type;
         p.output_stream = verbose ? &std::cout : &sink;
         p.progress_stream = &sink;
-        bool ok = rl::simulate<ring_model>(p);
+        bool ok = true;
+        if (v < first_settings_variant)
+            ok = rl::simulate<ring_model>(p);
+        if (ok && (v == correct || v >= first_settings_variant)) {
+            rl::test_params q = p;
+            ok = rl::simulate<settings_model>(q);
+            p.test_result = q.test_result;
+            p.stop_iteration = q.stop_iteration;
+        }
         bool want = v == correct;
         if (ok)
             std::printf("%-22s passed %lu iterations%s\n", variant_names[v], iterations,
