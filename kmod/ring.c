@@ -590,6 +590,25 @@ static __always_inline unsigned int ring_enter(struct kring_ring *rb)
 	return nest;
 }
 
+/*
+ * Enter as a writer (*@level: its nesting depth) and take the record's
+ * sequence number, counting a nested writer.
+ */
+static __always_inline u64 ring_enter_seq(struct kring_ring *rb, unsigned int *level)
+{
+	u64 seq;
+
+	*level = ring_enter(rb);
+	kring_irq_point(rb);
+	seq = local64_inc_return(&rb->seq) - 1;
+	kring_irq_point(rb);
+	if (unlikely(*level > 1)) {
+		local64_inc(&rb->nested);
+		WARN_ON_ONCE(*level > KRING_RING_MAX_NEST);
+	}
+	return seq;
+}
+
 static __always_inline unsigned int ring_get_handle(struct kring_output_handle *h)
 {
 	return ring_enter(h->rb);
@@ -1051,14 +1070,7 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 	 * record. The handle's time is set on success only (ring_reserved()).
 	 */
 	h->rb = rb;
-	level = ring_enter(rb);
-	kring_irq_point(rb);
-	h->seq = local64_inc_return(&rb->seq) - 1;
-	kring_irq_point(rb);
-	if (unlikely(level > 1)) {
-		local64_inc(&rb->nested);
-		WARN_ON_ONCE(level > KRING_RING_MAX_NEST);
-	}
+	h->seq = ring_enter_seq(rb, &level);
 
 	/*
 	 * The pause and both size limits in one compare, see ->size_limit:
@@ -1310,14 +1322,7 @@ static __always_inline int ring_write_one(struct kring_ring *rb, u32 type, u16 m
 	char *addr;
 	u64 seq;
 
-	level = ring_enter(rb);
-	kring_irq_point(rb);
-	seq = local64_inc_return(&rb->seq) - 1;
-	kring_irq_point(rb);
-	if (unlikely(level > 1)) {
-		local64_inc(&rb->nested);
-		WARN_ON_ONCE(level > KRING_RING_MAX_NEST);
-	}
+	seq = ring_enter_seq(rb, &level);
 	/* As ring_begin(): the pause and both size limits in one compare. */
 	if (unlikely(size - sizeof(struct kring_record_header) >=
 		     READ_ONCE(rb->size_limit)))
