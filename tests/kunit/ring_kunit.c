@@ -194,8 +194,16 @@ static void ring_wakeup_settings_live(struct kunit *test)
 		if (!live_wait(tr, h0 + get_random_u32() % (2 * old_wm)))
 			break;
 		kring_ring_set_wakeup(&tr->rb, new_wm, 0);
-		h0 = READ_ONCE(tr->ctl->data_head);
+		/*
+		 * The count first: a wake-up it holds was issued after its
+		 * head's publication, which @h0 then holds (pairs with E,
+		 * between the two stores). Read the other way round, a pause
+		 * between the loads could count a later wake-up in @w0 and
+		 * find data_head already far beyond @h0.
+		 */
 		w0 = READ_ONCE(tr->ctl->wakeups);
+		smp_rmb();	/* pairs with E: the count, then the head */
+		h0 = READ_ONCE(tr->ctl->data_head);
 		if (!live_wait(tr, h0 + new_wm + 8 * 32))
 			break;
 		smp_rmb();	/* pairs with B: the wake-up counted before that head */
