@@ -22,7 +22,6 @@
 #include <linux/kernel.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
-#include <linux/sched/clock.h>
 #include <linux/timekeeping.h>
 #include <linux/irqflags.h>
 #ifdef CONFIG_X86
@@ -41,11 +40,6 @@ static u64 kring_clock_raw(void)
 static u64 kring_clock_boot(void)
 {
 	return ktime_get_boot_fast_ns();
-}
-
-static u64 kring_clock_local(void)
-{
-	return local_clock();
 }
 
 bool kring_clock_valid(u32 clockid)
@@ -71,7 +65,7 @@ kring_clock_t kring_clock_fn(u32 clockid)
 	case KRING_CLOCK_BOOTTIME:
 		return kring_clock_boot;
 	case KRING_CLOCK_LOCAL:
-		return kring_clock_local;
+		return kring_clock_local;	/* ring.c's, called directly too */
 	default:
 		return NULL;
 	}

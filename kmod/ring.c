@@ -104,6 +104,7 @@
 #include <linux/math.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/sched/clock.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <asm/barrier.h>
@@ -139,19 +140,28 @@ u64 kring_clock_ns(void)
 {
 	return ktime_get_mono_fast_ns();
 }
+
+u64 kring_clock_local(void)
+{
+	return local_clock();
+}
 #endif
 
 /*
- * Read the ring's clock (set). The default record clock is called
- * directly: an indirect call costs a retpoline where they are on, and
- * the clock is on every record's path (ftrace's rb_time_stamp() does the
- * same for its default clock).
+ * Read the ring's clock (set). The default record clock and the local one
+ * are called directly: an indirect call costs a retpoline where they are
+ * on, and the clock is on every record's path (ftrace's rb_time_stamp()
+ * does the same for its default clock). local_clock() has no indirect call
+ * inside either (the TSC, or the architecture's counter, read inline);
+ * ktime_get_mono_fast_ns() calls its clocksource's read().
  */
 static __always_inline u64 ring_clock(const struct kring_ring *rb)
 {
 #ifdef __KERNEL__
 	if (likely(rb->clock == kring_clock_ns))
 		return ktime_get_mono_fast_ns();
+	if (rb->clock == kring_clock_local)
+		return local_clock();
 #endif
 	return rb->clock();
 }

@@ -282,6 +282,8 @@ struct kring_ring_counts {
  * (kring_clock_fn(), clock.c): NMI-safe CLOCK_MONOTONIC nanoseconds.
  */
 u64 kring_clock_ns(void);
+/* KRING_CLOCK_LOCAL's: local_clock(), perf's and ftrace's default clock. */
+u64 kring_clock_local(void);
 #endif
 
 int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,

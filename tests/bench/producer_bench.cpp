@@ -3,7 +3,8 @@
 // the loops; docs/PERFORMANCE.md has the figures and `make bench` runs it).
 //
 //   producer_bench [--pairs N] [--count N] [--order N] [--sizes 8,32,...]
-//                  [--kring-write ptr|copy|call] [--smoke] [--verbose] [--run FILE]
+//                  [--kring-write ptr|copy|call] [--kring-clock default|local]
+//                  [--smoke] [--verbose] [--run FILE]
 //
 // For every mode (overwrite without a consumer, forward with a consumer on
 // CPU 1) and record size, runs kring and ftrace alternately, N pairs,
@@ -46,7 +47,8 @@ constexpr int consumer_cpu = 1;
 struct options : bench::pair_options {
     std::vector<unsigned> sizes{8, 32, 64, 256};
     bool verbose = false;
-    std::string kring_write = "ptr";  // in place (kring_output_ptr()), copy or call
+    std::string kring_write = "ptr";      // in place (kring_output_ptr()), copy or call
+    std::string kring_clock = "default";  // the channel's clock: default or local
 };
 
 using bench::fields;
@@ -88,6 +90,8 @@ run_result run_kring(const options& o, bool forward, unsigned size) {
     co.source = KRING_SOURCE_NONE;
     co.data_pages_order = o.order;
     co.read_only = !forward;  // read-only mapping: backward, overwrite
+    if (o.kring_clock == "local")
+        co.clockid = KRING_CLOCK_LOCAL;  // ftrace's clock: trace_clock_local()
     auto ch = kring::channel::open(co);
     if (!ch) {
         r.why = "kring channel: " + ch.error().message();
@@ -227,6 +231,11 @@ int main(int argc, char** argv) {
                    "(kring_output_copy()) or call (kring_channel_write(), one call)")
         ->check(CLI::IsMember({"ptr", "copy", "call"}))
         ->capture_default_str();
+    app.add_option("--kring-clock", o.kring_clock,
+                   "kring's record clock: default (CLOCK_MONOTONIC, ktime_get_mono_fast_ns()) "
+                   "or local (local_clock(), the clock of ftrace's ring here)")
+        ->check(CLI::IsMember({"default", "local"}))
+        ->capture_default_str();
     if (auto rc = o.parse(app, argc, argv))
         return *rc;
     if (!bench::start_on("producer_bench", producer_cpu))
@@ -292,8 +301,10 @@ int main(int argc, char** argv) {
 
     std::printf(
         "\nproducer loop, ns/record: median of %u runs each (kring, ftrace alternated), "
-        "%llu records per run, rings of %u pages, CPU %d (consumer: CPU %d)\n",
-        o.pairs, (unsigned long long)o.count, 1u << o.order, producer_cpu, consumer_cpu);
+        "%llu records per run, rings of %u pages, CPU %d (consumer: CPU %d); kring: write=%s "
+        "clock=%s\n",
+        o.pairs, (unsigned long long)o.count, 1u << o.order, producer_cpu, consumer_cpu,
+        o.kring_write.c_str(), o.kring_clock.c_str());
     std::printf("%-9s %5s %10s %10s %7s %13s %9s %9s\n", "mode", "size", "kring", "ftrace", "ratio",
                 "ratio min-max", "k lost", "f lost");
     for (const row& w : rows)
