@@ -376,7 +376,9 @@ EXPORT_SYMBOL_GPL(kring_channel_output_end);
  *		from it
  *
  * The record is the header and @len bytes rounded up to 8 (the padding
- * zeroed), stamped and numbered as every record. A begin, a copy and an
+ * zeroed), numbered as every record; it carries no ring time (one that
+ * needs a time has it in @body), so the channel's clock is read only for
+ * a record that is lost, for its LOST record. A begin, a copy and an
  * end in one exported call, as bpf_ringbuf_output() is: no handle lives in
  * the caller's memory. It disables preemption for its own duration; the
  * channel's rule stays the caller's: its writers run on one CPU at a time.

@@ -870,13 +870,15 @@ static noinline int ring_reserved_slow(struct kring_ring *rb, bool overwrite,
 /*
  * The reservation loop of kring_output_begin(): move ->head by @total bytes
  * (forward: if the consumer left the space). On success *@offsetp is
- * ->head before, *@headp after. *@timep is the clock reading of the last
- * round (unchanged without a ring clock).
+ * ->head before, *@headp after. With @stamp, *@timep is the clock reading
+ * of the last round (unchanged without a ring clock); without, the clock
+ * is not read (the one-call write: its record carries no ring time).
  *
  * Return: true, or false if there is no space (forward mode).
  */
 static __always_inline bool ring_reserve(struct kring_ring *rb, unsigned int total,
-					 bool overwrite, unsigned long *offsetp,
+					 bool overwrite, bool stamp,
+					 unsigned long *offsetp,
 					 unsigned long *headp, u64 *timep)
 {
 	unsigned long offset = local_read(&rb->head), head;
@@ -890,7 +892,7 @@ static __always_inline bool ring_reserve(struct kring_ring *rb, unsigned int tot
 		 * read the clock again. So timestamps never decrease in
 		 * position order, however writers nest.
 		 */
-		if (rb->clock)
+		if (stamp && rb->clock)
 			*timep = ring_clock(rb);
 		if (!overwrite) {
 			unsigned long tail = READ_ONCE(rb->ctl->data_tail);
@@ -1030,7 +1032,7 @@ static noinline int ring_begin_lost(struct kring_output_handle *h,
 	ring_lost_collect(rb, level - 1, &lost);
 	if (lost.count)
 		total += KRING_LOST_RECORD_SIZE;
-	if (unlikely(!ring_reserve(rb, total, false, &offset, &head, &time))) {
+	if (unlikely(!ring_reserve(rb, total, false, true, &offset, &head, &time))) {
 		local64_inc(&rb->lost_no_space);
 		return ring_begin_fail(rb, level, -ENOSPC, h->seq, time, &lost);
 	}
@@ -1099,7 +1101,7 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
 		return ring_begin_lost(h, level, size, time);
 
-	if (unlikely(!ring_reserve(rb, size, overwrite, &offset, &head, &time))) {
+	if (unlikely(!ring_reserve(rb, size, overwrite, true, &offset, &head, &time))) {
 		local64_inc(&rb->lost_no_space);
 		return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, h->seq,
 				       time, NULL);
@@ -1343,9 +1345,10 @@ static __always_inline int ring_write_one(struct kring_ring *rb, u32 type, u16 m
 		return ring_write_after_lost(rb, level, seq, size, time, type, misc,
 					     body, len);
 
-	if (unlikely(!ring_reserve(rb, size, overwrite, &offset, &head, &time))) {
+	if (unlikely(!ring_reserve(rb, size, overwrite, false, &offset, &head, &time))) {
 		local64_inc(&rb->lost_no_space);
-		return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, seq, time, NULL);
+		return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, seq,
+				       ring_lost_time(rb, time), NULL);
 	}
 	/* ring_reserved()'s accounting */
 	if (overwrite) {
@@ -1388,12 +1391,16 @@ static __always_inline int ring_write_one(struct kring_ring *rb, u32 type, u16 m
  * @misc:	its misc bits
  * @body:	the bytes after the header (may be NULL when @len is 0)
  * @len:	how many: at most KRING_RECORD_MAX_SIZE less a header
- * @time:	as kring_output_begin()
+ * @time:	as kring_output_begin(): the time of a loss; a ring with a
+ *		clock reads it only when a record is lost
  *
  * kring_output_begin(), kring_output_header(), kring_output_copy() and
  * kring_output_end() in one call, with their context rules and their
  * accounting: the record is the header and @len bytes rounded up to 8,
- * the padding zeroed. @len is bounded before anything is computed from
+ * the padding zeroed. The record carries no ring time (it has no handle
+ * to carry one out): one that needs a time has it in @body, so the ring
+ * does not read its clock for a record it writes (a lost one's time is
+ * read when it is lost). @len is bounded before anything is computed from
  * it: a length no record can carry goes to the reservation as a size
  * below a header, which it refuses as too big. The reservation and the
  * publication are kring_output_begin()'s and kring_output_end()'s steps

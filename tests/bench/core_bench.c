@@ -117,12 +117,13 @@ static noinline int kring_write_copy(struct kring_ring *rb, struct bench_rec *re
 
 /*
  * The one-call write: the header by kring_output_write(), the rest copied.
- * The ring reads the clock once, as in the other variants (the body's time
- * word is left as the caller had it).
+ * Its record carries no ring time, so the caller reads the clock for the
+ * body's time word, once, as in the other variants.
  */
 static noinline int kring_write_one_call(struct kring_ring *rb, struct bench_rec *rec,
 					 unsigned int size)
 {
+	rec->time = bench_clock();
 	return kring_output_write(rb, BENCH_TYPE, 0, &rec->time,
 				  size - sizeof(struct kring_record_header), 0);
 }

@@ -9,7 +9,7 @@
  *
  *	ring=kring|ftrace mode=overwrite|forward size=N count=N
  *	[warmup=N] [channel=ID] [pages=N] [consumer_cpu=N] [write=ptr|copy|call]
- *	[hold=NS]
+ *	[hold=NS] [clock=mono|local]
  *	ring=clock count=N
  *	ring=tp sink=none|ftrace|perf|kring count=N [channel=ID] [period=NS]
  *
@@ -26,7 +26,8 @@
  *    time) into the reservation (kring_output_ptr(), as ftrace's loop
  *    copies into ring_buffer_event_data(); write=copy: one
  *    kring_output_copy() instead), kring_channel_output_end(); write=call:
- *    one kring_channel_write() of the payload instead of all three. The
+ *    one kring_channel_write() of the payload instead of all three, the
+ *    timestamp read by the loop (clock=: the channel's clock). The
  *    channel's mapping decides the mode (read-only: backward, overwrite);
  *    @mode only names it, and a forward channel's consumer is user space.
  *    With @hold (not a benchmark: a writer in flight, for the guest tests
@@ -107,6 +108,7 @@ struct bench_cmd {
 	u64 period;		/* BENCH_TP: ns between hits, 0: unpaced */
 	bool copy;		/* BENCH_KRING: kring_output_copy(), not in place */
 	bool one_call;		/* BENCH_KRING: kring_channel_write() */
+	bool local_clock;	/* BENCH_KRING one_call: the body's time from local_clock() */
 	u64 hold;		/* BENCH_KRING: ns each reservation stays open */
 };
 
@@ -200,6 +202,11 @@ static int bench_parse(char *s, struct bench_cmd *c)
 			err = kstrtou64(val, 0, &c->period);
 		} else if (!strcmp(tok, "hold")) {
 			err = kstrtou64(val, 0, &c->hold);
+		} else if (!strcmp(tok, "clock")) {
+			if (!strcmp(val, "local"))
+				c->local_clock = true;
+			else if (strcmp(val, "mono"))
+				err = -EINVAL;
 		} else if (!strcmp(tok, "write")) {
 			if (!strcmp(val, "copy"))
 				c->copy = true;
@@ -278,17 +285,19 @@ static noinline u64 bench_kring_copy_loop(struct kring_channel *ch, struct bench
 }
 
 /*
- * write=call: kring_channel_write(), the header and the body in one call;
- * the ring reads its clock once per record, as in the loops above (the
- * body is the payload as it was).
+ * write=call: kring_channel_write(), the header and the body in one call.
+ * Its record carries no ring time: the loop reads the channel's clock
+ * (clock=mono: the default, clock=local: KRING_CLOCK_LOCAL) into the
+ * body's first word, one read per record as in the loops above.
  */
 static noinline u64 bench_kring_call_loop(struct kring_channel *ch, struct bench_record *rec,
-					  u64 n, struct bench_result *r)
+					  u64 n, struct bench_result *r, bool local)
 {
 	unsigned int len = rec->hdr.size - sizeof(rec->hdr);
 	u64 i, t0 = local_clock();
 
 	for (i = 0; i < n; i++) {
+		rec->time = local ? local_clock() : ktime_get_mono_fast_ns();
 		if (!kring_channel_write(ch, BENCH_RECORD_TYPE, 0, &rec->time, len))
 			r->ok++;
 		else
@@ -357,8 +366,8 @@ static int bench_kring(const struct bench_cmd *c, struct bench_record *rec,
 		bench_kring_copy_loop(ch, rec, c->warmup, r);
 		r->ns = bench_kring_copy_loop(ch, rec, c->count, r);
 	} else if (c->one_call) {
-		bench_kring_call_loop(ch, rec, c->warmup, r);
-		r->ns = bench_kring_call_loop(ch, rec, c->count, r);
+		bench_kring_call_loop(ch, rec, c->warmup, r, c->local_clock);
+		r->ns = bench_kring_call_loop(ch, rec, c->count, r, c->local_clock);
 	} else {
 		bench_kring_loop(ch, rec, c->warmup, r);
 		r->ns = bench_kring_loop(ch, rec, c->count, r);

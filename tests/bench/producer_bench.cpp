@@ -74,7 +74,8 @@ std::string command(const char* ring, bool forward, unsigned size, const options
       << " count=" << o.count << " warmup=" << warmup << " pages=" << (1u << o.order)
       << " consumer_cpu=" << consumer_cpu;
     if (std::strcmp(ring, "kring") == 0)
-        c << " write=" << o.kring_write;
+        c << " write=" << o.kring_write
+          << " clock=" << (o.kring_clock == "local" ? "local" : "mono");
     return c.str();
 }
 

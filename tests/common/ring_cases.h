@@ -890,6 +890,63 @@ static void ring_discard(struct kunit *test)
 	test_expect_accounting(test, tr);
 }
 
+/*
+ * The one-call write's record carries no ring time, so a ring with a clock
+ * reads it only for a record that is lost: that loss's time in the LOST
+ * record. The handle API reads it for every record (the handle's time).
+ */
+static u64 clock_reads;
+
+static u64 test_counting_clock(void)
+{
+	return 1000 + ++clock_reads;
+}
+
+static void ring_one_call_clock(struct kunit *test)
+{
+	struct test_ring *tr = test_ring_new(test, 1, 0);
+	u64 body[4] = { 0 }, first = 0, last = 0, lost = 0, n;
+	struct tally t = {};
+	int err = 0, i;
+
+	tr->rb.clock = test_counting_clock;
+	clock_reads = 0;
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, test_write_one(&tr->rb, body, sizeof(body)), 0);
+	KUNIT_EXPECT_EQ_MSG(test, clock_reads, 0ULL, "the clock read for a record written");
+
+	/* No consumer: the ring fills, then three records are lost. */
+	for (n = 0; n < tr->rb.data_size / 8 && lost < 3; n++) {
+		u64 before = clock_reads;
+
+		err = test_write_one(&tr->rb, body, sizeof(body));
+		if (!err) {
+			KUNIT_EXPECT_EQ(test, clock_reads, before);
+			continue;
+		}
+		KUNIT_EXPECT_EQ(test, err, -ENOSPC);
+		KUNIT_EXPECT_EQ_MSG(test, clock_reads, before + 1, "one read per lost record");
+		if (!lost++)
+			first = 1000 + clock_reads;
+		last = 1000 + clock_reads;
+	}
+	KUNIT_ASSERT_EQ(test, lost, 3ULL);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, test_write_one(&tr->rb, body, sizeof(body)), 0);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	KUNIT_EXPECT_EQ(test, t.losts, 1ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.lost, 3ULL);
+	KUNIT_EXPECT_EQ(test, t.last_lost.first_time, first);
+	KUNIT_EXPECT_EQ(test, t.last_lost.last_time, last);
+
+	/* The handle API reads it in the reservation, for the handle's time. */
+	n = clock_reads;
+	KUNIT_EXPECT_EQ(test, test_write(&tr->rb, 16, NULL, 0, END_COMMIT), 0);
+	KUNIT_EXPECT_EQ(test, clock_reads, n + 1);
+	KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+	test_expect_accounting(test, tr);
+}
+
 /* ---- wake-ups ----------------------------------------------------------- */
 
 static int wake_calls;
@@ -1124,6 +1181,7 @@ static struct kunit_case kring_ring_cases[] = {
 	KUNIT_CASE(ring_page_boundary_copies),
 	KUNIT_CASE(ring_unwritten_tail_zeroed),
 	KUNIT_CASE(ring_one_call_write),
+	KUNIT_CASE(ring_one_call_clock),
 	KUNIT_CASE(ring_nesting_simulated),
 	KUNIT_CASE(ring_nesting_loss),
 	KUNIT_CASE(ring_lost_record),
