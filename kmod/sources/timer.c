@@ -77,10 +77,20 @@ static void kring_chain_put(void)
 
 struct kring_timer;
 
+/*
+ * @left: channels that follow tasks: what was left of the period when the
+ * last followed task was switched out for one that is not followed (ns,
+ * 0: a whole period). The next followed task switched in resumes it, so
+ * the periods the samples cover add up to the followed tasks' CPU time
+ * however often they share their CPU (perf's period_left of a task's
+ * cpu-clock event). Only this CPU touches it, with interrupts off (the
+ * switch hook, the arming IPI).
+ */
 struct kring_timer_cpu {
 	struct hrtimer hrtimer;
 	struct kring_timer *tm;
 	unsigned int cpu;
+	u64 left;
 };
 
 struct kring_timer {
@@ -240,13 +250,18 @@ static void kring_timer_arm(void *arg)
 {
 	struct kring_timer_cpu *tc = arg;
 
+	tc->left = 0;
 	hrtimer_start(&tc->hrtimer, ns_to_ktime(tc->tm->period),
 		      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 /*
- * A followed task is switched in on this CPU (rq lock held, irqs off): arm
- * the CPU's timer unless it runs. Its callback cannot be running here now.
+ * A context switch on this CPU (rq lock held, irqs off; the timer's hard
+ * callback cannot be running here now). A followed task switched in for
+ * one that is not followed arms the CPU's timer with what was left of the
+ * period; a followed task switched out for one that is not followed stops
+ * it and keeps what is left (->left): the timer runs while followed tasks
+ * do, as perf's per-task cpu-clock event.
  */
 static void kring_timer_switch(struct kring_capture *cap, bool preempt,
 			       struct task_struct *prev, struct task_struct *next,
@@ -254,12 +269,24 @@ static void kring_timer_switch(struct kring_capture *cap, bool preempt,
 {
 	struct kring_timer *tm = container_of(cap, struct kring_timer, cap);
 	unsigned int cpu = smp_processor_id();
-	struct hrtimer *t = &tm->cpus[cpu].hrtimer;
+	struct kring_timer_cpu *tc = &tm->cpus[cpu];
+	struct hrtimer *t = &tc->hrtimer;
+	bool in, out;
+	s64 rem;
 
 	if ((cap->cpu >= 0 && cap->cpu != cpu) || READ_ONCE(tm->stopping))
 		return;
-	if (kring_capture_follows(cap, next) && !hrtimer_is_queued(t))
-		hrtimer_start(t, ns_to_ktime(tm->period), HRTIMER_MODE_REL_PINNED_HARD);
+	in = kring_capture_follows(cap, next);
+	out = kring_capture_follows(cap, prev);
+	if (in && !hrtimer_is_queued(t)) {
+		hrtimer_start(t, ns_to_ktime(tc->left ?: tm->period),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+		tc->left = 0;
+	} else if (out && !in && hrtimer_try_to_cancel(t) == 1) {
+		/* Overdue (interrupts were off): it fires at the next switch in. */
+		rem = ktime_to_ns(hrtimer_expires_remaining(t));
+		tc->left = clamp_t(s64, rem, 1, tm->period);
+	}
 }
 
 /* On @cpu itself (cpuhp thread), ch->lock held: see kmod/capture.h. */
