@@ -17,16 +17,7 @@ namespace tp_fixture {
 constexpr std::uint64_t sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                                       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
 inline kring::perf_data::event_attr attr(const char* name, std::uint32_t id, std::uint64_t sid) {
-    kring::perf_data::event_attr a;
-    a.name = name;
-    a.attr.size = sizeof(perf_event_attr);
-    a.attr.type = PERF_TYPE_TRACEPOINT;
-    a.attr.config = id;
-    a.attr.sample_type = sample_type;
-    a.attr.sample_id_all = 1;
-    a.attr.sample_period = 1;
-    a.ids = {sid};
-    return a;
+    return kring::perf_data::sample_event(name, PERF_TYPE_TRACEPOINT, id, sample_type, {sid});
 }
 
 inline const char* const header_page =

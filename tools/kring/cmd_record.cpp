@@ -488,14 +488,7 @@ int open_rings(session& s) {
 std::vector<pd::event_attr> file_attrs(const session& s) {
     std::vector<pd::event_attr> attrs;
     auto add_attr = [&](kind k, const char* name, std::uint64_t st, std::uint64_t id_bits) {
-        pd::event_attr a;
-        a.name = name;
-        a.attr.size = sizeof(perf_event_attr);
-        a.attr.type = PERF_TYPE_SOFTWARE;
-        a.attr.config = PERF_COUNT_SW_DUMMY;
-        a.attr.sample_type = st;
-        a.attr.sample_id_all = 1;
-        a.attr.sample_period = 1;
+        pd::event_attr a = pd::sample_event(name, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, st);
         for (auto& r : s.rec->rings)
             if (r->k == k)
                 a.ids.push_back(r->id | id_bits);

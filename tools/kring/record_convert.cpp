@@ -40,16 +40,8 @@ std::string kind_name(kind k) {
 }
 
 pd::event_attr tracepoint_attr(std::string name, std::uint32_t id, std::vector<std::uint64_t> ids) {
-    pd::event_attr a;
-    a.name = std::move(name);
-    a.attr.size = sizeof(perf_event_attr);
-    a.attr.type = PERF_TYPE_TRACEPOINT;
-    a.attr.config = id;
-    a.attr.sample_type = st_tracepoint;
-    a.attr.sample_id_all = 1;
-    a.attr.sample_period = 1;
-    a.ids = std::move(ids);
-    return a;
+    return pd::sample_event(std::move(name), PERF_TYPE_TRACEPOINT, id, st_tracepoint,
+                            std::move(ids));
 }
 
 recorder::recorder(bool snapshot_mode, kring::merge_options mo)

@@ -52,6 +52,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kring/callchain.hpp"
@@ -110,6 +111,23 @@ struct event_attr {
     std::string name;
     std::vector<std::uint64_t> ids;
 };
+
+// An event of @type/@config sampled on every record (sample_period 1,
+// sample_id_all) with @sample_type and the ids @ids: how kring record
+// declares each of its events.
+inline event_attr sample_event(std::string name, std::uint32_t type, std::uint64_t config,
+                               std::uint64_t sample_type, std::vector<std::uint64_t> ids = {}) {
+    event_attr a;
+    a.name = std::move(name);
+    a.attr.size = sizeof(perf_event_attr);
+    a.attr.type = type;
+    a.attr.config = config;
+    a.attr.sample_type = sample_type;
+    a.attr.sample_id_all = 1;
+    a.attr.sample_period = 1;
+    a.ids = std::move(ids);
+    return a;
+}
 
 // The per-CPU topology entry of HEADER_CPU_TOPOLOGY.
 struct cpu_topology_entry {
