@@ -926,6 +926,29 @@ static __always_inline bool ring_reserve(struct kring_ring *rb, unsigned int tot
 }
 
 /*
+ * The accounting of a reservation that moved ->head from @offset to @head,
+ * for the handle API and the one-call write alike. Backward mode: a record
+ * that crosses no slice boundary changes no checkpoint, and the checkpoint
+ * the estimate reads is the one the last crossing read (ring_ovw_cross()):
+ * nothing to do. The uncommon cases are a tail call.
+ *
+ * Return: 0.
+ */
+static __always_inline int ring_reserved_account(struct kring_ring *rb, bool overwrite,
+						 unsigned long offset, unsigned long head)
+{
+	if (overwrite) {
+		if (unlikely(ring_ovw_crosses(rb, offset, head) ||
+			     READ_ONCE(rb->wakeup_events)))
+			return ring_reserved_slow(rb, true, offset, head);
+		return 0;
+	}
+	if (unlikely(READ_ONCE(rb->wakeup_events)))
+		return ring_reserved_slow(rb, false, offset, head);
+	return 0;
+}
+
+/*
  * Point the handle at the first byte of a reservation of @total bytes that
  * moved ->head from @offset to @head, and account it; its last @size bytes
  * are the caller's record (what precedes them, a LOST record). The
@@ -948,21 +971,7 @@ static __always_inline int ring_reserved(struct kring_output_handle *h,
 	ring_handle_seek(h, rb, pos);
 	h->rec_pos = rec_pos;
 	h->rec_size = size;
-
-	/*
-	 * Backward mode: a record that crosses no slice boundary changes no
-	 * checkpoint, and the checkpoint the estimate reads is the one the
-	 * last crossing read (ring_ovw_cross()): nothing to do.
-	 */
-	if (overwrite) {
-		if (unlikely(ring_ovw_crosses(rb, offset, head) ||
-			     READ_ONCE(rb->wakeup_events)))
-			return ring_reserved_slow(rb, true, offset, head);
-		return 0;
-	}
-	if (unlikely(READ_ONCE(rb->wakeup_events)))
-		return ring_reserved_slow(rb, false, offset, head);
-	return 0;
+	return ring_reserved_account(rb, overwrite, offset, head);
 }
 
 /* The time of a loss decided before the reservation loop read the clock. */
@@ -1043,6 +1052,20 @@ static noinline int ring_begin_lost(struct kring_output_handle *h,
 }
 
 /*
+ * The pause and both size limits in one compare, see ->size_limit: the
+ * bound of a producer's @size, before anything is computed from it. The
+ * subtraction is in size_t, which holds every unsigned int: a size below a
+ * header wraps far above any limit and is refused, and only sizes of 8 to
+ * ->max_record (at most KRING_RECORD_MAX_SIZE) pass, to be rounded up.
+ */
+static __always_inline bool ring_size_refused(const struct kring_ring *rb,
+					      unsigned int size)
+{
+	return unlikely(size - sizeof(struct kring_record_header) >=
+			READ_ONCE(rb->size_limit));
+}
+
+/*
  * kring_output_begin() refused @size at ->size_limit: paused, or a size no
  * reservation can have. A size that fits was refused by a pause, even if
  * the ring has been resumed since.
@@ -1084,16 +1107,7 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 	h->rb = rb;
 	h->seq = ring_enter_seq(rb, &level);
 
-	/*
-	 * The pause and both size limits in one compare, see ->size_limit:
-	 * the bound of a producer's @size, before anything is computed from
-	 * it. The subtraction is in size_t, which holds every unsigned int:
-	 * a size below a header wraps far above any limit and is refused,
-	 * and only sizes of 8 to ->max_record (at most KRING_RECORD_MAX_SIZE)
-	 * pass to the rounding below.
-	 */
-	if (unlikely(size - sizeof(struct kring_record_header) >=
-		     READ_ONCE(rb->size_limit)))
+	if (ring_size_refused(rb, size))
 		return ring_begin_refused(rb, level, size, h->seq, time);
 	size = round_up(size, KRING_RECORD_ALIGN);
 
@@ -1335,9 +1349,7 @@ static __always_inline int ring_write_one(struct kring_ring *rb, u32 type, u16 m
 	u64 seq;
 
 	seq = ring_enter_seq(rb, &level);
-	/* As ring_begin(): the pause and both size limits in one compare. */
-	if (unlikely(size - sizeof(struct kring_record_header) >=
-		     READ_ONCE(rb->size_limit)))
+	if (ring_size_refused(rb, size))
 		return ring_begin_refused(rb, level, size, seq, time);
 	size = round_up(size, KRING_RECORD_ALIGN);
 
@@ -1350,14 +1362,7 @@ static __always_inline int ring_write_one(struct kring_ring *rb, u32 type, u16 m
 		return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, seq,
 				       ring_lost_time(rb, time), NULL);
 	}
-	/* ring_reserved()'s accounting */
-	if (overwrite) {
-		if (unlikely(ring_ovw_crosses(rb, offset, head) ||
-			     READ_ONCE(rb->wakeup_events)))
-			ring_reserved_slow(rb, true, offset, head);
-	} else if (unlikely(READ_ONCE(rb->wakeup_events))) {
-		ring_reserved_slow(rb, false, offset, head);
-	}
+	ring_reserved_account(rb, overwrite, offset, head);
 
 	pos = (overwrite ? head : offset) & rb->mask;
 	/* Without a contiguous area ->data_span is 0: in pieces too. */
