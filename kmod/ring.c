@@ -926,25 +926,33 @@ static __always_inline bool ring_reserve(struct kring_ring *rb, unsigned int tot
 }
 
 /*
+ * Does a reservation that moved ->head from @offset to @head need its
+ * accounting (ring_reserved_slow())? Backward mode: a record that crosses
+ * no slice boundary changes no checkpoint, and the checkpoint the estimate
+ * reads is the one the last crossing read (ring_ovw_cross()): nothing to
+ * do. Either mode: wakeup_events counts it.
+ */
+static __always_inline bool ring_reserved_uncommon(const struct kring_ring *rb,
+						   bool overwrite,
+						   unsigned long offset,
+						   unsigned long head)
+{
+	if (overwrite && ring_ovw_crosses(rb, offset, head))
+		return true;
+	return READ_ONCE(rb->wakeup_events);
+}
+
+/*
  * The accounting of a reservation that moved ->head from @offset to @head,
- * for the handle API and the one-call write alike. Backward mode: a record
- * that crosses no slice boundary changes no checkpoint, and the checkpoint
- * the estimate reads is the one the last crossing read (ring_ovw_cross()):
- * nothing to do. The uncommon cases are a tail call.
+ * for the handle API: the uncommon cases are a tail call.
  *
  * Return: 0.
  */
 static __always_inline int ring_reserved_account(struct kring_ring *rb, bool overwrite,
 						 unsigned long offset, unsigned long head)
 {
-	if (overwrite) {
-		if (unlikely(ring_ovw_crosses(rb, offset, head) ||
-			     READ_ONCE(rb->wakeup_events)))
-			return ring_reserved_slow(rb, true, offset, head);
-		return 0;
-	}
-	if (unlikely(READ_ONCE(rb->wakeup_events)))
-		return ring_reserved_slow(rb, false, offset, head);
+	if (unlikely(ring_reserved_uncommon(rb, overwrite, offset, head)))
+		return ring_reserved_slow(rb, overwrite, offset, head);
 	return 0;
 }
 
@@ -1284,15 +1292,10 @@ void kring_output_discard(struct kring_output_handle *h)
 EXPORT_SYMBOL_IF_KUNIT(kring_output_discard);
 
 /* kring_output_write()'s record into the reservation of @h, and its end. */
-static void ring_write_handle(struct kring_output_handle *h, u32 type, u16 misc,
+static void ring_write_handle(struct kring_output_handle *h,
+			      struct kring_record_header hdr,
 			      const void *body, unsigned int len)
 {
-	struct kring_record_header hdr = {
-		.type = type,
-		.misc = misc,
-		.size = h->rec_size,
-	};
-
 	/* In pieces; the end zeroes the rest. */
 	ring_write(h, &hdr, sizeof(hdr));
 	ring_write(h, body, len);
@@ -1300,86 +1303,81 @@ static void ring_write_handle(struct kring_output_handle *h, u32 type, u16 misc,
 }
 
 /*
+ * The uncommon cases of kring_output_write() go out of line with at most
+ * six arguments, each one a tail call of the inline path: the header
+ * (@hdr, its size the record's, rounded up) stands for the type, the misc
+ * bits and the size; the writer's nest level is read again from ->nest,
+ * where writers that interrupted it left it. Nothing the inline path
+ * computed lives across a call but @rb, across the copy of the body.
+ */
+
+/*
  * kring_output_write() with losses to report first (forward mode): the
  * LOST record and the record in one reservation, through a handle.
  */
-static noinline int ring_write_after_lost(struct kring_ring *rb, unsigned int level,
-					  u64 seq, unsigned int size, u64 time,
-					  u32 type, u16 misc, const void *body,
-					  unsigned int len)
+static noinline int ring_write_after_lost(struct kring_ring *rb, u64 seq, u64 time,
+					  struct kring_record_header hdr,
+					  const void *body, unsigned int len)
 {
 	struct kring_output_handle h = { .rb = rb, .seq = seq, .time = time };
-	int err = ring_begin_lost(&h, level, size, time);
+	int err = ring_begin_lost(&h, READ_ONCE(rb->nest), hdr.size, time);
 
 	if (err)
 		return err;
-	ring_write_handle(&h, type, misc, body, len);
+	ring_write_handle(&h, hdr, body, len);
+	return 0;
+}
+
+/* kring_output_write() found no space (forward mode): a loss, timed now. */
+static noinline int ring_write_no_space(struct kring_ring *rb, u64 seq, u64 time)
+{
+	local64_inc(&rb->lost_no_space);
+	return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, seq,
+			       ring_lost_time(rb, time), NULL);
+}
+
+/*
+ * kring_output_write() into a reservation at (masked) ring position @pos
+ * that is not one piece (separate pages, as kring's tests build them, or
+ * the wrap of an area not mapped twice).
+ *
+ * Return: 0.
+ */
+static noinline int ring_write_pieces(struct kring_ring *rb, unsigned long pos,
+				      struct kring_record_header hdr,
+				      const void *body, unsigned int len)
+{
+	struct kring_output_handle h = {
+		.rb = rb, .rem = hdr.size, .rec_size = hdr.size,
+	};
+
+	ring_handle_seek(&h, rb, pos);
+	h.rec_pos = pos;
+	ring_write_handle(&h, hdr, body, len);
 	return 0;
 }
 
 /*
- * kring_output_write() into a reservation at ring position @pos that is
- * not one piece (separate pages, as kring's tests build them, or the wrap
- * of an area not mapped twice).
+ * The record of kring_output_write() into its accounted reservation at
+ * ring position @pos, and its end: in place where the reservation is one
+ * piece, as a channel's always is.
+ *
+ * Return: 0.
  */
-static noinline void ring_write_pieces(struct kring_ring *rb, unsigned long pos,
-				       unsigned int size, u32 type, u16 misc,
-				       const void *body, unsigned int len)
+static __always_inline int ring_write_at(struct kring_ring *rb, unsigned long pos,
+					 struct kring_record_header hdr,
+					 const void *body, unsigned int len)
 {
-	struct kring_output_handle h = { .rb = rb, .rem = size, .rec_size = size };
-
-	ring_handle_seek(&h, rb, pos);
-	h.rec_pos = pos & rb->mask;
-	ring_write_handle(&h, type, misc, body, len);
-}
-
-/*
- * kring_output_write() for one mode (@overwrite, a constant in each copy):
- * ring_begin() and ring_end() with the record stored in place between
- * them, and nothing in memory but the ring's own state.
- */
-static __always_inline int ring_write_one(struct kring_ring *rb, u32 type, u16 misc,
-					  const void *body, unsigned int len,
-					  unsigned int size, u64 time, bool overwrite)
-{
-	struct kring_record_header hdr;
-	unsigned long offset, head, pos;
-	unsigned int level;
 	char *addr;
-	u64 seq;
 
-	seq = ring_enter_seq(rb, &level);
-	if (ring_size_refused(rb, size))
-		return ring_begin_refused(rb, level, size, seq, time);
-	size = round_up(size, KRING_RECORD_ALIGN);
-
-	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
-		return ring_write_after_lost(rb, level, seq, size, time, type, misc,
-					     body, len);
-
-	if (unlikely(!ring_reserve(rb, size, overwrite, false, &offset, &head, &time))) {
-		local64_inc(&rb->lost_no_space);
-		return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, seq,
-				       ring_lost_time(rb, time), NULL);
-	}
-	ring_reserved_account(rb, overwrite, offset, head);
-
-	pos = (overwrite ? head : offset) & rb->mask;
+	pos &= rb->mask;
 	/* Without a contiguous area ->data_span is 0: in pieces too. */
-	if (unlikely(pos + size > rb->data_span)) {
-		ring_write_pieces(rb, pos, size, type, misc, body, len);
-		return 0;
-	}
-	/* One piece, as a channel's always is: the record in place. */
+	if (unlikely(pos + hdr.size > rb->data_span))
+		return ring_write_pieces(rb, pos, hdr, body, len);
 	addr = (char *)rb->data + pos;
-	hdr = (struct kring_record_header) {
-		.type = type,
-		.misc = misc,
-		.size = size,
-	};
 	kring_irq_point(rb);
 	if (len & (KRING_RECORD_ALIGN - 1))	/* the padding: the last word */
-		memset(addr + size - KRING_RECORD_ALIGN, 0, KRING_RECORD_ALIGN);
+		memset(addr + hdr.size - KRING_RECORD_ALIGN, 0, KRING_RECORD_ALIGN);
 	memcpy(addr, &hdr, sizeof(hdr));
 	if (len)
 		memcpy(addr + sizeof(hdr), body, len);
@@ -1387,6 +1385,52 @@ static __always_inline int ring_write_one(struct kring_ring *rb, u32 type, u16 m
 	kring_irq_point(rb);
 	ring_publish(rb, true);
 	return 0;
+}
+
+/*
+ * kring_output_write() after a reservation from @offset to @head that
+ * counts for wakeup_events or crosses a slice boundary (backward mode):
+ * its accounting, then the record.
+ */
+static noinline int ring_write_accounted(struct kring_ring *rb, unsigned long offset,
+					 unsigned long head,
+					 struct kring_record_header hdr,
+					 const void *body, unsigned int len)
+{
+	bool overwrite = ring_overwrite(rb);
+
+	ring_reserved_slow(rb, overwrite, offset, head);
+	return ring_write_at(rb, overwrite ? head : offset, hdr, body, len);
+}
+
+/*
+ * kring_output_write() for one mode (@overwrite, a constant in each copy):
+ * ring_begin() and ring_end() with the record stored in place between
+ * them, and nothing in memory but the ring's own state.
+ */
+static __always_inline int ring_write_one(struct kring_ring *rb,
+					  struct kring_record_header hdr,
+					  const void *body, unsigned int len,
+					  unsigned int size, u64 time, bool overwrite)
+{
+	unsigned long offset, head;
+	unsigned int level;
+	u64 seq;
+
+	seq = ring_enter_seq(rb, &level);
+	if (ring_size_refused(rb, size))
+		return ring_begin_refused(rb, level, size, seq, time);
+	size = round_up(size, KRING_RECORD_ALIGN);
+	hdr.size = size;
+
+	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
+		return ring_write_after_lost(rb, seq, time, hdr, body, len);
+
+	if (unlikely(!ring_reserve(rb, size, overwrite, false, &offset, &head, &time)))
+		return ring_write_no_space(rb, seq, time);
+	if (unlikely(ring_reserved_uncommon(rb, overwrite, offset, head)))
+		return ring_write_accounted(rb, offset, head, hdr, body, len);
+	return ring_write_at(rb, overwrite ? head : offset, hdr, body, len);
 }
 
 /**
@@ -1420,6 +1464,7 @@ static __always_inline int ring_write_one(struct kring_ring *rb, u32 type, u16 m
 int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
 		       const void *body, unsigned int len, u64 time)
 {
+	struct kring_record_header hdr = { .type = type, .misc = misc };
 	unsigned int size;
 
 	if (unlikely(len && !body))
@@ -1429,8 +1474,8 @@ int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
 	size = likely(len <= KRING_RECORD_MAX_SIZE - sizeof(struct kring_record_header)) ?
 	       len + sizeof(struct kring_record_header) : 0;
 	if (ring_overwrite(rb))
-		return ring_write_one(rb, type, misc, body, len, size, time, true);
-	return ring_write_one(rb, type, misc, body, len, size, time, false);
+		return ring_write_one(rb, hdr, body, len, size, time, true);
+	return ring_write_one(rb, hdr, body, len, size, time, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_write);
 

@@ -796,20 +796,30 @@ static unsigned int back_size(u64 i)
 static void ring_backward(struct kunit *test)
 {
 	static const unsigned int nr_pages[] = { 1, 2, 8 };
+	u64 *body = kunit_kzalloc(test, 512, GFP_KERNEL);
 	u64 i, k, pos, head, bytes, fit, nfit, over;
 	struct kring_ring_counts c;
 	struct test_ring *tr;
 	unsigned int p;
 	struct tally t;
 
+	KUNIT_ASSERT_NOT_NULL(test, body);
 	for (p = 0; p < ARRAY_SIZE(nr_pages); p++) {
 		tr = test_ring_new(test, nr_pages[p], KRING_RING_OVERWRITE);
 		KUNIT_EXPECT_EQ(test, tr->ctl->flags, KRING_CTL_F_OVERWRITE);
 		tr->ctl->data_tail = 12345;		/* ignored */
 		bytes = 0;
 		for (i = 0; i < 5000; i++) {
-			KUNIT_ASSERT_EQ(test, test_write(&tr->rb, back_size(i), NULL, 0,
-							 END_COMMIT), 0);
+			/*
+			 * In one call (kring_output_write()): every record of
+			 * the two-page ring, every third of the others.
+			 */
+			if (p == 1 || i % 3 == 1)
+				KUNIT_ASSERT_EQ(test, test_write_one(&tr->rb, body,
+								     back_size(i) - 8), 0);
+			else
+				KUNIT_ASSERT_EQ(test, test_write(&tr->rb, back_size(i), NULL, 0,
+								 END_COMMIT), 0);
 			bytes += back_size(i);
 			KUNIT_ASSERT_EQ(test, tr->ctl->data_head, -bytes);
 			if (i % 97)
@@ -960,10 +970,12 @@ static void test_wakeup(struct kring_ring *rb)
 static void ring_watermark(struct kunit *test)
 {
 	struct test_ring *tr = test_ring_new(test, 2, 0);
+	u64 *body = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
 	struct tally t = {};
 	u64 written = 0, wakeups, t0, t1, due = 0;
 	int i;
 
+	KUNIT_ASSERT_NOT_NULL(test, body);
 	tr->rb.wakeup = test_wakeup;
 	KUNIT_EXPECT_EQ(test, tr->rb.watermark, PAGE_SIZE);	/* half */
 	KUNIT_EXPECT_EQ(test, tr->ctl->wakeup_watermark, (u64)PAGE_SIZE);
@@ -1008,7 +1020,7 @@ static void ring_watermark(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wake_calls, 0);
 	test_write(&tr->rb, 8, NULL, 0, END_COMMIT);		/* 104 */
 	KUNIT_EXPECT_EQ(test, wake_calls, 1);
-	test_write(&tr->rb, 400, NULL, 0, END_COMMIT);	/* 504 */
+	test_write_one(&tr->rb, body, 400 - 8);		/* 504, in one call */
 	KUNIT_EXPECT_EQ(test, wake_calls, 2);
 	test_write(&tr->rb, 8, NULL, 0, END_COMMIT);		/* 512 */
 	KUNIT_EXPECT_EQ(test, wake_calls, 2);
@@ -1022,7 +1034,11 @@ static void ring_watermark(struct kunit *test)
 	kring_ring_reset(&tr->rb);
 	wake_calls = 0;
 	for (i = 1; i <= 30; i++) {
-		test_write(&tr->rb, 16, NULL, 0, END_COMMIT);
+		/* every other one in one call: it counts the same */
+		if (i % 2)
+			test_write_one(&tr->rb, body, 8);
+		else
+			test_write(&tr->rb, 16, NULL, 0, END_COMMIT);
 		KUNIT_EXPECT_EQ(test, wake_calls, i / 3);
 	}
 	WRITE_ONCE(tr->ctl->need_wakeup, 0);
