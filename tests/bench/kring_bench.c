@@ -10,6 +10,8 @@
  *	ring=kring|ftrace mode=overwrite|forward size=N count=N
  *	[warmup=N] [channel=ID] [pages=N] [consumer_cpu=N] [write=ptr|copy|call]
  *	[hold=NS] [clock=mono|local]
+ *	ring=floor mode=overwrite size=N count=N [warmup=N] [pages=N]
+ *	[clock=mono|local]
  *	ring=clock count=N
  *	ring=tp sink=none|ftrace|perf|kring count=N [channel=ID] [period=NS]
  *
@@ -46,6 +48,17 @@
  *    mode a kthread bound to @consumer_cpu (default 1) consumes with
  *    ring_buffer_consume() while the loop runs, and drains the rest after.
  *
+ *  - floor: what any ring's record costs at least in this loop: a bare
+ *    single-producer ring of @pages pages (a power of 2) allocated for the
+ *    run, overwrite mode only (no consumer, no space check). Each record:
+ *    preempt_disable(), one clock read into the payload's first word
+ *    (clock=: ktime_get_mono_fast_ns(), kring's default, or local_clock()),
+ *    one memcpy() of the header and payload at the head (the area has a
+ *    record's worth of slack past its end: no record is split, as in
+ *    kring's doubly mapped area), a release store of the head,
+ *    preempt_enable(). No nesting, sequence numbers, loss accounting,
+ *    wake-ups or counters: the part of a record's cost no ring avoids.
+ *
  * @warmup records are written first, untimed; the result counts them.
  * Reading the file gives one line of key=value pairs: ns (the timed loop,
  * local_clock()), total (warmup + count), ok and fail (reservations that
@@ -78,6 +91,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <linux/log2.h>
 #include <kring/producer.h>
 
 #include "compat.h"
@@ -92,11 +107,11 @@
 #define BENCH_OUT_SIZE		320
 #define BENCH_MAX_HOLD_NS	(10 * NSEC_PER_SEC)
 
-enum { BENCH_KRING, BENCH_FTRACE, BENCH_CLOCK, BENCH_TP };
+enum { BENCH_KRING, BENCH_FTRACE, BENCH_CLOCK, BENCH_TP, BENCH_FLOOR };
 enum { SINK_NONE, SINK_FTRACE, SINK_PERF, SINK_KRING };
 
 struct bench_cmd {
-	int ring;		/* BENCH_KRING, BENCH_FTRACE, BENCH_CLOCK, BENCH_TP */
+	int ring;		/* BENCH_KRING, BENCH_FTRACE, ..., BENCH_FLOOR */
 	int sink;		/* BENCH_TP: SINK_* */
 	bool forward;
 	unsigned int size;
@@ -108,7 +123,7 @@ struct bench_cmd {
 	u64 period;		/* BENCH_TP: ns between hits, 0: unpaced */
 	bool copy;		/* BENCH_KRING: kring_output_copy(), not in place */
 	bool one_call;		/* BENCH_KRING: kring_channel_write() */
-	bool local_clock;	/* BENCH_KRING one_call: the body's time from local_clock() */
+	bool local_clock;	/* one_call, floor: the body's time from local_clock() */
 	u64 hold;		/* BENCH_KRING: ns each reservation stays open */
 };
 
@@ -175,6 +190,8 @@ static int bench_parse(char *s, struct bench_cmd *c)
 				c->ring = BENCH_CLOCK;
 			else if (!strcmp(val, "tp"))
 				c->ring = BENCH_TP;
+			else if (!strcmp(val, "floor"))
+				c->ring = BENCH_FLOOR;
 			else
 				err = -EINVAL;
 		} else if (!strcmp(tok, "sink")) {
@@ -220,7 +237,7 @@ static int bench_parse(char *s, struct bench_cmd *c)
 	}
 	if (err)
 		return err;
-	if (c->ring < BENCH_KRING || c->ring > BENCH_TP)
+	if (c->ring < BENCH_KRING || c->ring > BENCH_FLOOR)
 		return -EINVAL;
 	if (c->hold > BENCH_MAX_HOLD_NS || (c->hold && c->ring != BENCH_KRING))
 		return -EINVAL;
@@ -230,6 +247,8 @@ static int bench_parse(char *s, struct bench_cmd *c)
 	    !IS_ALIGNED(c->size, sizeof(u64)))
 		return -EINVAL;
 	if (!c->pages || c->pages > BENCH_MAX_PAGES)
+		return -EINVAL;
+	if (c->ring == BENCH_FLOOR && (c->forward || !is_power_of_2(c->pages)))
 		return -EINVAL;
 	return 0;
 }
@@ -373,6 +392,63 @@ static int bench_kring(const struct bench_cmd *c, struct bench_record *rec,
 		r->ns = bench_kring_loop(ch, rec, c->count, r);
 	}
 	kring_channel_put(ch);
+	return 0;
+}
+
+/* ---- the floor: a bare ring ------------------------------------------- */
+
+struct bench_floor {
+	char *data;		/* @mask + 1 bytes, and a record's worth of slack */
+	unsigned long mask;
+	unsigned long head;	/* a consumer would read it with an acquire */
+};
+
+static noinline u64 bench_floor_loop(struct bench_floor *fl, struct bench_record *rec,
+				     u64 n, struct bench_result *r, bool local)
+{
+	unsigned int size = rec->hdr.size;
+	u64 i, t0 = local_clock();
+
+	for (i = 0; i < n; i++) {
+		unsigned long head;
+
+		preempt_disable();
+		rec->time = local ? local_clock() : ktime_get_mono_fast_ns();
+		head = fl->head;
+		memcpy(fl->data + (head & fl->mask), rec, size);
+		/*
+		 * The record's stores before the head's: the release a ring's
+		 * producer owes its consumer's acquire load of the head (none
+		 * here, as in kring's and ftrace's overwrite runs).
+		 */
+		smp_store_release(&fl->head, head + size);
+		r->ok++;
+		preempt_enable();
+		if (!(i & 1023))
+			cond_resched();
+	}
+	return local_clock() - t0;
+}
+
+static int bench_floor(const struct bench_cmd *c, struct bench_record *rec,
+		       struct bench_result *r)
+{
+	unsigned long bytes = (unsigned long)c->pages << PAGE_SHIFT;
+	struct bench_floor fl = { .mask = bytes - 1 };
+
+	fl.data = vzalloc(bytes + sizeof(*rec));
+	if (!fl.data)
+		return -ENOMEM;
+	rec->hdr.type = BENCH_RECORD_TYPE;
+	rec->hdr.misc = 0;
+	rec->hdr.size = sizeof(rec->hdr) + c->size;
+	bench_floor_loop(&fl, rec, c->warmup, r, c->local_clock);
+	r->ns = bench_floor_loop(&fl, rec, c->count, r, c->local_clock);
+	/* Read back: the last record is whole where the head says. */
+	fl.head -= rec->hdr.size;
+	if (memcmp(fl.data + (fl.head & fl.mask), &rec->hdr, sizeof(rec->hdr)))
+		r->fail++;
+	vfree(fl.data);
 	return 0;
 }
 
@@ -679,6 +755,8 @@ static int bench_run(const struct bench_cmd *c, struct bench_file *f)
 	memset(rec->rest, 0xa5, sizeof(rec->rest));
 	if (c->ring == BENCH_KRING)
 		err = bench_kring(c, rec, &r);
+	else if (c->ring == BENCH_FLOOR)
+		err = bench_floor(c, rec, &r);
 	else
 		err = bench_ftrace(c, rec, &r);
 	kfree(rec);
@@ -686,7 +764,8 @@ static int bench_run(const struct bench_cmd *c, struct bench_file *f)
 		return err;
 	f->len = scnprintf(f->out, sizeof(f->out),
 			   "ring=%s mode=%s size=%u total=%llu ns=%llu ok=%llu fail=%llu consumed=%llu lost=%llu empty_retries=%llu entries=%lu overrun=%lu dropped=%lu\n",
-			   c->ring == BENCH_KRING ? "kring" : "ftrace",
+			   c->ring == BENCH_KRING ? "kring" :
+			   c->ring == BENCH_FLOOR ? "floor" : "ftrace",
 			   c->forward ? "forward" : "overwrite", c->size,
 			   c->warmup + c->count, r.ns, r.ok, r.fail, r.consumed,
 			   r.lost, r.empty_retries, r.entries, r.overrun, r.dropped);

@@ -4,7 +4,7 @@
 //
 //   producer_bench [--pairs N] [--count N] [--order N] [--sizes 8,32,...]
 //                  [--kring-write ptr|copy|call] [--kring-clock default|local]
-//                  [--smoke] [--verbose] [--run FILE]
+//                  [--no-floor] [--smoke] [--verbose] [--run FILE]
 //
 // For every mode (overwrite without a consumer, forward with a consumer on
 // CPU 1) and record size, runs kring and ftrace alternately, N pairs,
@@ -13,9 +13,19 @@
 // checked for exact accounting (every record written, or lost and counted
 // as lost, and consumed in forward mode); a run that fails it fails the
 // program (exit 1). Times are never asserted. --smoke: one pair, few
-// records (make check). The last lines are machine-readable:
+// records (make check).
+//
+// In overwrite mode each pair has a third run, the floor (unless
+// --no-floor): a bare ring in the same loop (kring_bench.c, ring=floor:
+// the clock read, one memcpy() of the record, a release store of the
+// head), on kring's clock. Its table gives the median of the per-pair
+// ratios kring/floor and floor/ftrace: how far each ring is from what no
+// ring avoids, and the least ratio to ftrace any ring could reach here.
+// The last lines are machine-readable:
 //   summary producer_bench mode=M size=S pairs=N kring_ns=.. ftrace_ns=..
 //           ratio=.. ratio_min=.. ratio_max=.. kring_lost=.. ftrace_lost=..
+//   summary producer_bench floor mode=overwrite size=S floor_ns=..
+//           kring_floor=.. floor_ftrace=.. floor_ftrace_min=.. floor_ftrace_max=..
 //   summary producer_bench runs=N bad=N ok=0|1
 #include <fcntl.h>
 #include <unistd.h>
@@ -49,6 +59,7 @@ struct options : bench::pair_options {
     bool verbose = false;
     std::string kring_write = "ptr";      // in place (kring_output_ptr()), copy or call
     std::string kring_clock = "default";  // the channel's clock: default or local
+    bool floor = true;                    // overwrite mode: a bare ring in each pair
 };
 
 using bench::fields;
@@ -74,8 +85,9 @@ std::string command(const char* ring, bool forward, unsigned size, const options
       << " count=" << o.count << " warmup=" << warmup << " pages=" << (1u << o.order)
       << " consumer_cpu=" << consumer_cpu;
     if (std::strcmp(ring, "kring") == 0)
-        c << " write=" << o.kring_write
-          << " clock=" << (o.kring_clock == "local" ? "local" : "mono");
+        c << " write=" << o.kring_write;
+    if (std::strcmp(ring, "ftrace") != 0)
+        c << " clock=" << (o.kring_clock == "local" ? "local" : "mono");
     return c.str();
 }
 
@@ -214,6 +226,25 @@ run_result run_ftrace(const options& o, bool forward, unsigned size) {
     return r;
 }
 
+// The floor (overwrite mode): every record written, the last one read back.
+run_result run_floor(const options& o, unsigned size) {
+    run_result r;
+    std::string err;
+    auto f = run_command(o, command("floor", false, size, o, warmup_records(o, size)), err);
+    if (!f) {
+        r.why = err;
+        return r;
+    }
+    fields& v = *f;
+    r.total = v["total"];
+    r.ns_per_record = double(v["ns"]) / double(o.count);
+    if (v["ok"] != r.total || v["fail"])
+        r.why = "floor: ok " + std::to_string(v["ok"]) + " fail " + std::to_string(v["fail"]) +
+                " of " + std::to_string(r.total) + " (fail: the last record not read back)";
+    r.exact = r.why.empty();
+    return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -237,6 +268,9 @@ int main(int argc, char** argv) {
                    "or local (local_clock(), the clock of ftrace's ring here)")
         ->check(CLI::IsMember({"default", "local"}))
         ->capture_default_str();
+    app.add_flag(
+        "--no-floor", [&o](std::int64_t) { o.floor = false; },
+        "no floor run (a bare ring) in the overwrite pairs");
     if (auto rc = o.parse(app, argc, argv))
         return *rc;
     if (!bench::start_on("producer_bench", producer_cpu))
@@ -248,24 +282,44 @@ int main(int argc, char** argv) {
         double kring_ns, ftrace_ns, ratio, ratio_min, ratio_max;
         double kring_lost, ftrace_lost;  // fraction of the records, all runs
     };
+    struct floor_row {
+        unsigned size;
+        double floor_ns, kring_floor, floor_ftrace, floor_ftrace_min, floor_ftrace_max;
+    };
     std::vector<row> rows;
+    std::vector<floor_row> floor_rows;
     unsigned runs = 0, bad = 0;
     std::uint64_t stuck = 0, stuck_runs = 0;
     for (bool forward : {false, true}) {
         for (unsigned size : o.sizes) {
-            std::vector<double> k_ns, f_ns, ratios;
+            std::vector<double> k_ns, f_ns, ratios, fl_ns, k_fl, fl_f;
             std::uint64_t k_lost = 0, f_lost = 0, k_total = 0, f_total = 0;
+            const bool with_floor = o.floor && !forward;
             for (unsigned p = 0; p < o.pairs; p++) {
-                // A, B, A, B, ...: kring first in every pair.
+                // A, B, A, B, ...: kring first in every pair (the floor third).
                 run_result k = run_kring(o, forward, size);
                 run_result f = run_ftrace(o, forward, size);
-                for (auto* r : {&k, &f}) {
+                run_result fl;
+                if (with_floor)
+                    fl = run_floor(o, size);
+                for (auto* r : {&k, &f, &fl}) {
+                    if (r == &fl && !with_floor)
+                        continue;
                     runs++;
                     if (!r->exact) {
                         bad++;
-                        std::printf("FAIL %s %s size=%u: %s\n", r == &k ? "kring" : "ftrace",
+                        std::printf("FAIL %s %s size=%u: %s\n",
+                                    r == &k   ? "kring"
+                                    : r == &f ? "ftrace"
+                                              : "floor",
                                     forward ? "forward" : "overwrite", size, r->why.c_str());
                     }
+                }
+                if (with_floor && fl.ns_per_record > 0 && k.ns_per_record > 0 &&
+                    f.ns_per_record > 0) {
+                    fl_ns.push_back(fl.ns_per_record);
+                    k_fl.push_back(k.ns_per_record / fl.ns_per_record);
+                    fl_f.push_back(fl.ns_per_record / f.ns_per_record);
                 }
                 stuck += f.stuck;
                 stuck_runs += f.stuck ? 1 : 0;
@@ -297,6 +351,10 @@ int main(int argc, char** argv) {
                 w.ratio_max = *std::max_element(ratios.begin(), ratios.end());
             }
             rows.push_back(w);
+            if (!fl_f.empty())
+                floor_rows.push_back({size, median(fl_ns), median(k_fl), median(fl_f),
+                                      *std::min_element(fl_f.begin(), fl_f.end()),
+                                      *std::max_element(fl_f.begin(), fl_f.end())});
         }
     }
 
@@ -312,6 +370,17 @@ int main(int argc, char** argv) {
         std::printf("%-9s %5u %10.1f %10.1f %7.2f %6.2f-%-6.2f %8.1f%% %8.1f%%\n", w.mode, w.size,
                     w.kring_ns, w.ftrace_ns, w.ratio, w.ratio_min, w.ratio_max, 100 * w.kring_lost,
                     100 * w.ftrace_lost);
+    if (!floor_rows.empty()) {
+        std::printf(
+            "\nthe floor, overwrite mode: a bare ring in the same loop (clock read, one memcpy(), "
+            "release store of the head), kring's clock; medians of the per-pair ratios\n");
+        std::printf("%-9s %5s %10s %12s %13s %17s\n", "mode", "size", "floor", "kring/floor",
+                    "floor/ftrace", "floor/ftrace min-max");
+        for (const floor_row& w : floor_rows)
+            std::printf("%-9s %5u %10.1f %12.2f %13.2f %10.2f-%-6.2f\n", "overwrite", w.size,
+                        w.floor_ns, w.kring_floor, w.floor_ftrace, w.floor_ftrace_min,
+                        w.floor_ftrace_max);
+    }
     // What one clock read costs, for the reading of the table.
     std::vector<double> mono, local;
     for (unsigned p = 0; p < o.pairs; p++) {
@@ -339,6 +408,12 @@ int main(int argc, char** argv) {
             "ratio=%.3f ratio_min=%.3f ratio_max=%.3f kring_lost=%.4f ftrace_lost=%.4f\n",
             w.mode, w.size, o.pairs, w.kring_ns, w.ftrace_ns, w.ratio, w.ratio_min, w.ratio_max,
             w.kring_lost, w.ftrace_lost);
+    for (const floor_row& w : floor_rows)
+        std::printf(
+            "summary producer_bench floor mode=overwrite size=%u floor_ns=%.1f kring_floor=%.3f "
+            "floor_ftrace=%.3f floor_ftrace_min=%.3f floor_ftrace_max=%.3f\n",
+            w.size, w.floor_ns, w.kring_floor, w.floor_ftrace, w.floor_ftrace_min,
+            w.floor_ftrace_max);
     std::printf("summary producer_bench clock_mono_ns=%.1f clock_local_ns=%.1f\n", median(mono),
                 median(local));
     std::printf("summary producer_bench runs=%u bad=%u ok=%d\n", runs, bad, bad ? 0 : 1);
