@@ -4,7 +4,7 @@
 //   tracepoint_bench [--pairs N] [--count N] [--order N] [--smoke] [--run FILE]
 //
 // kring_bench.ko fires kring_bench:kring_bench_hit N times from a kthread
-// on CPU 0 (ring=tp); each round runs four sinks in turn:
+// on CPU 0 (ring=tp); each round runs five sinks in turn:
 //   none    the event disabled: the baseline (a static branch);
 //   ftrace  the event enabled in tracefs, into ftrace's ring (its default
 //           overwrite mode, buffer_size_kb = the ring's size, no reader);
@@ -12,17 +12,24 @@
 //           PERF_SAMPLE_RAW | PERF_SAMPLE_TIME) on CPU 0, 1 + 2^order pages,
 //           read by libkring's reader on CPU 1;
 //   kring   the module's probe writing a SAMPLE (TIME | RAW) into a kring
-//           channel of 2^order pages, read by libkring's reader on CPU 1.
+//           channel of 2^order pages, read by libkring's reader on CPU 1;
+//   kring-ow  the same probe into a channel mapped read-only: kring's
+//           overwrite mode, no reader, as ftrace's sink runs.
 // Prints the median ns per hit of each, minus the baseline, and the ratios
-// kring/ftrace and kring/perf (medians of the per-round ratios, with their
-// spread). Every run's accounting is checked: each hit is in the sink or
+// kring-ow/ftrace (both overwriting, unread), kring/perf (both read on CPU
+// 1) and kring/ftrace (medians of the per-round ratios, with their
+// spread): a reader polling on the other CPU costs the writing CPU more in
+// some boots than in others under emulation, so only like is compared with
+// like. Every run's accounting is checked: each hit is in the sink or
 // counted as lost there (ftrace: entries + overrun; perf: samples + LOST
 // records' counts; kring: records + lost = hits, and the channel's
-// counters agree); a run that fails it fails the program (exit 1). Times
+// counters agree; kring-ow: every hit written); a run that fails it fails
+// the program (exit 1). Times
 // are never asserted. --smoke: one round, few hits (make check). The last
 // lines are machine-readable:
 //   summary tracepoint_bench sink=S ns_per_hit=.. over_baseline=.. lost=..
-//   summary tracepoint_bench ratio_ftrace=.. ratio_perf=.. (min-max too)
+//   summary tracepoint_bench ratio_ftrace=.. ratio_perf=.. ratio_ftrace_read=..
+//           (min-max too; ratio_ftrace: kring-ow's)
 //   summary tracepoint_bench runs=N bad=N ok=0|1
 #include <fcntl.h>
 #include <sys/syscall.h>
@@ -134,11 +141,14 @@ run_result run_perf(const options& o, const std::string& tfs) {
     return r;
 }
 
-run_result run_kring(const options& o) {
+// kring's sink: read on CPU 1 (forward mode), or with @overwrite mapped
+// read-only and never read.
+run_result run_kring(const options& o, bool overwrite) {
     kring::channel_options co;
     co.source = KRING_SOURCE_NONE;
     co.data_pages_order = o.order;
     co.sample_type = KRING_SAMPLE_TIME | KRING_SAMPLE_RAW;
+    co.read_only = overwrite;
     auto ch = kring::channel::open(co);
     if (!ch)
         return {0, 0, "kring channel: " + ch.error().message()};
@@ -147,6 +157,18 @@ run_result run_kring(const options& o) {
     auto id = ch->id();
     if (!id)
         return {0, 0, "id: " + id.error().message()};
+    if (overwrite) {
+        bench::fields f;
+        run_result r = fire(o, "kring", " channel=" + std::to_string(*id), f);
+        auto st = ch->stats();
+        if (!st)
+            r.why = "stats: " + st.error().message();
+        else if (r.why.empty() && (f["ok"] != o.count || f["fail"] || st->written != o.count))
+            r.why = "kring-ow: probe ok " + std::to_string(f["ok"]) + " fail " +
+                    std::to_string(f["fail"]) + ", written " + std::to_string(st->written) +
+                    " of " + std::to_string(o.count);
+        return r;
+    }
     kring::barrier::arm_need_wakeup(ch->ctl()->need_wakeup, 0);
     bench::consumer d;
     d.start(consumer_cpu, ch->ring(), KRING_RECORD_SAMPLE);
@@ -174,7 +196,7 @@ run_result run_kring(const options& o) {
 int main(int argc, char** argv) {
     options o;
     CLI::App app{"one tracepoint into ftrace, perf and kring (kring_bench.ko)"};
-    o.add_to(app, "rounds of the four sinks", "hits per run");
+    o.add_to(app, "rounds of the five sinks", "hits per run");
     if (auto rc = o.parse(app, argc, argv))
         return *rc;
     if (!bench::start_on("tracepoint_bench", producer_cpu))
@@ -186,14 +208,16 @@ int main(int argc, char** argv) {
         return 1;
     }
 
-    const char* names[] = {"none", "ftrace", "perf", "kring"};
-    std::vector<double> ns[4], over[4], r_ftrace, r_perf;
-    std::uint64_t lost[4] = {};
+    constexpr int nsinks = 5;
+    const char* names[nsinks] = {"none", "ftrace", "perf", "kring", "kring-ow"};
+    std::vector<double> ns[nsinks], over[nsinks], r_ftrace, r_perf, r_ftrace_read;
+    std::uint64_t lost[nsinks] = {};
     unsigned runs = 0, bad = 0;
     for (unsigned p = 0; p < o.pairs; p++) {
-        run_result r[4] = {run_none(o, tfs), run_ftrace(o, tfs), run_perf(o, tfs), run_kring(o)};
+        run_result r[nsinks] = {run_none(o, tfs), run_ftrace(o, tfs), run_perf(o, tfs),
+                                run_kring(o, false), run_kring(o, true)};
         bool round_ok = true;
-        for (int s = 0; s < 4; s++) {
+        for (int s = 0; s < nsinks; s++) {
             runs++;
             if (!r[s].why.empty()) {
                 bad++;
@@ -203,41 +227,48 @@ int main(int argc, char** argv) {
         }
         if (!round_ok)
             continue;
-        for (int s = 0; s < 4; s++) {
+        for (int s = 0; s < nsinks; s++) {
             ns[s].push_back(r[s].ns_per_hit);
             over[s].push_back(r[s].ns_per_hit - r[0].ns_per_hit);
             lost[s] += r[s].lost;
         }
         const double k = r[3].ns_per_hit - r[0].ns_per_hit;
-        if (r[1].ns_per_hit > r[0].ns_per_hit)
-            r_ftrace.push_back(k / (r[1].ns_per_hit - r[0].ns_per_hit));
+        const double kow = r[4].ns_per_hit - r[0].ns_per_hit;
+        if (r[1].ns_per_hit > r[0].ns_per_hit) {
+            r_ftrace.push_back(kow / (r[1].ns_per_hit - r[0].ns_per_hit));
+            r_ftrace_read.push_back(k / (r[1].ns_per_hit - r[0].ns_per_hit));
+        }
         if (r[2].ns_per_hit > r[0].ns_per_hit)
             r_perf.push_back(k / (r[2].ns_per_hit - r[0].ns_per_hit));
     }
 
     std::printf(
         "\none tracepoint, three sinks: ns per hit, median of %u rounds (none, ftrace, perf, "
-        "kring in turn), %llu hits per run from a kthread on CPU %d, rings of %u pages "
+        "kring, kring-ow in turn), %llu hits per run from a kthread on CPU %d, rings of %u pages "
         "(readers on CPU %d)\n",
         o.pairs, (unsigned long long)o.count, producer_cpu, 1u << o.order, consumer_cpu);
     // ftrace's ring overwrites (its default mode, no reader): its column
     // counts the events overwritten; perf's and kring's, the hits their full
-    // ring refused.
-    std::printf("%-7s %10s %14s %18s\n", "sink", "ns/hit", "over baseline", "lost/overwritten");
+    // ring refused (kring-ow overwrites and counts nothing lost).
+    std::printf("%-8s %10s %14s %18s\n", "sink", "ns/hit", "over baseline", "lost/overwritten");
     const double hits = double(o.count) * double(ns[0].size());
-    for (int s = 0; s < 4; s++)
-        std::printf("%-7s %10.1f %14.1f %17.1f%%\n", names[s], bench::median(ns[s]),
+    for (int s = 0; s < nsinks; s++)
+        std::printf("%-8s %10.1f %14.1f %17.1f%%\n", names[s], bench::median(ns[s]),
                     bench::median(over[s]), hits ? 100.0 * double(lost[s]) / hits : 0);
     auto spread = [](const std::vector<double>& v, double& lo, double& hi) {
         lo = v.empty() ? 0 : *std::min_element(v.begin(), v.end());
         hi = v.empty() ? 0 : *std::max_element(v.begin(), v.end());
     };
-    double fl, fh, pl, ph;
+    double fl, fh, pl, ph, rl, rh;
     spread(r_ftrace, fl, fh);
     spread(r_perf, pl, ph);
-    std::printf("kring/ftrace over baseline: %.2f (%.2f-%.2f); kring/perf: %.2f (%.2f-%.2f)\n",
-                bench::median(r_ftrace), fl, fh, bench::median(r_perf), pl, ph);
-    for (int s = 0; s < 4; s++)
+    spread(r_ftrace_read, rl, rh);
+    std::printf(
+        "over baseline: kring-ow/ftrace %.2f (%.2f-%.2f); kring/perf: %.2f (%.2f-%.2f); "
+        "kring (read)/ftrace (unread) %.2f (%.2f-%.2f)\n",
+        bench::median(r_ftrace), fl, fh, bench::median(r_perf), pl, ph,
+        bench::median(r_ftrace_read), rl, rh);
+    for (int s = 0; s < nsinks; s++)
         std::printf(
             "summary tracepoint_bench sink=%s ns_per_hit=%.1f over_baseline=%.1f "
             "lost=%.4f\n",
@@ -245,8 +276,10 @@ int main(int argc, char** argv) {
             hits ? double(lost[s]) / hits : 0);
     std::printf(
         "summary tracepoint_bench ratio_ftrace=%.3f ratio_ftrace_min=%.3f "
-        "ratio_ftrace_max=%.3f ratio_perf=%.3f ratio_perf_min=%.3f ratio_perf_max=%.3f\n",
-        bench::median(r_ftrace), fl, fh, bench::median(r_perf), pl, ph);
+        "ratio_ftrace_max=%.3f ratio_perf=%.3f ratio_perf_min=%.3f ratio_perf_max=%.3f "
+        "ratio_ftrace_read=%.3f ratio_ftrace_read_min=%.3f ratio_ftrace_read_max=%.3f\n",
+        bench::median(r_ftrace), fl, fh, bench::median(r_perf), pl, ph,
+        bench::median(r_ftrace_read), rl, rh);
     std::printf("summary tracepoint_bench runs=%u bad=%u ok=%d\n", runs, bad, bad ? 0 : 1);
     return bad ? 1 : 0;
 }
