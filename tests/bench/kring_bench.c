@@ -13,7 +13,7 @@
  *	ring=floor mode=overwrite size=N count=N [warmup=N] [pages=N]
  *	[clock=mono|local]
  *	ring=clock count=N
- *	ring=tp sink=none|ftrace|perf|kring count=N [channel=ID] [period=NS]
+ *	ring=tp sink=none|ftrace|perf|kring|floor count=N [channel=ID] [period=NS]
  *
  * The write runs the loop in the writing task, on its CPU: the task must
  * be pinned to one CPU (-EINVAL otherwise). Each record: reserve, copy
@@ -74,7 +74,11 @@
  * (the event disabled), ftrace (enabled in tracefs) and perf (a
  * perf_event_open() of the event); for kring this module attaches a probe
  * that writes each hit as a SAMPLE (TIME | RAW, the event's two words as
- * RAW) into channel @channel, and ok/fail count the probe's writes.
+ * RAW) into channel @channel, and ok/fail count the probe's writes; for
+ * floor a probe that writes the same 48 bytes (kring's SAMPLE: header,
+ * time, RAW's size word, the two words, its padding, a sequence number)
+ * into a bare ring of 16 pages, as ring=floor does: the least any ring's
+ * probe costs.
  * With @period the hits are paced, one every @period ns (busy waiting on
  * local_clock(): the rate the end-to-end benchmark asks for).
  */
@@ -108,7 +112,7 @@
 #define BENCH_MAX_HOLD_NS	(10 * NSEC_PER_SEC)
 
 enum { BENCH_KRING, BENCH_FTRACE, BENCH_CLOCK, BENCH_TP, BENCH_FLOOR };
-enum { SINK_NONE, SINK_FTRACE, SINK_PERF, SINK_KRING };
+enum { SINK_NONE, SINK_FTRACE, SINK_PERF, SINK_KRING, SINK_FLOOR };
 
 struct bench_cmd {
 	int ring;		/* BENCH_KRING, BENCH_FTRACE, ..., BENCH_FLOOR */
@@ -161,6 +165,7 @@ static const char * const bench_sinks[] = {
 	[SINK_FTRACE] = "ftrace",
 	[SINK_PERF] = "perf",
 	[SINK_KRING] = "kring",
+	[SINK_FLOOR] = "floor",
 };
 
 static int bench_parse(char *s, struct bench_cmd *c)
@@ -639,6 +644,8 @@ static int bench_clock(const struct bench_cmd *c, struct bench_file *f)
 /* The kring probe's channel and its counts (one run at a time). */
 struct bench_tp {
 	struct kring_channel *ch;
+	struct bench_floor fl;	/* sink=floor */
+	u64 seq;
 	u64 ok;
 	u64 fail;
 	u64 count;
@@ -666,6 +673,36 @@ static void bench_tp_probe(void *data, u64 seq, u64 val)
 		tp->fail++;
 	else
 		tp->ok++;
+	preempt_enable_notrace();
+}
+
+/* sink=floor: kring's SAMPLE of the hit, into a bare ring. */
+static void bench_tp_floor_probe(void *data, u64 seq, u64 val)
+{
+	struct bench_tp *tp = data;
+	struct kring_record_header hdr = {
+		.type = KRING_RECORD_SAMPLE,
+		.size = 48,
+	};
+	u32 raw_size = 20;	/* the two words and 4 bytes of padding */
+	unsigned long head;
+	u64 raw[2] = { seq, val }, time;
+	char *p;
+
+	preempt_disable_notrace();
+	time = ktime_get_mono_fast_ns();
+	head = tp->fl.head;
+	p = tp->fl.data + (head & tp->fl.mask);
+	memcpy(p, &hdr, 8);
+	memcpy(p + 8, &time, 8);
+	memcpy(p + 16, &raw_size, 4);
+	memcpy(p + 20, raw, 16);
+	memset(p + 36, 0, 4);
+	memcpy(p + 40, &tp->seq, 8);
+	tp->seq++;
+	/* The record before the head: a consumer's acquire of it pairs. */
+	smp_store_release(&tp->fl.head, head + 48);
+	tp->ok++;
 	preempt_enable_notrace();
 }
 
@@ -702,6 +739,15 @@ static int bench_tp(const struct bench_cmd *c, struct bench_file *f)
 	int err = 0;
 
 	init_completion(&tp.done);
+	if (c->sink == SINK_FLOOR) {
+		tp.fl.mask = (16UL << PAGE_SHIFT) - 1;
+		tp.fl.data = vzalloc(tp.fl.mask + 1 + 48);
+		if (!tp.fl.data)
+			return -ENOMEM;
+		err = register_trace_kring_bench_hit(bench_tp_floor_probe, &tp);
+		if (err)
+			goto put;
+	}
 	if (c->sink == SINK_KRING) {
 		tp.ch = kring_channel_get(c->channel);
 		if (!tp.ch)
@@ -723,9 +769,14 @@ unregister:
 		unregister_trace_kring_bench_hit(bench_tp_probe, &tp);
 		tracepoint_synchronize_unregister();
 	}
+	if (c->sink == SINK_FLOOR) {
+		unregister_trace_kring_bench_hit(bench_tp_floor_probe, &tp);
+		tracepoint_synchronize_unregister();
+	}
 put:
 	if (tp.ch)
 		kring_channel_put(tp.ch);
+	vfree(tp.fl.data);
 	if (err)
 		return err;
 	f->len = scnprintf(f->out, sizeof(f->out),

@@ -4,7 +4,7 @@
 //   tracepoint_bench [--pairs N] [--count N] [--order N] [--smoke] [--run FILE]
 //
 // kring_bench.ko fires kring_bench:kring_bench_hit N times from a kthread
-// on CPU 0 (ring=tp); each round runs five sinks in turn:
+// on CPU 0 (ring=tp); each round runs six sinks in turn:
 //   none    the event disabled: the baseline (a static branch);
 //   ftrace  the event enabled in tracefs, into ftrace's ring (its default
 //           overwrite mode, buffer_size_kb = the ring's size, no reader);
@@ -14,22 +14,26 @@
 //   kring   the module's probe writing a SAMPLE (TIME | RAW) into a kring
 //           channel of 2^order pages, read by libkring's reader on CPU 1;
 //   kring-ow  the same probe into a channel mapped read-only: kring's
-//           overwrite mode, no reader, as ftrace's sink runs.
+//           overwrite mode, no reader, as ftrace's sink runs;
+//   floor   a probe writing the same 48-byte SAMPLE into a bare ring
+//           (kring_bench.c): the least any ring's probe costs here.
 // Prints the median ns per hit of each, minus the baseline, and the ratios
 // kring-ow/ftrace (both overwriting, unread), kring/perf (both read on CPU
-// 1) and kring/ftrace (medians of the per-round ratios, with their
+// 1), kring/ftrace, floor/ftrace and kring-ow/floor (medians of the
+// per-round ratios, with their
 // spread): a reader polling on the other CPU costs the writing CPU more in
 // some boots than in others under emulation, so only like is compared with
 // like. Every run's accounting is checked: each hit is in the sink or
 // counted as lost there (ftrace: entries + overrun; perf: samples + LOST
 // records' counts; kring: records + lost = hits, and the channel's
-// counters agree; kring-ow: every hit written); a run that fails it fails
+// counters agree; kring-ow, floor: every hit written); a run that fails it fails
 // the program (exit 1). Times
 // are never asserted. --smoke: one round, few hits (make check). The last
 // lines are machine-readable:
 //   summary tracepoint_bench sink=S ns_per_hit=.. over_baseline=.. lost=..
 //   summary tracepoint_bench ratio_ftrace=.. ratio_perf=.. ratio_ftrace_read=..
 //           (min-max too; ratio_ftrace: kring-ow's)
+//   summary tracepoint_bench floor_ftrace=.. kring_floor=.. (min-max too)
 //   summary tracepoint_bench runs=N bad=N ok=0|1
 #include <fcntl.h>
 #include <sys/syscall.h>
@@ -191,12 +195,22 @@ run_result run_kring(const options& o, bool overwrite) {
     return r;
 }
 
+// The floor's probe: every hit written into its bare ring.
+run_result run_floor(const options& o) {
+    bench::fields f;
+    run_result r = fire(o, "floor", "", f);
+    if (r.why.empty() && (f["ok"] != o.count || f["fail"]))
+        r.why = "floor: probe ok " + std::to_string(f["ok"]) + " fail " +
+                std::to_string(f["fail"]) + " of " + std::to_string(o.count);
+    return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     options o;
     CLI::App app{"one tracepoint into ftrace, perf and kring (kring_bench.ko)"};
-    o.add_to(app, "rounds of the five sinks", "hits per run");
+    o.add_to(app, "rounds of the six sinks", "hits per run");
     if (auto rc = o.parse(app, argc, argv))
         return *rc;
     if (!bench::start_on("tracepoint_bench", producer_cpu))
@@ -208,14 +222,15 @@ int main(int argc, char** argv) {
         return 1;
     }
 
-    constexpr int nsinks = 5;
-    const char* names[nsinks] = {"none", "ftrace", "perf", "kring", "kring-ow"};
-    std::vector<double> ns[nsinks], over[nsinks], r_ftrace, r_perf, r_ftrace_read;
+    constexpr int nsinks = 6;
+    const char* names[nsinks] = {"none", "ftrace", "perf", "kring", "kring-ow", "floor"};
+    std::vector<double> ns[nsinks], over[nsinks], r_ftrace, r_perf, r_ftrace_read, r_floor,
+        r_kfloor;
     std::uint64_t lost[nsinks] = {};
     unsigned runs = 0, bad = 0;
     for (unsigned p = 0; p < o.pairs; p++) {
-        run_result r[nsinks] = {run_none(o, tfs), run_ftrace(o, tfs), run_perf(o, tfs),
-                                run_kring(o, false), run_kring(o, true)};
+        run_result r[nsinks] = {run_none(o, tfs),    run_ftrace(o, tfs), run_perf(o, tfs),
+                                run_kring(o, false), run_kring(o, true), run_floor(o)};
         bool round_ok = true;
         for (int s = 0; s < nsinks; s++) {
             runs++;
@@ -234,17 +249,22 @@ int main(int argc, char** argv) {
         }
         const double k = r[3].ns_per_hit - r[0].ns_per_hit;
         const double kow = r[4].ns_per_hit - r[0].ns_per_hit;
+        const double fl = r[5].ns_per_hit - r[0].ns_per_hit;
         if (r[1].ns_per_hit > r[0].ns_per_hit) {
             r_ftrace.push_back(kow / (r[1].ns_per_hit - r[0].ns_per_hit));
             r_ftrace_read.push_back(k / (r[1].ns_per_hit - r[0].ns_per_hit));
+            r_floor.push_back(fl / (r[1].ns_per_hit - r[0].ns_per_hit));
         }
+        if (fl > 0)
+            r_kfloor.push_back(kow / fl);
         if (r[2].ns_per_hit > r[0].ns_per_hit)
             r_perf.push_back(k / (r[2].ns_per_hit - r[0].ns_per_hit));
     }
 
     std::printf(
         "\none tracepoint, three sinks: ns per hit, median of %u rounds (none, ftrace, perf, "
-        "kring, kring-ow in turn), %llu hits per run from a kthread on CPU %d, rings of %u pages "
+        "kring, kring-ow, floor in turn), %llu hits per run from a kthread on CPU %d, rings of %u "
+        "pages "
         "(readers on CPU %d)\n",
         o.pairs, (unsigned long long)o.count, producer_cpu, 1u << o.order, consumer_cpu);
     // ftrace's ring overwrites (its default mode, no reader): its column
@@ -259,15 +279,19 @@ int main(int argc, char** argv) {
         lo = v.empty() ? 0 : *std::min_element(v.begin(), v.end());
         hi = v.empty() ? 0 : *std::max_element(v.begin(), v.end());
     };
-    double fl, fh, pl, ph, rl, rh;
+    double fl, fh, pl, ph, rl, rh, ol, oh, kl, kh;
     spread(r_ftrace, fl, fh);
     spread(r_perf, pl, ph);
     spread(r_ftrace_read, rl, rh);
+    spread(r_floor, ol, oh);
+    spread(r_kfloor, kl, kh);
     std::printf(
         "over baseline: kring-ow/ftrace %.2f (%.2f-%.2f); kring/perf: %.2f (%.2f-%.2f); "
         "kring (read)/ftrace (unread) %.2f (%.2f-%.2f)\n",
         bench::median(r_ftrace), fl, fh, bench::median(r_perf), pl, ph,
         bench::median(r_ftrace_read), rl, rh);
+    std::printf("the floor: floor/ftrace %.2f (%.2f-%.2f); kring-ow/floor %.2f (%.2f-%.2f)\n",
+                bench::median(r_floor), ol, oh, bench::median(r_kfloor), kl, kh);
     for (int s = 0; s < nsinks; s++)
         std::printf(
             "summary tracepoint_bench sink=%s ns_per_hit=%.1f over_baseline=%.1f "
@@ -280,6 +304,10 @@ int main(int argc, char** argv) {
         "ratio_ftrace_read=%.3f ratio_ftrace_read_min=%.3f ratio_ftrace_read_max=%.3f\n",
         bench::median(r_ftrace), fl, fh, bench::median(r_perf), pl, ph,
         bench::median(r_ftrace_read), rl, rh);
+    std::printf(
+        "summary tracepoint_bench floor_ftrace=%.3f floor_ftrace_min=%.3f floor_ftrace_max=%.3f "
+        "kring_floor=%.3f kring_floor_min=%.3f kring_floor_max=%.3f\n",
+        bench::median(r_floor), ol, oh, bench::median(r_kfloor), kl, kh);
     std::printf("summary tracepoint_bench runs=%u bad=%u ok=%d\n", runs, bad, bad ? 0 : 1);
     return bad ? 1 : 0;
 }
