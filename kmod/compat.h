@@ -22,6 +22,19 @@
 #endif
 
 /*
+ * __uninitialized: a stack buffer the code fills before it reads it, left
+ * out of CONFIG_INIT_STACK_ALL_ZERO's zeroing (a rep stos on every call of a
+ * hot path). compiler_attributes.h has it from 6.2.
+ */
+#ifndef __uninitialized
+#if __has_attribute(__uninitialized__)
+#define __uninitialized		__attribute__((__uninitialized__))
+#else
+#define __uninitialized
+#endif
+#endif
+
+/*
  * KRING_IMPORT_KUNIT_NS(): the test module's import of that namespace.
  * 6.13 turned the namespace argument of MODULE_IMPORT_NS into a string.
  */

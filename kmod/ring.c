@@ -1479,6 +1479,172 @@ int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_write);
 
+/*
+ * kring_output_write_stamped(): the record through the handle @h (its
+ * reservation, time and sequence number): the time into @head at
+ * @time_off first, then the header, @head, @tail, the zero padding to 8
+ * bytes and the sequence number, and the end.
+ */
+static void ring_stamped_handle(struct kring_output_handle *h,
+				struct kring_record_header hdr, void *head,
+				unsigned int head_len, const void *tail,
+				unsigned int tail_len, unsigned int time_off)
+{
+	unsigned int pad = hdr.size - 2 * sizeof(u64) - head_len - tail_len;
+
+	if (time_off != KRING_WRITE_NO_TIME)
+		memcpy((char *)head + time_off, &h->time, sizeof(h->time));
+	ring_write(h, &hdr, sizeof(hdr));
+	ring_write(h, head, head_len);
+	ring_write(h, tail, tail_len);
+	ring_write(h, NULL, pad);		/* zeroes */
+	ring_write(h, &h->seq, sizeof(h->seq));
+	ring_end(h);
+}
+
+/* kring_output_write_stamped() with losses to report first (forward mode). */
+static noinline int ring_stamped_after_lost(struct kring_ring *rb, u64 seq, u64 time,
+					    struct kring_record_header hdr, void *head,
+					    unsigned int head_len, const void *tail,
+					    unsigned int tail_len, unsigned int time_off,
+					    u64 *timep)
+{
+	struct kring_output_handle h = { .rb = rb, .seq = seq, .time = time };
+	int err = ring_begin_lost(&h, READ_ONCE(rb->nest), hdr.size, time);
+
+	if (err)
+		return err;
+	if (timep)
+		*timep = h.time;
+	ring_stamped_handle(&h, hdr, head, head_len, tail, tail_len, time_off);
+	return 0;
+}
+
+/* kring_output_write_stamped() into a reservation not in one piece. */
+static noinline void ring_stamped_pieces(struct kring_ring *rb, unsigned long pos,
+					 u64 seq, u64 time,
+					 struct kring_record_header hdr, void *head,
+					 unsigned int head_len, const void *tail,
+					 unsigned int tail_len, unsigned int time_off)
+{
+	struct kring_output_handle h = {
+		.rb = rb, .rem = hdr.size, .rec_size = hdr.size,
+		.seq = seq, .time = time,
+	};
+
+	ring_handle_seek(&h, rb, pos);
+	h.rec_pos = pos;
+	ring_stamped_handle(&h, hdr, head, head_len, tail, tail_len, time_off);
+}
+
+/* kring_output_write_stamped() for one mode (@overwrite, a constant in each copy). */
+static __always_inline int ring_stamped_one(struct kring_ring *rb,
+					    struct kring_record_header hdr, void *head,
+					    unsigned int head_len, const void *tail,
+					    unsigned int tail_len, unsigned int time_off,
+					    u64 *timep, unsigned int size, bool overwrite)
+{
+	unsigned long offset, end, pos;
+	unsigned int level;
+	u64 seq, time = 0;
+	char *addr;
+
+	seq = ring_enter_seq(rb, &level);
+	if (ring_size_refused(rb, size))
+		return ring_begin_refused(rb, level, size, seq, time);
+	size = round_up(size, KRING_RECORD_ALIGN);
+	hdr.size = size;
+
+	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
+		return ring_stamped_after_lost(rb, seq, time, hdr, head, head_len, tail,
+					       tail_len, time_off, timep);
+
+	/* The time is read in the reservation loop, as for kring_output_begin(). */
+	if (unlikely(!ring_reserve(rb, size, overwrite, true, &offset, &end, &time))) {
+		local64_inc(&rb->lost_no_space);
+		return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, seq, time, NULL);
+	}
+	ring_reserved_account(rb, overwrite, offset, end);
+	if (timep)
+		*timep = time;
+
+	pos = (overwrite ? end : offset) & rb->mask;
+	if (unlikely(pos + size > rb->data_span)) {
+		ring_stamped_pieces(rb, pos, seq, time, hdr, head, head_len, tail,
+				    tail_len, time_off);
+		return 0;
+	}
+	addr = (char *)rb->data + pos;
+	if (time_off != KRING_WRITE_NO_TIME)
+		memcpy((char *)head + time_off, &time, sizeof(time));
+	kring_irq_point(rb);
+	/* The padding: the word before the sequence number, stored over after. */
+	memset(addr + size - 2 * sizeof(u64), 0, sizeof(u64));
+	memcpy(addr, &hdr, sizeof(hdr));
+	memcpy(addr + sizeof(hdr), head, head_len);
+	if (tail_len)
+		memcpy(addr + sizeof(hdr) + head_len, tail, tail_len);
+	memcpy(addr + size - sizeof(seq), &seq, sizeof(seq));
+	local64_inc(&rb->records_written);
+	kring_irq_point(rb);
+	ring_publish(rb, true);
+	return 0;
+}
+
+/**
+ * kring_output_write_stamped() - write one whole record of two pieces,
+ *	stamped with the ring's time and numbered with its sequence number
+ * @rb:		the ring
+ * @type:	KRING_RECORD_* of the header
+ * @misc:	its misc bits
+ * @head:	the first bytes after the header; the ring stores the record's
+ *		time into it at @time_off before copying it (caller's memory)
+ * @head_len:	how many: at most KRING_WRITE_HEAD_MAX
+ * @tail:	the bytes after @head (may be NULL when @tail_len is 0)
+ * @tail_len:	how many: at most KRING_RECORD_MAX_SIZE
+ * @time_off:	where in @head the time goes (8 bytes, within @head_len), or
+ *		KRING_WRITE_NO_TIME
+ * @timep:	if not NULL, gets the record's time
+ *
+ * The record is the header, @head, @tail, zeroes to the next multiple of
+ * 8 and the record's sequence number (8 bytes): a SAMPLE's layout, whose
+ * last field is its sequence number (sample.c). As kring_output_begin()
+ * with one exported call and no handle: the time is read in the
+ * reservation loop (timestamps never decrease in position order however
+ * writers nest), the sequence number is the one the record takes, the
+ * context rules and the accounting are the same. Both lengths are bounded
+ * before anything is computed from them: a record above the ring's or
+ * kring's limit is refused as too big.
+ *
+ * Return: as kring_output_begin(); -EINVAL, counted nowhere and taking no
+ * sequence number, for a length above 0 without its address, @head_len
+ * above KRING_WRITE_HEAD_MAX or a @time_off outside @head.
+ */
+int kring_output_write_stamped(struct kring_ring *rb, u32 type, u16 misc,
+			       void *head, unsigned int head_len,
+			       const void *tail, unsigned int tail_len,
+			       unsigned int time_off, u64 *timep)
+{
+	struct kring_record_header hdr = { .type = type, .misc = misc };
+	unsigned int size;
+
+	if (unlikely((head_len && !head) || (tail_len && !tail) ||
+		     head_len > KRING_WRITE_HEAD_MAX ||
+		     (time_off != KRING_WRITE_NO_TIME &&
+		      (time_off > head_len || head_len - time_off < sizeof(u64)))))
+		return -EINVAL;
+	lockdep_assert_preemption_disabled();
+	/* The bounds first: only then are the header and the number added. */
+	size = likely(tail_len <= KRING_RECORD_MAX_SIZE) ?
+	       head_len + tail_len + 2 * sizeof(u64) : 0;
+	if (ring_overwrite(rb))
+		return ring_stamped_one(rb, hdr, head, head_len, tail, tail_len, time_off,
+					timep, size, true);
+	return ring_stamped_one(rb, hdr, head, head_len, tail, tail_len, time_off,
+				timep, size, false);
+}
+EXPORT_SYMBOL_IF_KUNIT(kring_output_write_stamped);
+
 /**
  * kring_ring_flush_lost() - report pending losses without a new record
  * @rb:	the ring (forward mode; backward rings never report losses)

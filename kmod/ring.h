@@ -304,6 +304,13 @@ void kring_output_end(struct kring_output_handle *h);
 void kring_output_discard(struct kring_output_handle *h);
 int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
 		       const void *body, unsigned int len, u64 time);
+/* kring_output_write_stamped(): no time in @head; the longest @head. */
+#define KRING_WRITE_NO_TIME	(~0U)
+#define KRING_WRITE_HEAD_MAX	256U
+int kring_output_write_stamped(struct kring_ring *rb, u32 type, u16 misc,
+			       void *head, unsigned int head_len,
+			       const void *tail, unsigned int tail_len,
+			       unsigned int time_off, u64 *timep);
 bool kring_ring_flush_lost(struct kring_ring *rb);
 
 #endif /* _KRING_RING_H */

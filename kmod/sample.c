@@ -14,6 +14,8 @@
 #include <kring/output.h>
 
 #include "compat.h"
+#include "ring.h"
+#include "sample.h"
 
 /* Bytes of a SAMPLE record but RAW's data, its padding and its size word. */
 static unsigned int sample_fixed_size(u64 sample_type)
@@ -117,6 +119,58 @@ static int sample_check(const struct kring_output_handle *h, u64 sample_type,
 	return 0;
 }
 
+/*
+ * The fixed fields of a SAMPLE of @sample_type at @p, in perf's order
+ * (SEQ, the last field, is not one of them). *@time_off, if not NULL, gets
+ * TIME's offset from @p (KRING_WRITE_NO_TIME without it). Return: the
+ * bytes stored, at most 7 * 8.
+ */
+static unsigned int sample_fields(u8 *p, u64 sample_type,
+				  const struct kring_sample_data *d,
+				  unsigned int *time_off)
+{
+	unsigned int n = 0;
+	u32 pair[2];
+
+	if (time_off)
+		*time_off = KRING_WRITE_NO_TIME;
+	if (sample_type & KRING_SAMPLE_IDENTIFIER) {
+		memcpy(p + n, &d->id, 8);
+		n += 8;
+	}
+	if (sample_type & KRING_SAMPLE_IP) {
+		memcpy(p + n, &d->ip, 8);
+		n += 8;
+	}
+	if (sample_type & KRING_SAMPLE_TID) {
+		pair[0] = d->pid;
+		pair[1] = d->tid;
+		memcpy(p + n, pair, 8);
+		n += 8;
+	}
+	if (sample_type & KRING_SAMPLE_TIME) {
+		if (time_off)
+			*time_off = n;
+		memcpy(p + n, &d->time, 8);
+		n += 8;
+	}
+	if (sample_type & KRING_SAMPLE_ID) {
+		memcpy(p + n, &d->id, 8);
+		n += 8;
+	}
+	if (sample_type & KRING_SAMPLE_CPU) {
+		pair[0] = d->cpu;
+		pair[1] = 0;
+		memcpy(p + n, pair, 8);
+		n += 8;
+	}
+	if (sample_type & KRING_SAMPLE_PERIOD) {
+		memcpy(p + n, &d->period, 8);
+		n += 8;
+	}
+	return n;
+}
+
 /**
  * kring_output_sample() - write a whole SAMPLE record into a reservation
  * @h:		handle from a begin call of
@@ -156,7 +210,6 @@ int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 	};
 	unsigned int n = 0, t = 0;
 	u8 *rec, *head;
-	u32 pair[2];
 	int ret;
 
 	sample_type |= KRING_SAMPLE_SEQ;
@@ -175,39 +228,7 @@ int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 	rec = kring_output_ptr(h);
 	head = rec ?: stage;
 	memcpy(head, &hdr, sizeof(hdr));
-	n = sizeof(hdr);
-	if (sample_type & KRING_SAMPLE_IDENTIFIER) {
-		memcpy(head + n, &d->id, 8);
-		n += 8;
-	}
-	if (sample_type & KRING_SAMPLE_IP) {
-		memcpy(head + n, &d->ip, 8);
-		n += 8;
-	}
-	if (sample_type & KRING_SAMPLE_TID) {
-		pair[0] = d->pid;
-		pair[1] = d->tid;
-		memcpy(head + n, pair, 8);
-		n += 8;
-	}
-	if (sample_type & KRING_SAMPLE_TIME) {
-		memcpy(head + n, &d->time, 8);
-		n += 8;
-	}
-	if (sample_type & KRING_SAMPLE_ID) {
-		memcpy(head + n, &d->id, 8);
-		n += 8;
-	}
-	if (sample_type & KRING_SAMPLE_CPU) {
-		pair[0] = d->cpu;
-		pair[1] = 0;
-		memcpy(head + n, pair, 8);
-		n += 8;
-	}
-	if (sample_type & KRING_SAMPLE_PERIOD) {
-		memcpy(head + n, &d->period, 8);
-		n += 8;
-	}
+	n = sizeof(hdr) + sample_fields(head + sizeof(hdr), sample_type, d, NULL);
 	if (sample_type & KRING_SAMPLE_CALLCHAIN) {
 		u64 nr = d->chain_nr;
 
@@ -248,3 +269,51 @@ int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kring_output_sample);
+
+/**
+ * kring_sample_write() - write one SAMPLE record into a ring in one call
+ * @rb:		the ring; the caller is its writer (ring.h's context rules)
+ * @sample_type: KRING_SAMPLE_* bits but KRING_SAMPLE_CALLCHAIN
+ *		(KRING_SAMPLE_SEQ is implied)
+ * @d:		the fields; @d->time is set to the record's time
+ *
+ * The fixed fields and RAW's size word are assembled on the stack and
+ * kring_output_write_stamped() writes them, RAW's data, its padding and
+ * the sequence number in one call, the ring's time stored into TIME: the
+ * record kring_output_sample() writes, without a handle. RAW's size is
+ * bounded before its arithmetic: above KRING_SAMPLE_RAW_MAX the record is
+ * refused as too big (counted in lost_too_big).
+ *
+ * Return: as kring_output_write_stamped(); -EINVAL, counted nowhere, for
+ * RAW data of a size above 0 without an address, or with
+ * KRING_SAMPLE_CALLCHAIN (kring_output_sample() writes call chains).
+ */
+int kring_sample_write(struct kring_ring *rb, u64 sample_type,
+		       struct kring_sample_data *d)
+{
+	/* Every byte copied is stored first: no zeroing on every call. */
+	u8 head[7 * 8 + sizeof(u32)] __uninitialized;
+	unsigned int n, time_off, raw_len = 0;
+
+	if (unlikely(sample_type & KRING_SAMPLE_CALLCHAIN))
+		return -EINVAL;
+	n = sample_fields(head, sample_type, d, &time_off);
+	if (sample_type & KRING_SAMPLE_RAW) {
+		u32 padded;
+
+		if (unlikely(d->raw_size && !d->raw))
+			return -EINVAL;
+		/* Above the bound: a length no record takes, refused as too big. */
+		if (unlikely(d->raw_size > KRING_SAMPLE_RAW_MAX))
+			return kring_output_write_stamped(rb, KRING_RECORD_SAMPLE, 0, head, n,
+							  d->raw, UINT_MAX, time_off,
+							  &d->time);
+		padded = KRING_RAW_PADDED(d->raw_size);
+		memcpy(head + n, &padded, sizeof(padded));
+		n += sizeof(padded);
+		raw_len = d->raw_size;
+	}
+	return kring_output_write_stamped(rb, KRING_RECORD_SAMPLE, 0, head, n,
+					  d->raw, raw_len, time_off, &d->time);
+}
+EXPORT_SYMBOL_IF_KUNIT(kring_sample_write);

@@ -957,6 +957,138 @@ static void ring_one_call_clock(struct kunit *test)
 	test_expect_accounting(test, tr);
 }
 
+/*
+ * The stamped record at @pos: @type's header of @size bytes, @head with the
+ * ring's time at @time_off, @tail, zeroes, @seq last. Returns the time.
+ */
+static u64 test_expect_stamped(struct kunit *test, struct test_ring *tr, u64 pos,
+			       unsigned int size, const u8 *head, unsigned int head_len,
+			       unsigned int time_off, const u8 *tail,
+			       unsigned int tail_len, u64 seq)
+{
+	struct kring_record_header hdr;
+	u8 got[128];
+	u64 word, time;
+	unsigned int i;
+
+	test_read(tr, pos, &hdr, sizeof(hdr));
+	KUNIT_EXPECT_EQ(test, hdr.type, (u32)KRING_TEST_RECORD_TYPE);
+	KUNIT_EXPECT_EQ(test, hdr.misc, 0x4001);
+	KUNIT_EXPECT_EQ(test, hdr.size, size);
+	if (size > sizeof(got))
+		return 0;
+	test_read(tr, pos, got, size);
+	memcpy(&time, got + 8 + time_off, 8);
+	for (i = 0; i < head_len; i++)
+		if (i < time_off || i >= time_off + 8)
+			KUNIT_EXPECT_EQ_MSG(test, got[8 + i], head[i], "head byte %u", i);
+	KUNIT_EXPECT_EQ(test, memcmp(got + 8 + head_len, tail, tail_len), 0);
+	for (i = 8 + head_len + tail_len; i < size - 8; i++)
+		KUNIT_EXPECT_EQ_MSG(test, got[i], 0, "padding byte %u", i);
+	memcpy(&word, got + size - 8, 8);
+	KUNIT_EXPECT_EQ(test, word, seq);
+	return time;
+}
+
+/*
+ * kring_output_write_stamped(): the header, two pieces, the ring's time in
+ * the first, zero padding, the record's sequence number, across the end of
+ * the area; refusals of bad arguments taking no number; too big counted
+ * and reported; losses reported first (a LOST record in the same
+ * reservation); backward mode.
+ */
+static void ring_stamped_write(struct kunit *test)
+{
+	static const u8 tail[13] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13 };
+	struct test_ring *tr = test_ring_new(test, 2, 0);
+	const u64 start = 2 * PAGE_SIZE - 24;
+	struct kring_record_header lost_hdr;
+	struct kring_ring_counts c;
+	u8 head[20], want[20];
+	u64 seq, time = 0, t1;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < sizeof(head); i++)
+		want[i] = 0x40 + i;
+	tr->rb.clock = test_counting_clock;
+	clock_reads = 0;
+	test_fill(tr, 0xff);
+	test_seek(tr, start);
+
+	/* 8 + 20 + 13 = 41: 7 bytes of padding, then the number: 56 bytes */
+	memcpy(head, want, sizeof(head));
+	seq = local64_read(&tr->rb.seq);
+	preempt_disable();
+	err = kring_output_write_stamped(&tr->rb, KRING_TEST_RECORD_TYPE, 0x4001, head,
+					 sizeof(head), tail, sizeof(tail), 8, &time);
+	preempt_enable();
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, start + 56);
+	KUNIT_EXPECT_EQ(test, clock_reads, 1ULL);
+	KUNIT_EXPECT_EQ(test, time, 1001ULL);
+	t1 = test_expect_stamped(test, tr, start, 56, want, sizeof(want), 8, tail,
+				 sizeof(tail), seq);
+	KUNIT_EXPECT_EQ(test, t1, time);
+
+	/* Bad arguments: refused, no number taken, nothing counted. */
+	preempt_disable();
+	KUNIT_EXPECT_EQ(test, kring_output_write_stamped(&tr->rb, 1, 0, NULL, 8, tail, 8,
+							 KRING_WRITE_NO_TIME, NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kring_output_write_stamped(&tr->rb, 1, 0, head, 8, NULL, 8,
+							 KRING_WRITE_NO_TIME, NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kring_output_write_stamped(&tr->rb, 1, 0, head,
+							 KRING_WRITE_HEAD_MAX + 1, tail, 0,
+							 KRING_WRITE_NO_TIME, NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kring_output_write_stamped(&tr->rb, 1, 0, head, 20, tail, 0,
+							 13, NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kring_output_write_stamped(&tr->rb, 1, 0, head, 20, tail, 0,
+							 UINT_MAX - 3, NULL), -EINVAL);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, (u64)local64_read(&tr->rb.seq), seq + 1);
+
+	/* Too big for any record (2^32 - 1 too): counted, then reported. */
+	preempt_disable();
+	KUNIT_EXPECT_EQ(test, kring_output_write_stamped(&tr->rb, 1, 0, head, 20, tail,
+							 UINT_MAX, KRING_WRITE_NO_TIME, NULL),
+			-E2BIG);
+	KUNIT_EXPECT_EQ(test, kring_output_write_stamped(&tr->rb, 1, 0, head, 20, tail,
+							 KRING_RECORD_MAX_SIZE, 8, NULL),
+			-E2BIG);
+	preempt_enable();
+	kring_ring_read_counts(&tr->rb, &c);
+	KUNIT_EXPECT_EQ(test, c.lost_too_big, 2ULL);
+	memcpy(head, want, sizeof(head));
+	seq = local64_read(&tr->rb.seq);
+	preempt_disable();
+	err = kring_output_write_stamped(&tr->rb, KRING_TEST_RECORD_TYPE, 0x4001, head,
+					 16, tail, 0, 0, &time);
+	preempt_enable();
+	KUNIT_ASSERT_EQ(test, err, 0);
+	test_read(tr, start + 56, &lost_hdr, sizeof(lost_hdr));
+	KUNIT_EXPECT_EQ(test, lost_hdr.type, (u32)KRING_RECORD_LOST);
+	KUNIT_EXPECT_EQ(test, lost_hdr.size, KRING_LOST_RECORD_SIZE);
+	t1 = test_expect_stamped(test, tr, start + 56 + KRING_LOST_RECORD_SIZE, 32, want, 16,
+				 0, tail, 0, seq);
+	KUNIT_EXPECT_EQ(test, t1, time);
+	KUNIT_EXPECT_GT(test, time, 1001ULL);
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, start + 56 + KRING_LOST_RECORD_SIZE + 32);
+	tr->ctl->data_tail = tr->ctl->data_head;
+	test_expect_accounting(test, tr);
+
+	/* Backward: below the newest record, the same layout. */
+	tr = test_ring_new(test, 1, KRING_RING_OVERWRITE);
+	memcpy(head, want, sizeof(head));
+	seq = local64_read(&tr->rb.seq);
+	preempt_disable();
+	err = kring_output_write_stamped(&tr->rb, KRING_TEST_RECORD_TYPE, 0x4001, head, 8,
+					 tail, 5, KRING_WRITE_NO_TIME, NULL);
+	preempt_enable();
+	KUNIT_ASSERT_EQ(test, err, 0);
+	KUNIT_EXPECT_EQ(test, tr->ctl->data_head, -32ULL);
+	test_expect_stamped(test, tr, -32ULL, 32, want, 8, 8, tail, 5, seq);
+}
+
 /* ---- wake-ups ----------------------------------------------------------- */
 
 static int wake_calls;
@@ -1198,6 +1330,7 @@ static struct kunit_case kring_ring_cases[] = {
 	KUNIT_CASE(ring_unwritten_tail_zeroed),
 	KUNIT_CASE(ring_one_call_write),
 	KUNIT_CASE(ring_one_call_clock),
+	KUNIT_CASE(ring_stamped_write),
 	KUNIT_CASE(ring_nesting_simulated),
 	KUNIT_CASE(ring_nesting_loss),
 	KUNIT_CASE(ring_lost_record),

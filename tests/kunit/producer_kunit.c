@@ -727,8 +727,8 @@ static void producer_channel_write_sample(struct kunit *test)
 	u8 *rec = kunit_kmalloc(test, KRING_RECORD_MAX_SIZE, GFP_KERNEL);
 	struct kring_sample_data d = { .pid = 3, .tid = 4 };
 	unsigned int j, refused = 0;
+	u64 tail = 0, seq, s0 = 0, word, last_time = 0;
 	s64 n, losts = 0;
-	u64 tail = 0, seq;
 	int ret;
 
 	KUNIT_ASSERT_NOT_NULL(test, rec);
@@ -750,6 +750,17 @@ static void producer_channel_write_sample(struct kunit *test)
 		if (ok) {
 			memcpy(&seq, rec + expected_sample_size(type, raw) - 8, 8);
 			expect_sample(test, rec, type, raw, src, seq);
+			/* every call numbered, the refused ones too */
+			if (!j)
+				s0 = seq;
+			KUNIT_EXPECT_EQ_MSG(test, seq, s0 + j, "raw %u", raw);
+			memcpy(&word, rec + 8, 8);		/* TID */
+			KUNIT_EXPECT_EQ(test, word, 3ULL | 4ULL << 32);
+			memcpy(&word, rec + 16, 8);		/* TIME, the ring's */
+			KUNIT_EXPECT_EQ(test, word, d.time);
+			KUNIT_EXPECT_GE(test, d.time, last_time);
+			KUNIT_EXPECT_NE(test, d.time, 0ULL);
+			last_time = d.time;
 		}
 		tail = ctl_read(test, CTL(data_head));
 	}
