@@ -14,6 +14,7 @@
  *	[clock=mono|local]
  *	ring=clock count=N
  *	ring=tp sink=none|ftrace|perf|kring|floor count=N [channel=ID] [period=NS]
+ *	[write=call]
  *
  * The write runs the loop in the writing task, on its CPU: the task must
  * be pinned to one CPU (-EINVAL otherwise). Each record: reserve, copy
@@ -74,7 +75,10 @@
  * (the event disabled), ftrace (enabled in tracefs) and perf (a
  * perf_event_open() of the event); for kring this module attaches a probe
  * that writes each hit as a SAMPLE (TIME | RAW, the event's two words as
- * RAW) into channel @channel, and ok/fail count the probe's writes; for
+ * RAW) into channel @channel (write=call: the same bytes through
+ * kring_channel_write(), its time read by the probe and its last word a
+ * number of the probe's own: what the SAMPLE writer costs above a one-call
+ * write), and ok/fail count the probe's writes; for
  * floor a probe that writes the same 48 bytes (kring's SAMPLE: header,
  * time, RAW's size word, the two words, its padding, a sequence number)
  * into a bare ring of 16 pages, as ring=floor does: the least any ring's
@@ -644,6 +648,7 @@ static int bench_clock(const struct bench_cmd *c, struct bench_file *f)
 /* The kring probe's channel and its counts (one run at a time). */
 struct bench_tp {
 	struct kring_channel *ch;
+	bool one_call;		/* write=call: kring_channel_write() */
 	struct bench_floor fl;	/* sink=floor */
 	u64 seq;
 	u64 ok;
@@ -653,6 +658,24 @@ struct bench_tp {
 	u64 ns;
 	struct completion done;
 };
+
+/*
+ * write=call: the SAMPLE's bytes (time, RAW's size word, the two words, the
+ * padding, a number of the probe's own) through kring_channel_write(): the
+ * same record without the SAMPLE writer.
+ */
+static int bench_tp_call(struct bench_tp *tp, const u64 *raw)
+{
+	u64 body[5];
+	u32 padded = 20;
+
+	body[0] = ktime_get_mono_fast_ns();
+	memcpy(&body[1], &padded, sizeof(padded));
+	memcpy((char *)&body[1] + 4, raw, 16);
+	memset((char *)&body[1] + 20, 0, 4);
+	body[4] = tp->seq++;
+	return kring_channel_write(tp->ch, KRING_RECORD_SAMPLE, 0, body, sizeof(body));
+}
 
 static void bench_tp_probe(void *data, u64 seq, u64 val)
 {
@@ -669,7 +692,7 @@ static void bench_tp_probe(void *data, u64 seq, u64 val)
 	 * so a probe that writes into kring disables it itself.
 	 */
 	preempt_disable_notrace();
-	if (kring_channel_write_sample(tp->ch, &d))
+	if (tp->one_call ? bench_tp_call(tp, raw) : kring_channel_write_sample(tp->ch, &d))
 		tp->fail++;
 	else
 		tp->ok++;
@@ -734,7 +757,9 @@ static int bench_tp_thread(void *arg)
  */
 static int bench_tp(const struct bench_cmd *c, struct bench_file *f)
 {
-	struct bench_tp tp = { .count = c->count, .period = c->period };
+	struct bench_tp tp = {
+		.count = c->count, .period = c->period, .one_call = c->one_call,
+	};
 	struct task_struct *t;
 	int err = 0;
 

@@ -4,7 +4,7 @@
 //   tracepoint_bench [--pairs N] [--count N] [--order N] [--smoke] [--run FILE]
 //
 // kring_bench.ko fires kring_bench:kring_bench_hit N times from a kthread
-// on CPU 0 (ring=tp); each round runs six sinks in turn:
+// on CPU 0 (ring=tp); each round runs seven sinks in turn:
 //   none    the event disabled: the baseline (a static branch);
 //   ftrace  the event enabled in tracefs, into ftrace's ring (its default
 //           overwrite mode, buffer_size_kb = the ring's size, no reader);
@@ -16,7 +16,10 @@
 //   kring-ow  the same probe into a channel mapped read-only: kring's
 //           overwrite mode, no reader, as ftrace's sink runs;
 //   floor   a probe writing the same 48-byte SAMPLE into a bare ring
-//           (kring_bench.c): the least any ring's probe costs here.
+//           (kring_bench.c): the least any ring's probe costs here;
+//   kring-call  the kring-ow channel written with the same 48 bytes through
+//           kring_channel_write() (write=call): the SAMPLE writer's own cost
+//           is kring-ow's above it.
 // Prints the median ns per hit of each, minus the baseline, and the ratios
 // kring-ow/ftrace (both overwriting, unread), kring/perf (both read on CPU
 // 1), kring/ftrace, floor/ftrace and kring-ow/floor (medians of the
@@ -26,7 +29,7 @@
 // like. Every run's accounting is checked: each hit is in the sink or
 // counted as lost there (ftrace: entries + overrun; perf: samples + LOST
 // records' counts; kring: records + lost = hits, and the channel's
-// counters agree; kring-ow, floor: every hit written); a run that fails it fails
+// counters agree; kring-ow, floor, kring-call: every hit written); a run that fails it fails
 // the program (exit 1). Times
 // are never asserted. --smoke: one round, few hits (make check). The last
 // lines are machine-readable:
@@ -147,7 +150,7 @@ run_result run_perf(const options& o, const std::string& tfs) {
 
 // kring's sink: read on CPU 1 (forward mode), or with @overwrite mapped
 // read-only and never read.
-run_result run_kring(const options& o, bool overwrite) {
+run_result run_kring(const options& o, bool overwrite, bool one_call = false) {
     kring::channel_options co;
     co.source = KRING_SOURCE_NONE;
     co.data_pages_order = o.order;
@@ -163,7 +166,8 @@ run_result run_kring(const options& o, bool overwrite) {
         return {0, 0, "id: " + id.error().message()};
     if (overwrite) {
         bench::fields f;
-        run_result r = fire(o, "kring", " channel=" + std::to_string(*id), f);
+        run_result r = fire(o, "kring",
+                            " channel=" + std::to_string(*id) + (one_call ? " write=call" : ""), f);
         auto st = ch->stats();
         if (!st)
             r.why = "stats: " + st.error().message();
@@ -210,7 +214,7 @@ run_result run_floor(const options& o) {
 int main(int argc, char** argv) {
     options o;
     CLI::App app{"one tracepoint into ftrace, perf and kring (kring_bench.ko)"};
-    o.add_to(app, "rounds of the six sinks", "hits per run");
+    o.add_to(app, "rounds of the seven sinks", "hits per run");
     if (auto rc = o.parse(app, argc, argv))
         return *rc;
     if (!bench::start_on("tracepoint_bench", producer_cpu))
@@ -222,15 +226,17 @@ int main(int argc, char** argv) {
         return 1;
     }
 
-    constexpr int nsinks = 6;
-    const char* names[nsinks] = {"none", "ftrace", "perf", "kring", "kring-ow", "floor"};
+    constexpr int nsinks = 7;
+    const char* names[nsinks] = {"none",     "ftrace", "perf",      "kring",
+                                 "kring-ow", "floor",  "kring-call"};
     std::vector<double> ns[nsinks], over[nsinks], r_ftrace, r_perf, r_ftrace_read, r_floor,
         r_kfloor;
     std::uint64_t lost[nsinks] = {};
     unsigned runs = 0, bad = 0;
     for (unsigned p = 0; p < o.pairs; p++) {
-        run_result r[nsinks] = {run_none(o, tfs),    run_ftrace(o, tfs), run_perf(o, tfs),
-                                run_kring(o, false), run_kring(o, true), run_floor(o)};
+        run_result r[nsinks] = {run_none(o, tfs),        run_ftrace(o, tfs), run_perf(o, tfs),
+                                run_kring(o, false),     run_kring(o, true), run_floor(o),
+                                run_kring(o, true, true)};
         bool round_ok = true;
         for (int s = 0; s < nsinks; s++) {
             runs++;
@@ -263,7 +269,8 @@ int main(int argc, char** argv) {
 
     std::printf(
         "\none tracepoint, three sinks: ns per hit, median of %u rounds (none, ftrace, perf, "
-        "kring, kring-ow, floor in turn), %llu hits per run from a kthread on CPU %d, rings of %u "
+        "kring, kring-ow, floor, kring-call in turn), %llu hits per run from a kthread on CPU %d, "
+        "rings of %u "
         "pages "
         "(readers on CPU %d)\n",
         o.pairs, (unsigned long long)o.count, producer_cpu, 1u << o.order, consumer_cpu);
