@@ -615,24 +615,6 @@ void kring_capture_release(struct kring_capture *cap)
 	cap->pid_ns = NULL;
 }
 
-/*
- * kring_capture_emit() of a SAMPLE with a call chain, through the handle
- * API (kring_output_sample() writes call chains); the others are one call
- * (kring_sample_write()). Out of line: the handle is zeroed on every call
- * where the stack is (CONFIG_INIT_STACK_ALL_ZERO).
- */
-static noinline void capture_emit_handle(struct kring_ring *rb, u64 sample_type,
-					 struct kring_sample_data *d)
-{
-	struct kring_output_handle h;
-
-	if (kring_output_begin(&h, rb, kring_sample_data_size(sample_type, d), 0))
-		return;
-	d->time = h.time;
-	kring_output_sample(&h, sample_type, d);
-	kring_output_end(&h);
-}
-
 /**
  * kring_capture_emit() - write one capture sample and advance the floor
  * @cap:	the channel's capture state
@@ -647,8 +629,8 @@ static noinline void capture_emit_handle(struct kring_ring *rb, u64 sample_type,
  * lost by the ring core. RAW's size is bounded before any arithmetic, as
  * for a producer module: above KRING_SAMPLE_RAW_MAX kring_sample_size()
  * answers 0, which the begin refuses (-E2BIG, counted in lost_too_big),
- * and kring_sample_write() (kring_output_sample() for a call chain)
- * writes only what its reservation was checked to hold. Then the buffer's timestamp floor is raised
+ * and kring_sample_write() writes only what its reservation was checked
+ * to hold. Then the buffer's timestamp floor is raised
  * (kring_floor_advance(); docs/CAPTURE.md): always on a call without a
  * record, after a record on a bound channel or with a clock synchronised
  * across CPUs (not KRING_CLOCK_LOCAL).
@@ -659,7 +641,6 @@ static noinline void capture_emit_handle(struct kring_ring *rb, u64 sample_type,
 void kring_capture_emit(struct kring_capture *cap, struct kring_sample_data *d)
 {
 	struct kring_channel *ch = cap->ch;
-	u64 sample_type = ch->attr.sample_type;
 	struct kring_buffer *buf;
 	unsigned long flags;
 
@@ -668,10 +649,8 @@ void kring_capture_emit(struct kring_capture *cap, struct kring_sample_data *d)
 		return;
 	if (d) {
 		d->id = ch->id;
-		if (sample_type & KRING_SAMPLE_CALLCHAIN)
-			capture_emit_handle(&buf->ring, sample_type, d);
-		else	/* -EINVAL: a source's RAW data without an address */
-			WARN_ON_ONCE(kring_sample_write(&buf->ring, sample_type, d) == -EINVAL);
+		/* -EINVAL: a source's RAW data without an address */
+		WARN_ON_ONCE(kring_sample_write(&buf->ring, ch->attr.sample_type, d) == -EINVAL);
 	}
 	if (!d || cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
 		kring_floor_advance(&buf->ring);

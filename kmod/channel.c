@@ -404,26 +404,6 @@ int kring_channel_write(struct kring_channel *ch, u32 type, u16 misc,
 }
 EXPORT_SYMBOL_GPL(kring_channel_write);
 
-/*
- * kring_channel_write_sample() through the handle API: a SAMPLE with a
- * call chain (kring_output_sample() writes it). Out of line: the handle
- * is zeroed on every call where the stack is (CONFIG_INIT_STACK_ALL_ZERO).
- */
-static noinline int channel_write_sample_handle(struct kring_channel *ch, u64 type,
-						struct kring_sample_data *data)
-{
-	struct kring_output_handle h;
-	int ret;
-
-	ret = kring_channel_output_begin(&h, ch, kring_sample_data_size(type, data));
-	if (ret)
-		return ret;
-	data->time = h.time;
-	kring_output_sample(&h, type, data);
-	kring_channel_output_end(&h);
-	return 0;
-}
-
 /**
  * kring_channel_write_sample() - write one SAMPLE record into a channel
  * @ch:		channel
@@ -444,17 +424,13 @@ int kring_channel_write_sample(struct kring_channel *ch,
 	struct kring_ring *rb;
 
 	/*
-	 * RAW's size is bounded by kring_sample_size() and
-	 * kring_sample_write(), before its arithmetic: beyond
+	 * RAW's address first, whatever the channel's state. Its size is
+	 * bounded in kring_sample_write(), before its arithmetic: beyond
 	 * KRING_SAMPLE_RAW_MAX the record is refused as too big.
-	 * kring_output_sample() then cannot refuse.
 	 */
 	if (unlikely((type & KRING_SAMPLE_RAW) && data->raw_size && !data->raw))
 		return -EINVAL;
 	data->id = ch->id;
-	if (unlikely(type & KRING_SAMPLE_CALLCHAIN))
-		return channel_write_sample_handle(ch, type, data);
-	/* One call, no handle: a channel's producers never ask for call chains. */
 	rb = kring_channel_ring(ch);
 	if (IS_ERR(rb))
 		return PTR_ERR(rb);

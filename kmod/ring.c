@@ -1022,6 +1022,17 @@ static noinline int ring_begin_fail(struct kring_ring *rb, unsigned int level,
 }
 
 /*
+ * A reservation found no space (forward mode): count the loss, park it
+ * with @time for the next LOST record, publish. The nest level is read
+ * again from ->nest, where interrupting writers left it.
+ */
+static __always_inline int ring_no_space(struct kring_ring *rb, u64 seq, u64 time)
+{
+	local64_inc(&rb->lost_no_space);
+	return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, seq, time, NULL);
+}
+
+/*
  * kring_output_begin() in forward mode with losses pending: collect them
  * and reserve room for a LOST record reporting them before the record.
  */
@@ -1123,11 +1134,8 @@ static __always_inline int ring_begin(struct kring_output_handle *h,
 	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
 		return ring_begin_lost(h, level, size, time);
 
-	if (unlikely(!ring_reserve(rb, size, overwrite, true, &offset, &head, &time))) {
-		local64_inc(&rb->lost_no_space);
-		return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, h->seq,
-				       time, NULL);
-	}
+	if (unlikely(!ring_reserve(rb, size, overwrite, true, &offset, &head, &time)))
+		return ring_no_space(rb, h->seq, time);
 	return ring_reserved(h, rb, overwrite, offset, head, size, size, time);
 }
 
@@ -1236,6 +1244,14 @@ static noinline void ring_end_fill(struct kring_output_handle *h)
 	ring_publish(rb, false);
 }
 
+/* A record whole in its reservation: count it written and publish. */
+static __always_inline void ring_commit(struct kring_ring *rb)
+{
+	local64_inc(&rb->records_written);
+	kring_irq_point(rb);
+	ring_publish(rb, true);
+}
+
 /* kring_output_end(), inline for kring_output_write() too. */
 static __always_inline void ring_end(struct kring_output_handle *h)
 {
@@ -1245,9 +1261,7 @@ static __always_inline void ring_end(struct kring_output_handle *h)
 		ring_end_fill(h);
 		return;
 	}
-	local64_inc(&rb->records_written);
-	kring_irq_point(rb);
-	ring_publish(rb, true);
+	ring_commit(rb);
 }
 
 /**
@@ -1331,9 +1345,7 @@ static noinline int ring_write_after_lost(struct kring_ring *rb, u64 seq, u64 ti
 /* kring_output_write() found no space (forward mode): a loss, timed now. */
 static noinline int ring_write_no_space(struct kring_ring *rb, u64 seq, u64 time)
 {
-	local64_inc(&rb->lost_no_space);
-	return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, seq,
-			       ring_lost_time(rb, time), NULL);
+	return ring_no_space(rb, seq, ring_lost_time(rb, time));
 }
 
 /*
@@ -1381,9 +1393,7 @@ static __always_inline int ring_write_at(struct kring_ring *rb, unsigned long po
 	memcpy(addr, &hdr, sizeof(hdr));
 	if (len)
 		memcpy(addr + sizeof(hdr), body, len);
-	local64_inc(&rb->records_written);
-	kring_irq_point(rb);
-	ring_publish(rb, true);
+	ring_commit(rb);
 	return 0;
 }
 
@@ -1560,10 +1570,8 @@ static __always_inline int ring_stamped_one(struct kring_ring *rb,
 					       tail_len, time_off, timep);
 
 	/* The time is read in the reservation loop, as for kring_output_begin(). */
-	if (unlikely(!ring_reserve(rb, size, overwrite, true, &offset, &end, &time))) {
-		local64_inc(&rb->lost_no_space);
-		return ring_begin_fail(rb, READ_ONCE(rb->nest), -ENOSPC, seq, time, NULL);
-	}
+	if (unlikely(!ring_reserve(rb, size, overwrite, true, &offset, &end, &time)))
+		return ring_no_space(rb, seq, time);
 	ring_reserved_account(rb, overwrite, offset, end);
 	if (timep)
 		*timep = time;
@@ -1585,9 +1593,7 @@ static __always_inline int ring_stamped_one(struct kring_ring *rb,
 	if (tail_len)
 		memcpy(addr + sizeof(hdr) + head_len, tail, tail_len);
 	memcpy(addr + size - sizeof(seq), &seq, sizeof(seq));
-	local64_inc(&rb->records_written);
-	kring_irq_point(rb);
-	ring_publish(rb, true);
+	ring_commit(rb);
 	return 0;
 }
 

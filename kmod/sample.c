@@ -270,11 +270,30 @@ int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 }
 EXPORT_SYMBOL_GPL(kring_output_sample);
 
+/*
+ * kring_sample_write() of a SAMPLE with a call chain, through a handle
+ * (kring_output_sample() writes call chains). Out of line: the handle is
+ * zeroed on every call where the stack is (CONFIG_INIT_STACK_ALL_ZERO).
+ */
+static noinline int sample_write_handle(struct kring_ring *rb, u64 sample_type,
+					struct kring_sample_data *d)
+{
+	struct kring_output_handle h;
+	int ret;
+
+	ret = kring_output_begin(&h, rb, kring_sample_data_size(sample_type, d), 0);
+	if (ret)
+		return ret;
+	d->time = h.time;
+	kring_output_sample(&h, sample_type, d);
+	kring_output_end(&h);
+	return 0;
+}
+
 /**
  * kring_sample_write() - write one SAMPLE record into a ring in one call
  * @rb:		the ring; the caller is its writer (ring.h's context rules)
- * @sample_type: KRING_SAMPLE_* bits but KRING_SAMPLE_CALLCHAIN
- *		(KRING_SAMPLE_SEQ is implied)
+ * @sample_type: KRING_SAMPLE_* bits (KRING_SAMPLE_SEQ is implied)
  * @d:		the fields; @d->time is set to the record's time
  *
  * The fixed fields and RAW's size word are assembled on the stack and
@@ -282,11 +301,11 @@ EXPORT_SYMBOL_GPL(kring_output_sample);
  * the sequence number in one call, the ring's time stored into TIME: the
  * record kring_output_sample() writes, without a handle. RAW's size is
  * bounded before its arithmetic: above KRING_SAMPLE_RAW_MAX the record is
- * refused as too big (counted in lost_too_big).
+ * refused as too big (counted in lost_too_big). A SAMPLE with a call chain
+ * goes through a handle and kring_output_sample().
  *
  * Return: as kring_output_write_stamped(); -EINVAL, counted nowhere, for
- * RAW data of a size above 0 without an address, or with
- * KRING_SAMPLE_CALLCHAIN (kring_output_sample() writes call chains).
+ * RAW data of a size above 0 without an address (without a call chain).
  */
 int kring_sample_write(struct kring_ring *rb, u64 sample_type,
 		       struct kring_sample_data *d)
@@ -296,7 +315,7 @@ int kring_sample_write(struct kring_ring *rb, u64 sample_type,
 	unsigned int n, time_off, raw_len = 0;
 
 	if (unlikely(sample_type & KRING_SAMPLE_CALLCHAIN))
-		return -EINVAL;
+		return sample_write_handle(rb, sample_type, d);
 	n = sample_fields(head, sample_type, d, &time_off);
 	if (sample_type & KRING_SAMPLE_RAW) {
 		u32 padded;

@@ -193,19 +193,29 @@ run_result run_kring(const options& o, bool forward, unsigned size) {
     return r;
 }
 
-run_result run_ftrace(const options& o, bool forward, unsigned size) {
-    run_result r;
+// Run @ring's loop in kring_bench.ko (ftrace's or the floor's): its
+// answer, with r.total and r.ns_per_record from it; or nothing, r.why set.
+std::optional<fields> run_module(const options& o, const char* ring, bool forward, unsigned size,
+                                 run_result& r) {
     std::string err;
-    auto f = run_command(o, command("ftrace", forward, size, o, warmup_records(o, size)), err);
+    auto f = run_command(o, command(ring, forward, size, o, warmup_records(o, size)), err);
     if (!f) {
         r.why = err;
-        return r;
+        return std::nullopt;
     }
+    r.total = (*f)["total"];
+    r.ns_per_record = double((*f)["ns"]) / double(o.count);
+    return f;
+}
+
+run_result run_ftrace(const options& o, bool forward, unsigned size) {
+    run_result r;
+    auto f = run_module(o, "ftrace", forward, size, r);
+    if (!f)
+        return r;
     fields& v = *f;
-    const std::uint64_t total = v["total"], ok = v["ok"], fail = v["fail"];
-    r.total = total;
+    const std::uint64_t total = r.total, ok = v["ok"], fail = v["fail"];
     r.lost = fail;
-    r.ns_per_record = double(v["ns"]) / double(o.count);
     std::ostringstream why;
     if (ok + fail != total)
         why << "ok " << ok << " fail " << fail << " of " << total << "; ";
@@ -229,15 +239,10 @@ run_result run_ftrace(const options& o, bool forward, unsigned size) {
 // The floor (overwrite mode): every record written, the last one read back.
 run_result run_floor(const options& o, unsigned size) {
     run_result r;
-    std::string err;
-    auto f = run_command(o, command("floor", false, size, o, warmup_records(o, size)), err);
-    if (!f) {
-        r.why = err;
+    auto f = run_module(o, "floor", false, size, r);
+    if (!f)
         return r;
-    }
     fields& v = *f;
-    r.total = v["total"];
-    r.ns_per_record = double(v["ns"]) / double(o.count);
     if (v["ok"] != r.total || v["fail"])
         r.why = "floor: ok " + std::to_string(v["ok"]) + " fail " + std::to_string(v["fail"]) +
                 " of " + std::to_string(r.total) + " (fail: the last record not read back)";
