@@ -263,12 +263,12 @@ static __always_inline void ring_write(struct kring_output_handle *h,
 	if (likely(buf && len < h->size && len <= h->rem)) {
 		void *addr = h->addr;
 
-		/* The handle first: the memcpy() is then a tail call. */
+		/* The handle first: a long copy is then a tail call. */
 		h->addr = (char *)addr + len;
 		h->size -= len;
 		h->rem -= len;
 		kring_irq_point(h->rb);
-		memcpy(addr, buf, len);
+		kring_copy(addr, buf, len);
 		return;
 	}
 	ring_write_pages(h, buf, len);
@@ -1391,8 +1391,7 @@ static __always_inline int ring_write_at(struct kring_ring *rb, unsigned long po
 	if (len & (KRING_RECORD_ALIGN - 1))	/* the padding: the last word */
 		memset(addr + hdr.size - KRING_RECORD_ALIGN, 0, KRING_RECORD_ALIGN);
 	memcpy(addr, &hdr, sizeof(hdr));
-	if (len)
-		memcpy(addr + sizeof(hdr), body, len);
+	kring_copy(addr + sizeof(hdr), body, len);
 	ring_commit(rb);
 	return 0;
 }
@@ -1589,9 +1588,8 @@ static __always_inline int ring_stamped_one(struct kring_ring *rb,
 	/* The padding: the word before the sequence number, stored over after. */
 	memset(addr + size - 2 * sizeof(u64), 0, sizeof(u64));
 	memcpy(addr, &hdr, sizeof(hdr));
-	memcpy(addr + sizeof(hdr), head, head_len);
-	if (tail_len)
-		memcpy(addr + sizeof(hdr) + head_len, tail, tail_len);
+	kring_copy(addr + sizeof(hdr), head, head_len);
+	kring_copy(addr + sizeof(hdr) + head_len, tail, tail_len);
 	memcpy(addr + size - sizeof(seq), &seq, sizeof(seq));
 	ring_commit(rb);
 	return 0;

@@ -253,7 +253,7 @@ int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 	}
 	if (rec) {
 		if ((sample_type & KRING_SAMPLE_RAW) && d->raw_size) {
-			memcpy(rec + n, d->raw, d->raw_size);
+			kring_copy(rec + n, d->raw, d->raw_size);
 			n += d->raw_size;
 		}
 		memcpy(rec + n, tail, t);

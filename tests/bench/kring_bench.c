@@ -18,14 +18,15 @@
  *
  * The write runs the loop in the writing task, on its CPU: the task must
  * be pinned to one CPU (-EINVAL otherwise). Each record: reserve, copy
- * @size bytes of payload, commit; each ring reads its clock once per
+ * @size bytes of payload (every ring's payload copy is kring_copy(), as
+ * in kring's one-call write), commit; each ring reads its clock once per
  * record, for the timestamp it keeps (kring: the payload's first word,
  * ftrace: the event header).
  *
  *  - kring: into the channel @channel (KRING_IOC_ID of a channel user
  *    space opened with KRING_SOURCE_NONE, mapped and enabled), through the
- *    exported producer API: kring_channel_output_begin(), one memcpy() of
- *    the record header and the payload (the timestamp is the handle's
+ *    exported producer API: kring_channel_output_begin(), the record header
+ *    and a kring_copy() of the payload (the timestamp is the handle's
  *    time) into the reservation (kring_output_ptr(), as ftrace's loop
  *    copies into ring_buffer_event_data(); write=copy: one
  *    kring_output_copy() instead), kring_channel_output_end(); write=call:
@@ -43,7 +44,7 @@
  *    progress (each one at once, from then on).
  *  - ftrace: into a ring buffer of @pages pages per CPU allocated for the
  *    run (RB_FL_OVERWRITE in overwrite mode): ring_buffer_lock_reserve(),
- *    memcpy() of the payload into ring_buffer_event_data() (its first word
+ *    kring_copy() of the payload into ring_buffer_event_data() (its first word
  *    the record's number: ftrace's ring stamps each event in the event's
  *    header, with its own clock read), ring_buffer_unlock_commit(). In forward
  *    mode a kthread bound to @consumer_cpu (default 1) consumes with
@@ -54,7 +55,7 @@
  *    run, overwrite mode only (no consumer, no space check). Each record:
  *    preempt_disable(), one clock read into the payload's first word
  *    (clock=: ktime_get_mono_fast_ns(), kring's default, or local_clock()),
- *    one memcpy() of the header and payload at the head (the area has a
+ *    the header and a kring_copy() of the payload at the head (the area has a
  *    record's worth of slack past its end: no record is split, as in
  *    kring's doubly mapped area), a release store of the head,
  *    preempt_enable(). No nesting, sequence numbers, loss accounting,
@@ -148,11 +149,26 @@ struct bench_result {
 };
 
 /* The kring record: its header, then the payload (timestamp first). */
-struct bench_record {
-	struct kring_record_header hdr;
+struct bench_body {
 	u64 time;
 	u8 rest[BENCH_MAX_SIZE - sizeof(u64)];
 };
+
+struct bench_record {
+	struct kring_record_header hdr;
+	struct bench_body body;
+};
+
+/*
+ * A record of @size bytes (header included) at @dst, as kring's one-call
+ * write stores one: its header, then kring_copy() of the payload.
+ */
+static __always_inline void bench_copy_record(void *dst, const struct bench_record *rec,
+					      unsigned int size)
+{
+	memcpy(dst, &rec->hdr, sizeof(rec->hdr));
+	kring_copy((char *)dst + sizeof(rec->hdr), &rec->body, size - sizeof(rec->hdr));
+}
 
 /* One run at a time: the loop owns its CPU's slice of the rings. */
 static DEFINE_MUTEX(bench_lock);
@@ -283,9 +299,9 @@ static __always_inline u64 bench_kring_loop_as(struct kring_channel *ch,
 		if (!kring_channel_output_begin(&h, ch, size)) {
 			void *p = copy ? NULL : kring_output_ptr(&h);
 
-			rec->time = h.time;
+			rec->body.time = h.time;
 			if (likely(p))
-				memcpy(p, rec, size);
+				bench_copy_record(p, rec, size);
 			else
 				kring_output_copy(&h, rec, size);
 			kring_channel_output_end(&h);
@@ -325,8 +341,8 @@ static noinline u64 bench_kring_call_loop(struct kring_channel *ch, struct bench
 	u64 i, t0 = local_clock();
 
 	for (i = 0; i < n; i++) {
-		rec->time = local ? local_clock() : ktime_get_mono_fast_ns();
-		if (!kring_channel_write(ch, BENCH_RECORD_TYPE, 0, &rec->time, len))
+		rec->body.time = local ? local_clock() : ktime_get_mono_fast_ns();
+		if (!kring_channel_write(ch, BENCH_RECORD_TYPE, 0, &rec->body, len))
 			r->ok++;
 		else
 			r->fail++;
@@ -361,7 +377,7 @@ static u64 bench_kring_hold_loop(struct kring_channel *ch, struct bench_record *
 		preempt_disable();
 		ok = !kring_channel_output_begin(&h, ch, size);
 		if (ok) {
-			rec->time = h.time;
+			rec->body.time = h.time;
 			kring_output_copy(&h, rec, size);
 			bench_hold(hold);
 			kring_channel_output_end(&h);
@@ -422,9 +438,9 @@ static noinline u64 bench_floor_loop(struct bench_floor *fl, struct bench_record
 		unsigned long head;
 
 		preempt_disable();
-		rec->time = local ? local_clock() : ktime_get_mono_fast_ns();
+		rec->body.time = local ? local_clock() : ktime_get_mono_fast_ns();
 		head = fl->head;
-		memcpy(fl->data + (head & fl->mask), rec, size);
+		bench_copy_record(fl->data + (head & fl->mask), rec, size);
 		/*
 		 * The record's stores before the head's: the release a ring's
 		 * producer owes its consumer's acquire load of the head (none
@@ -555,8 +571,8 @@ static u64 bench_ftrace_loop(struct trace_buffer *rb, struct bench_record *rec,
 			 * payload's first word takes the record's number, so
 			 * that each ring reads its clock once per record.
 			 */
-			rec->time = i;
-			memcpy(ring_buffer_event_data(ev), &rec->time, size);
+			rec->body.time = i;
+			kring_copy(ring_buffer_event_data(ev), &rec->body, size);
 			kring_rb_unlock_commit(rb, ev);
 			r->ok++;
 		} else {
@@ -828,7 +844,7 @@ static int bench_run(const struct bench_cmd *c, struct bench_file *f)
 	rec = kzalloc(sizeof(*rec), GFP_KERNEL);
 	if (!rec)
 		return -ENOMEM;
-	memset(rec->rest, 0xa5, sizeof(rec->rest));
+	memset(rec->body.rest, 0xa5, sizeof(rec->body.rest));
 	if (c->ring == BENCH_KRING)
 		err = bench_kring(c, rec, &r);
 	else if (c->ring == BENCH_FLOOR)

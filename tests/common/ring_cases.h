@@ -1321,6 +1321,56 @@ static void ring_garbage_tail(struct kunit *test)
 }
 
 /*
+ * kring_copy(), the one-call writes' copy: every length up to 80 bytes
+ * (its word paths end at 64, its 4-byte ones at 32) from and to every
+ * offset within 8 bytes: exactly the bytes asked for arrive, in order,
+ * and not one byte around them changes.
+ */
+/*
+ * ring_copy_small(): the bytes of @dst (@span) not as @src's copy wants
+ * them; the first one reported if @report.
+ */
+static unsigned int copy_small_bad(struct kunit *test, const u8 *dst, const u8 *src,
+				   unsigned int span, unsigned int so, unsigned int dof,
+				   unsigned int len, bool report)
+{
+	unsigned int i, bad = 0;
+
+	for (i = 0; i < span; i++) {
+		bool in = i >= 8 + dof && i < 8 + dof + len;
+		u8 want = in ? src[i - dof + so] : 0xa5;
+
+		if (dst[i] != want && !bad++ && report)
+			KUNIT_FAIL(test, "len %u src+%u dst+%u: byte %u is %#x, not %#x",
+				   len, so, dof, i, dst[i], want);
+	}
+	return bad;
+}
+
+static void ring_copy_small(struct kunit *test)
+{
+	enum { SPAN = 8 + 80 + 8 + 8 };
+	u8 *src = kunit_kzalloc(test, SPAN, GFP_KERNEL);
+	u8 *dst = kunit_kzalloc(test, SPAN, GFP_KERNEL);
+	unsigned int len, so, dof, i, bad = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	for (i = 0; i < SPAN; i++)
+		src[i] = (u8)(i * 7 + 1);
+	for (len = 0; len <= 80; len++) {
+		for (so = 0; so < 8; so++) {
+			for (dof = 0; dof < 8; dof++) {
+				memset(dst, 0xa5, SPAN);
+				kring_copy(dst + 8 + dof, src + 8 + so, len);
+				bad += copy_small_bad(test, dst, src, SPAN, so, dof, len, !bad);
+			}
+		}
+	}
+	KUNIT_EXPECT_EQ(test, bad, 0U);
+}
+
+/*
  * The cases, as KUnit's case array: the kernel's suite "kring_ring" and the
  * host's runner (kunit_host.h's KUNIT_CASE*()) read this one list.
  */
@@ -1331,6 +1381,7 @@ static struct kunit_case kring_ring_cases[] = {
 	KUNIT_CASE(ring_one_call_write),
 	KUNIT_CASE(ring_one_call_clock),
 	KUNIT_CASE(ring_stamped_write),
+	KUNIT_CASE(ring_copy_small),
 	KUNIT_CASE(ring_nesting_simulated),
 	KUNIT_CASE(ring_nesting_loss),
 	KUNIT_CASE(ring_lost_record),
