@@ -125,9 +125,9 @@ static int sample_check(const struct kring_output_handle *h, u64 sample_type,
  * TIME's offset from @p (KRING_WRITE_NO_TIME without it). Return: the
  * bytes stored, at most 7 * 8.
  */
-static unsigned int sample_fields(u8 *p, u64 sample_type,
-				  const struct kring_sample_data *d,
-				  unsigned int *time_off)
+static __always_inline unsigned int sample_fields(u8 *p, u64 sample_type,
+						  const struct kring_sample_data *d,
+						  unsigned int *time_off)
 {
 	unsigned int n = 0;
 	u32 pair[2];
@@ -310,8 +310,12 @@ static noinline int sample_write_handle(struct kring_ring *rb, u64 sample_type,
 int kring_sample_write(struct kring_ring *rb, u64 sample_type,
 		       struct kring_sample_data *d)
 {
-	/* Every byte copied is stored first: no zeroing on every call. */
-	u8 head[7 * 8 + sizeof(u32)] __uninitialized;
+	/*
+	 * Every byte copied is stored first: no zeroing on every call. Its
+	 * words aligned: an unaligned store costs a slow path in an emulator
+	 * and on some cores, and kring_copy() copies aligned words only.
+	 */
+	u8 head[7 * 8 + sizeof(u32)] __aligned(8) __uninitialized;
 	unsigned int n, time_off, raw_len = 0;
 
 	if (unlikely(sample_type & KRING_SAMPLE_CALLCHAIN))
