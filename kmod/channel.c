@@ -438,6 +438,56 @@ int kring_channel_write_sample(struct kring_channel *ch,
 }
 EXPORT_SYMBOL_GPL(kring_channel_write_sample);
 
+/**
+ * kring_channel_write_raw() - write one SAMPLE record of RAW data, its other
+ *	fields from the context
+ * @ch:		channel
+ * @raw:	the RAW data (may be NULL when @size is 0)
+ * @size:	its bytes, at most KRING_SAMPLE_RAW_MAX
+ *
+ * kring_channel_write_sample() for what a tracepoint's probe writes: the
+ * fields other than RAW that the channel's attr.sample_type asks for come
+ * from the context, as perf fills them for a tracepoint: IDENTIFIER and
+ * ID the channel's id, TID the current task's (tgid, pid), TIME the
+ * ring's, CPU this CPU, PERIOD 1, an empty CALLCHAIN, and IP 0 (kring
+ * writes no kernel address a user could read). No structure to fill, so
+ * nothing to zero on every call. Without RAW in the sample_type, @raw is
+ * not written.
+ *
+ * Context: preemption disabled, any context up to NMI.
+ * Return: as kring_channel_write_sample().
+ */
+int kring_channel_write_raw(struct kring_channel *ch, const void *raw, u32 size)
+{
+	/* Every field is set below: no zeroing on every call. */
+	struct kring_sample_data d __uninitialized;
+	u64 type = ch->attr.sample_type;
+	struct kring_ring *rb;
+
+	if (unlikely((type & KRING_SAMPLE_RAW) && size && !raw))
+		return -EINVAL;
+	d.id = ch->id;
+	d.ip = 0;
+	/* Only what the sample_type asks for: the task is another line to load */
+	if (type & KRING_SAMPLE_TID) {
+		d.pid = task_tgid_nr(current);
+		d.tid = task_pid_nr(current);
+	}
+	d.time = 0;
+	if (type & KRING_SAMPLE_CPU)
+		d.cpu = smp_processor_id();
+	d.period = 1;
+	d.raw = raw;
+	d.raw_size = size;
+	d.chain = NULL;
+	d.chain_nr = 0;
+	rb = kring_channel_ring(ch);
+	if (IS_ERR(rb))
+		return PTR_ERR(rb);
+	return kring_sample_write(rb, type, &d);
+}
+EXPORT_SYMBOL_GPL(kring_channel_write_raw);
+
 /* ---- mmap -------------------------------------------------------------- */
 
 /**

@@ -14,7 +14,7 @@
  *	[clock=mono|local]
  *	ring=clock count=N
  *	ring=tp sink=none|ftrace|perf|kring|floor count=N [channel=ID] [period=NS]
- *	[write=call]
+ *	[write=call|sample]
  *
  * The write runs the loop in the writing task, on its CPU: the task must
  * be pinned to one CPU (-EINVAL otherwise). Each record: reserve, copy
@@ -76,10 +76,12 @@
  * (the event disabled), ftrace (enabled in tracefs) and perf (a
  * perf_event_open() of the event); for kring this module attaches a probe
  * that writes each hit as a SAMPLE (TIME | RAW, the event's two words as
- * RAW) into channel @channel (write=call: the same bytes through
- * kring_channel_write(), its time read by the probe and its last word a
- * number of the probe's own: what the SAMPLE writer costs above a one-call
- * write), and ok/fail count the probe's writes; for
+ * RAW) into channel @channel with kring_channel_write_raw() (write=sample:
+ * kring_channel_write_sample() of a struct kring_sample_data the probe
+ * zero-initialises, as a producer filling some of its fields does;
+ * write=call: the same bytes through kring_channel_write(), its time read
+ * by the probe and its last word a number of the probe's own: what the
+ * SAMPLE writer costs above a one-call write), and ok/fail count the probe's writes; for
  * floor a probe that writes the same 48 bytes (kring's SAMPLE: header,
  * time, RAW's size word, the two words, its padding, a sequence number)
  * into a bare ring of 16 pages, as ring=floor does: the least any ring's
@@ -132,6 +134,7 @@ struct bench_cmd {
 	u64 period;		/* BENCH_TP: ns between hits, 0: unpaced */
 	bool copy;		/* BENCH_KRING: kring_output_copy(), not in place */
 	bool one_call;		/* BENCH_KRING: kring_channel_write() */
+	bool sample;		/* BENCH_TP: kring_channel_write_sample() */
 	bool local_clock;	/* one_call, floor: the body's time from local_clock() */
 	u64 hold;		/* BENCH_KRING: ns each reservation stays open */
 };
@@ -254,6 +257,8 @@ static int bench_parse(char *s, struct bench_cmd *c)
 				c->copy = true;
 			else if (!strcmp(val, "call"))
 				c->one_call = true;
+			else if (!strcmp(val, "sample"))
+				c->sample = true;
 			else if (strcmp(val, "ptr"))
 				err = -EINVAL;
 		} else {
@@ -265,6 +270,8 @@ static int bench_parse(char *s, struct bench_cmd *c)
 	if (c->ring < BENCH_KRING || c->ring > BENCH_FLOOR)
 		return -EINVAL;
 	if (c->hold > BENCH_MAX_HOLD_NS || (c->hold && c->ring != BENCH_KRING))
+		return -EINVAL;
+	if (c->sample && c->ring != BENCH_TP)
 		return -EINVAL;
 	if (c->ring == BENCH_CLOCK || c->ring == BENCH_TP)
 		return 0;
@@ -665,6 +672,7 @@ static int bench_clock(const struct bench_cmd *c, struct bench_file *f)
 struct bench_tp {
 	struct kring_channel *ch;
 	bool one_call;		/* write=call: kring_channel_write() */
+	bool sample;		/* write=sample: kring_channel_write_sample() */
 	struct bench_floor fl;	/* sink=floor */
 	u64 seq;
 	u64 ok;
@@ -693,14 +701,25 @@ static int bench_tp_call(struct bench_tp *tp, const u64 *raw)
 	return kring_channel_write(tp->ch, KRING_RECORD_SAMPLE, 0, body, sizeof(body));
 }
 
+/*
+ * write=sample: the SAMPLE through kring_channel_write_sample(), its
+ * struct kring_sample_data zero-initialised but for RAW.
+ */
+static int bench_tp_sample(struct bench_tp *tp, const u64 *raw)
+{
+	struct kring_sample_data d = {
+		.raw = raw,
+		.raw_size = 2 * sizeof(*raw),
+	};
+
+	return kring_channel_write_sample(tp->ch, &d);
+}
+
 static void bench_tp_probe(void *data, u64 seq, u64 val)
 {
 	struct bench_tp *tp = data;
 	u64 raw[2] = { seq, val };
-	struct kring_sample_data d = {
-		.raw = raw,
-		.raw_size = sizeof(raw),
-	};
+	int err;
 
 	/*
 	 * The producer API wants preemption disabled. A tracepoint gave
@@ -708,7 +727,13 @@ static void bench_tp_probe(void *data, u64 seq, u64 val)
 	 * so a probe that writes into kring disables it itself.
 	 */
 	preempt_disable_notrace();
-	if (tp->one_call ? bench_tp_call(tp, raw) : kring_channel_write_sample(tp->ch, &d))
+	if (tp->one_call)
+		err = bench_tp_call(tp, raw);
+	else if (tp->sample)
+		err = bench_tp_sample(tp, raw);
+	else
+		err = kring_channel_write_raw(tp->ch, raw, sizeof(raw));
+	if (err)
 		tp->fail++;
 	else
 		tp->ok++;
@@ -775,6 +800,7 @@ static int bench_tp(const struct bench_cmd *c, struct bench_file *f)
 {
 	struct bench_tp tp = {
 		.count = c->count, .period = c->period, .one_call = c->one_call,
+		.sample = c->sample,
 	};
 	struct task_struct *t;
 	int err = 0;

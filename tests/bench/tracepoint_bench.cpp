@@ -4,7 +4,7 @@
 //   tracepoint_bench [--pairs N] [--count N] [--order N] [--smoke] [--run FILE]
 //
 // kring_bench.ko fires kring_bench:kring_bench_hit N times from a kthread
-// on CPU 0 (ring=tp); each round runs seven sinks in turn:
+// on CPU 0 (ring=tp); each round runs eight sinks in turn:
 //   none    the event disabled: the baseline (a static branch);
 //   ftrace  the event enabled in tracefs, into ftrace's ring (its default
 //           overwrite mode, buffer_size_kb = the ring's size, no reader);
@@ -12,14 +12,19 @@
 //           PERF_SAMPLE_RAW | PERF_SAMPLE_TIME) on CPU 0, 1 + 2^order pages,
 //           read by libkring's reader on CPU 1;
 //   kring   the module's probe writing a SAMPLE (TIME | RAW) into a kring
-//           channel of 2^order pages, read by libkring's reader on CPU 1;
+//           channel of 2^order pages with kring_channel_write_raw(), read
+//           by libkring's reader on CPU 1;
 //   kring-ow  the same probe into a channel mapped read-only: kring's
 //           overwrite mode, no reader, as ftrace's sink runs;
 //   floor   a probe writing the same 48-byte SAMPLE into a bare ring
 //           (kring_bench.c): the least any ring's probe costs here;
 //   kring-call  the kring-ow channel written with the same 48 bytes through
 //           kring_channel_write() (write=call): the SAMPLE writer's own cost
-//           is kring-ow's above it.
+//           is kring-ow's above it;
+//   kring-sample  the kring-ow channel written with
+//           kring_channel_write_sample() of a zero-initialised struct
+//           kring_sample_data (write=sample): what filling that struct costs
+//           above kring-ow.
 // Prints the median ns per hit of each, minus the baseline, and the ratios
 // kring-ow/ftrace (both overwriting, unread), kring/perf (both read on CPU
 // 1), kring/ftrace, floor/ftrace and kring-ow/floor (medians of the
@@ -29,7 +34,8 @@
 // like. Every run's accounting is checked: each hit is in the sink or
 // counted as lost there (ftrace: entries + overrun; perf: samples + LOST
 // records' counts; kring: records + lost = hits, and the channel's
-// counters agree; kring-ow, floor, kring-call: every hit written); a run that fails it fails
+// counters agree; kring-ow, floor, kring-call, kring-sample: every hit
+// written); a run that fails it fails
 // the program (exit 1). Times
 // are never asserted. --smoke: one round, few hits (make check). The last
 // lines are machine-readable:
@@ -150,7 +156,8 @@ run_result run_perf(const options& o, const std::string& tfs) {
 
 // kring's sink: read on CPU 1 (forward mode), or with @overwrite mapped
 // read-only and never read.
-run_result run_kring(const options& o, bool overwrite, bool one_call = false) {
+// @write: the probe's write= (call, sample; empty: kring_channel_write_raw()).
+run_result run_kring(const options& o, bool overwrite, const std::string& write = "") {
     kring::channel_options co;
     co.source = KRING_SOURCE_NONE;
     co.data_pages_order = o.order;
@@ -166,8 +173,9 @@ run_result run_kring(const options& o, bool overwrite, bool one_call = false) {
         return {0, 0, "id: " + id.error().message()};
     if (overwrite) {
         bench::fields f;
-        run_result r = fire(o, "kring",
-                            " channel=" + std::to_string(*id) + (one_call ? " write=call" : ""), f);
+        run_result r =
+            fire(o, "kring",
+                 " channel=" + std::to_string(*id) + (write.empty() ? "" : " write=" + write), f);
         auto st = ch->stats();
         if (!st)
             r.why = "stats: " + st.error().message();
@@ -214,7 +222,7 @@ run_result run_floor(const options& o) {
 int main(int argc, char** argv) {
     options o;
     CLI::App app{"one tracepoint into ftrace, perf and kring (kring_bench.ko)"};
-    o.add_to(app, "rounds of the seven sinks", "hits per run");
+    o.add_to(app, "rounds of the eight sinks", "hits per run");
     if (auto rc = o.parse(app, argc, argv))
         return *rc;
     if (!bench::start_on("tracepoint_bench", producer_cpu))
@@ -226,17 +234,18 @@ int main(int argc, char** argv) {
         return 1;
     }
 
-    constexpr int nsinks = 7;
-    const char* names[nsinks] = {"none",     "ftrace", "perf",      "kring",
-                                 "kring-ow", "floor",  "kring-call"};
+    constexpr int nsinks = 8;
+    const char* names[nsinks] = {"none",     "ftrace", "perf",       "kring",
+                                 "kring-ow", "floor",  "kring-call", "kring-sample"};
     std::vector<double> ns[nsinks], over[nsinks], r_ftrace, r_perf, r_ftrace_read, r_floor,
         r_kfloor;
     std::uint64_t lost[nsinks] = {};
     unsigned runs = 0, bad = 0;
     for (unsigned p = 0; p < o.pairs; p++) {
-        run_result r[nsinks] = {run_none(o, tfs),        run_ftrace(o, tfs), run_perf(o, tfs),
-                                run_kring(o, false),     run_kring(o, true), run_floor(o),
-                                run_kring(o, true, true)};
+        run_result r[nsinks] = {run_none(o, tfs),           run_ftrace(o, tfs),
+                                run_perf(o, tfs),           run_kring(o, false),
+                                run_kring(o, true),         run_floor(o),
+                                run_kring(o, true, "call"), run_kring(o, true, "sample")};
         bool round_ok = true;
         for (int s = 0; s < nsinks; s++) {
             runs++;
@@ -269,7 +278,8 @@ int main(int argc, char** argv) {
 
     std::printf(
         "\none tracepoint, three sinks: ns per hit, median of %u rounds (none, ftrace, perf, "
-        "kring, kring-ow, floor, kring-call in turn), %llu hits per run from a kthread on CPU %d, "
+        "kring, kring-ow, floor, kring-call, kring-sample in turn), %llu hits per run from a "
+        "kthread on CPU %d, "
         "rings of %u "
         "pages "
         "(readers on CPU %d)\n",
@@ -277,10 +287,10 @@ int main(int argc, char** argv) {
     // ftrace's ring overwrites (its default mode, no reader): its column
     // counts the events overwritten; perf's and kring's, the hits their full
     // ring refused (kring-ow overwrites and counts nothing lost).
-    std::printf("%-8s %10s %14s %18s\n", "sink", "ns/hit", "over baseline", "lost/overwritten");
+    std::printf("%-12s %10s %14s %18s\n", "sink", "ns/hit", "over baseline", "lost/overwritten");
     const double hits = double(o.count) * double(ns[0].size());
     for (int s = 0; s < nsinks; s++)
-        std::printf("%-8s %10.1f %14.1f %17.1f%%\n", names[s], bench::median(ns[s]),
+        std::printf("%-12s %10.1f %14.1f %17.1f%%\n", names[s], bench::median(ns[s]),
                     bench::median(over[s]), hits ? 100.0 * double(lost[s]) / hits : 0);
     auto spread = [](const std::vector<double>& v, double& lo, double& hi) {
         lo = v.empty() ? 0 : *std::min_element(v.begin(), v.end());

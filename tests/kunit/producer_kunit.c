@@ -1130,6 +1130,133 @@ static void producer_channel_wakeup_per_poll(struct kunit *test)
 	expect_chan_accounting(test, 0);
 }
 
+/* Sample types of kring_channel_write_raw()'s layouts (SEQ is added) */
+static const u64 raw_types[] = {
+	KRING_SAMPLE_RAW,
+	KRING_SAMPLE_TIME | KRING_SAMPLE_RAW,
+	KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_RAW,
+	KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | KRING_SAMPLE_RAW,
+	KRING_SAMPLE_IDENTIFIER | KRING_SAMPLE_IP | KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
+		KRING_SAMPLE_ID | KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | KRING_SAMPLE_RAW,
+	KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_PERIOD,
+};
+
+static void raw_type_desc(const u64 *type, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "sample_type %#llx", *type);
+}
+
+KUNIT_ARRAY_PARAM(raw_type, raw_types, raw_type_desc);
+
+/*
+ * The fixed fields of SAMPLE @rec of @type, in perf's order, as
+ * kring_channel_write_raw() fills them on @cpu; *@time gets TIME's.
+ */
+static void expect_raw_fields(struct kunit *test, const u8 *rec, u64 type, unsigned int cpu,
+			      u64 *time)
+{
+	struct chan *c = test->priv;
+	const u64 want[] = {
+		c->id,					/* IDENTIFIER */
+		0,					/* IP: no kernel address */
+		(u64)(u32)task_tgid_nr(current) |
+			(u64)(u32)task_pid_nr(current) << 32,	/* TID */
+		0,					/* TIME: the ring's */
+		c->id,					/* ID */
+		cpu,					/* CPU, then 4 bytes of 0 */
+		1,					/* PERIOD */
+	};
+	const u64 bits[] = {
+		KRING_SAMPLE_IDENTIFIER, KRING_SAMPLE_IP, KRING_SAMPLE_TID, KRING_SAMPLE_TIME,
+		KRING_SAMPLE_ID, KRING_SAMPLE_CPU, KRING_SAMPLE_PERIOD,
+	};
+	unsigned int i, at = 8;
+	u64 word;
+
+	*time = 0;
+	for (i = 0; i < ARRAY_SIZE(bits); i++) {
+		if (!(type & bits[i]))
+			continue;
+		memcpy(&word, rec + at, 8);
+		at += 8;
+		if (bits[i] == KRING_SAMPLE_TIME)
+			*time = word;
+		else
+			KUNIT_EXPECT_EQ_MSG(test, word, want[i], "field %u", i);
+	}
+}
+
+/*
+ * kring_channel_write_raw() on every layout of raw_types[]: the fields other
+ * than RAW from the context, each checked in place (IDENTIFIER and ID the
+ * channel's id, IP 0, TID the task's tgid and pid, TIME the ring's, never
+ * decreasing, CPU this one, PERIOD 1), every call numbered; RAW at every
+ * extreme as kring_channel_write_sample(): above the bound -E2BIG, counted
+ * too big and reported in a LOST record; without an address -EINVAL,
+ * counted nowhere. Without RAW in the sample_type the data is not written
+ * and nothing is refused.
+ */
+static void producer_channel_write_raw(struct kunit *test)
+{
+	const u64 type = *(const u64 *)test->param_value | KRING_SAMPLE_SEQ;
+	const bool has_raw = type & KRING_SAMPLE_RAW;
+	struct chan *c = test->priv;
+	u8 *src = raw_source(test);
+	u8 *rec = kunit_kmalloc(test, KRING_RECORD_MAX_SIZE, GFP_KERNEL);
+	u64 tail = 0, seq, s0 = 0, time, last_time = 0;
+	unsigned int j, refused = 0, cpu;
+	s64 n, losts = 0;
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(test, rec);
+	chan_setup(test, type);
+	for (j = 0; j < ARRAY_SIZE(raw_sizes); j++) {
+		u32 raw = raw_sizes[j];
+		bool ok = !has_raw || raw <= KRING_SAMPLE_RAW_MAX;
+		u64 size = expected_sample_size(type, raw);
+
+		preempt_disable();
+		cpu = smp_processor_id();
+		ret = kring_channel_write_raw(c->ch, src, raw);
+		preempt_enable();
+		KUNIT_EXPECT_EQ_MSG(test, ret, ok ? 0 : -E2BIG, "raw %u", raw);
+		refused += !ok;
+		n = chan_consume(test, tail, ok ? size : 0, rec);
+		KUNIT_ASSERT_GE(test, n, 0LL);
+		losts += n;
+		tail = ctl_read(test, CTL(data_head));
+		if (!ok)
+			continue;
+		memcpy(&seq, rec + size - 8, 8);
+		expect_sample(test, rec, type, raw, src, seq);
+		if (!j)
+			s0 = seq;
+		KUNIT_EXPECT_EQ_MSG(test, seq, s0 + j, "raw %u", raw);
+		expect_raw_fields(test, rec, type, cpu, &time);
+		if (type & KRING_SAMPLE_TIME) {
+			KUNIT_EXPECT_NE(test, time, 0ULL);
+			KUNIT_EXPECT_GE(test, time, last_time);
+			last_time = time;
+		}
+	}
+	preempt_disable();
+	ret = kring_channel_write_raw(c->ch, NULL, 8);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, ret, has_raw ? -EINVAL : 0);
+	KUNIT_EXPECT_EQ(test, chan_consume(test, tail, has_raw ? 0 : expected_sample_size(type, 0),
+					   NULL), 0LL);
+	tail = ctl_read(test, CTL(data_head));
+
+	/* The next record that fits reports every refusal in a LOST record. */
+	preempt_disable();
+	ret = kring_channel_write_raw(c->ch, NULL, 0);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	losts += chan_consume(test, tail, expected_sample_size(type, 0), NULL);
+	KUNIT_EXPECT_EQ(test, losts, (s64)refused);
+	expect_chan_accounting(test, refused);
+}
+
 static struct kunit_case producer_channel_cases[] = {
 	KUNIT_CASE(producer_channel_get),
 	KUNIT_CASE(producer_channel_output_begin),
@@ -1137,6 +1264,7 @@ static struct kunit_case producer_channel_cases[] = {
 	KUNIT_CASE(producer_aux_bounds),
 	KUNIT_CASE(producer_capture_emit),
 	KUNIT_CASE(producer_channel_write_sample),
+	KUNIT_CASE_PARAM(producer_channel_write_raw, raw_type_gen_params),
 	KUNIT_CASE(producer_channel_wakeup_per_poll),
 	{}
 };

@@ -39,7 +39,8 @@
  *	}
  *
  * or, for perf-style SAMPLE records (struct kring_sample_data below),
- * kring_channel_write_sample(). Writers of one channel may nest (task,
+ * kring_channel_write_sample(), or kring_channel_write_raw() for a
+ * tracepoint's: RAW data, the other fields from the context. Writers of one channel may nest (task,
  * softirq, hardirq, NMI) on one CPU; one channel must not have writers on
  * two CPUs at once (as with perf's buffers: bind the producer to the
  * channel's CPU or serialise it).
@@ -71,8 +72,8 @@
  *    length above 0 without an address with -EINVAL, counted nowhere;
  *  - a SAMPLE's RAW data is at most KRING_SAMPLE_RAW_MAX bytes, whatever
  *    the sample_type: kring_sample_size() answers 0 beyond it, so
- *    kring_channel_write_sample() refuses it as a begin refuses a size,
- *    -E2BIG counted in lost_too_big; RAW data of a size above 0 needs an
+ *    kring_channel_write_sample() and kring_channel_write_raw() refuse it
+ *    as a begin refuses a size, -E2BIG counted in lost_too_big; RAW data of a size above 0 needs an
  *    address (-EINVAL, nothing counted);
  *  - within a reservation, a copy or header beyond what is left of it and
  *    a SAMPLE that does not match the reservation are refused (-E2BIG,
@@ -170,6 +171,7 @@ int kring_channel_output_begin(struct kring_output_handle *h,
 void kring_channel_output_end(struct kring_output_handle *h);
 int kring_channel_write_sample(struct kring_channel *ch,
 			       struct kring_sample_data *data);
+int kring_channel_write_raw(struct kring_channel *ch, const void *raw, u32 size);
 
 /*
  * Describing your records (docs/PRODUCER.md): the layout of a record type
