@@ -121,6 +121,21 @@ static __always_inline void kring_copy_ends(char *d, const char *s, unsigned int
 	}
 }
 
+/*
+ * kring_copy() of @len bytes (1 to 8 words of @w bytes) in words of @w:
+ * the first and the last 4, 2 or 1 of them.
+ */
+static __always_inline void kring_copy_words(char *d, const char *s, unsigned int len,
+					     const unsigned int w)
+{
+	if (len > 4 * w)
+		kring_copy_ends(d, s, len, 4 * w, w);
+	else if (len > 2 * w)
+		kring_copy_ends(d, s, len, 2 * w, w);
+	else if (len)
+		kring_copy_ends(d, s, len, w, w);
+}
+
 /**
  * kring_copy() - copy a record's bytes, the small aligned ones without a call
  * @dst:	where, e.g. in place in a reservation (kring_output_ptr())
@@ -146,23 +161,12 @@ static __always_inline void kring_copy(void *dst, const void *src,
 	const char *s = (const char *)src;
 	char *d = (char *)dst;
 
-	if (!(align & 7) && len <= 64) {
-		if (len > 32)
-			kring_copy_ends(d, s, len, 32, 8);
-		else if (len > 16)
-			kring_copy_ends(d, s, len, 16, 8);
-		else if (len)
-			kring_copy_ends(d, s, len, 8, 8);
-	} else if (!(align & 3) && len <= 32) {
-		if (len > 16)
-			kring_copy_ends(d, s, len, 16, 4);
-		else if (len > 8)
-			kring_copy_ends(d, s, len, 8, 4);
-		else if (len)
-			kring_copy_ends(d, s, len, 4, 4);
-	} else {
+	if (!(align & 7) && len <= 64)
+		kring_copy_words(d, s, len, 8);
+	else if (!(align & 3) && len <= 32)
+		kring_copy_words(d, s, len, 4);
+	else
 		memcpy(d, s, len);
-	}
 }
 
 /*
