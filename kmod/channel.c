@@ -404,6 +404,29 @@ int kring_channel_write(struct kring_channel *ch, u32 type, u16 misc,
 }
 EXPORT_SYMBOL_GPL(kring_channel_write);
 
+/*
+ * kring_channel_write_sample() and kring_channel_write_raw(): @data (of
+ * the channel's sample_type @type, @data->id set here) into the channel.
+ */
+static __always_inline int channel_write_sample(struct kring_channel *ch, u64 type,
+						struct kring_sample_data *data)
+{
+	struct kring_ring *rb;
+
+	/*
+	 * RAW's address first, whatever the channel's state. Its size is
+	 * bounded in kring_sample_write(), before its arithmetic: beyond
+	 * KRING_SAMPLE_RAW_MAX the record is refused as too big.
+	 */
+	if (unlikely((type & KRING_SAMPLE_RAW) && data->raw_size && !data->raw))
+		return -EINVAL;
+	data->id = ch->id;
+	rb = kring_channel_ring(ch);
+	if (IS_ERR(rb))
+		return PTR_ERR(rb);
+	return kring_sample_write(rb, type, data);
+}
+
 /**
  * kring_channel_write_sample() - write one SAMPLE record into a channel
  * @ch:		channel
@@ -420,21 +443,7 @@ EXPORT_SYMBOL_GPL(kring_channel_write);
 int kring_channel_write_sample(struct kring_channel *ch,
 			       struct kring_sample_data *data)
 {
-	u64 type = ch->attr.sample_type;
-	struct kring_ring *rb;
-
-	/*
-	 * RAW's address first, whatever the channel's state. Its size is
-	 * bounded in kring_sample_write(), before its arithmetic: beyond
-	 * KRING_SAMPLE_RAW_MAX the record is refused as too big.
-	 */
-	if (unlikely((type & KRING_SAMPLE_RAW) && data->raw_size && !data->raw))
-		return -EINVAL;
-	data->id = ch->id;
-	rb = kring_channel_ring(ch);
-	if (IS_ERR(rb))
-		return PTR_ERR(rb);
-	return kring_sample_write(rb, type, data);
+	return channel_write_sample(ch, ch->attr.sample_type, data);
 }
 EXPORT_SYMBOL_GPL(kring_channel_write_sample);
 
@@ -459,14 +468,13 @@ EXPORT_SYMBOL_GPL(kring_channel_write_sample);
  */
 int kring_channel_write_raw(struct kring_channel *ch, const void *raw, u32 size)
 {
-	/* Every field is set below: no zeroing on every call. */
+	/*
+	 * Every field the sample_type asks for is set below (the SAMPLE
+	 * writer reads no other): no zeroing on every call.
+	 */
 	struct kring_sample_data d __uninitialized;
 	u64 type = ch->attr.sample_type;
-	struct kring_ring *rb;
 
-	if (unlikely((type & KRING_SAMPLE_RAW) && size && !raw))
-		return -EINVAL;
-	d.id = ch->id;
 	d.ip = 0;
 	/* Only what the sample_type asks for: the task is another line to load */
 	if (type & KRING_SAMPLE_TID) {
@@ -481,10 +489,7 @@ int kring_channel_write_raw(struct kring_channel *ch, const void *raw, u32 size)
 	d.raw_size = size;
 	d.chain = NULL;
 	d.chain_nr = 0;
-	rb = kring_channel_ring(ch);
-	if (IS_ERR(rb))
-		return PTR_ERR(rb);
-	return kring_sample_write(rb, type, &d);
+	return channel_write_sample(ch, type, &d);
 }
 EXPORT_SYMBOL_GPL(kring_channel_write_raw);
 
