@@ -93,23 +93,45 @@ inline std::uint64_t stat_of(const std::string& stats, const std::string& name) 
     return ~0ull;
 }
 
+// Wait for a thread to set @ready: bounded only against a defect (the
+// thread sets it before it ever sleeps). False after 60 s.
+inline bool wait_ready(const std::atomic<bool>& ready) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!ready.load(std::memory_order_acquire))
+        if (std::chrono::steady_clock::now() >= deadline)
+            return false;
+        else
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+    return true;
+}
+
 // A consumer thread on @cpu reading a ring (kring's or perf's) with
 // libkring's reader until told to stop, then once more: counts the records
 // of @sample_type and the losses LOST records report. Busy polling, or
 // with @fd >= 0 sleeping in libkring's poller (epoll on @fd, need_wakeup
-// armed for kring rings) until the ring has data, at most 100 ms.
+// armed for kring rings) until the ring has data, at most 100 ms. start()
+// returns once the thread runs on @cpu with its poller and reader set up and
+// every page of the ring touched: a producer started after it measures the
+// consumer's steady state, not the start of a thread (under emulation that
+// can take longer than filling the ring).
 struct consumer {
     std::atomic<bool> stop{false};
+    std::atomic<bool> ready{false};
     std::uint64_t samples = 0, lost = 0, other = 0;
-    std::uint64_t wakeups = 0;   // sleeps that ended with data to read
-    std::uint64_t waits = 0;     // system calls: epoll_wait (the poller's sleeps)
-    std::uint64_t cpu_ns = 0;    // the consumer thread's CPU time
-    kring::poller_stats poll{};  // what the poller did (spins, wake-up latency)
+    std::uint64_t wakeups = 0;           // sleeps that ended with data to read
+    std::uint64_t waits = 0;             // system calls: epoll_wait (the poller's sleeps)
+    std::uint64_t cpu_ns = 0;            // the consumer thread's CPU time
+    std::uint64_t max_fill = 0;          // the most unread bytes a drain found
+    std::uint64_t max_wait_ns = 0;       // the longest wait() (a sleep or a poll)
+    std::uint64_t drains = 0;            // the drains done
+    std::uint64_t first_lost_drain = 0;  // 1 + the drain that found the first LOST record
+    kring::poller_stats poll{};          // what the poller did (spins, wake-up latency)
     std::string error;
     std::thread t;
 
-    void start(int cpu, const kring::ring_view& ring, std::uint32_t sample_type, int fd = -1,
-               const kring::poller_options& po = {}) {
+    // False if the thread did not get ready (a defect: bounded at 60 s).
+    [[nodiscard]] bool start(int cpu, const kring::ring_view& ring, std::uint32_t sample_type,
+                             int fd = -1, const kring::poller_options& po = {}) {
         t = std::thread([this, cpu, ring, sample_type, fd, po] {
             kt::pin_to(cpu);
             const std::uint64_t cpu0 = kt::thread_cpu_ns();
@@ -118,32 +140,50 @@ struct consumer {
                 auto c = kring::poller::create(po);
                 if (!c || !c->add(fd, ring, 0)) {
                     error = "poller";
+                    ready.store(true, std::memory_order_release);
                     return;
                 }
                 p.emplace(std::move(*c));
             }
             kring::reader rd(ring);
+            // Fault every page of the mapping in (both copies of a mirrored one).
+            const long page = ::sysconf(_SC_PAGESIZE);
+            const std::uint64_t len = ring.data_size * (ring.mirrored ? 2 : 1);
+            for (std::uint64_t off = 0; off < len; off += std::uint64_t(page))
+                (void)*static_cast<const volatile std::byte*>(ring.data + off);
+            ready.store(true, std::memory_order_release);
             auto on = [&](const kring::record& rec) {
                 if (rec.type() == sample_type)
                     samples++;
-                else if (auto l = kring::parse_lost(rec, ring.kind))
+                else if (auto l = kring::parse_lost(rec, ring.kind)) {
                     lost += l->lost;
-                else
+                    if (!first_lost_drain)
+                        first_lost_drain = drains + 1;
+                } else
                     other++;
             };
             for (;;) {
                 const bool last = stop.load(std::memory_order_acquire);
                 if (p && !last) {
+                    const auto t0 = std::chrono::steady_clock::now();
                     auto w = p->wait(100);
                     if (!w) {
                         error = w.error().message();
                         break;
                     }
+                    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - t0);
+                    max_wait_ns = std::max(max_wait_ns, std::uint64_t(ns.count()));
                 }
+                // A figure: relaxed loads (the drain's own acquire orders the reads).
+                max_fill =
+                    std::max(max_fill, kring::barrier::load_relaxed(ring.ctl->data_head) -
+                                           kring::barrier::load_relaxed(ring.ctl->data_tail));
                 if (auto n = rd.drain(on); !n) {
                     error = n.error().message();
                     break;
                 }
+                drains++;
                 if (last)
                     break;
             }
@@ -154,12 +194,14 @@ struct consumer {
             }
             cpu_ns = kt::thread_cpu_ns() - cpu0;
         });
+        return wait_ready(ready);
     }
     void finish() {
         stop.store(true, std::memory_order_release);
         if (t.joinable())
             t.join();
     }
+    ~consumer() { finish(); }
 };
 
 // Parse the command line into @app's options: nothing to go on, or the

@@ -2,7 +2,11 @@
 // until woken, for kring, perf and ftrace, in one boot (docs/PERFORMANCE.md;
 // `make bench` runs it after tracepoint_bench).
 //
-//   e2e_bench [--seconds S] [--order N] [--smoke] [--run FILE]
+//   e2e_bench [--seconds S] [--order N] [--headroom N] [--smoke] [--run FILE]
+//   e2e_bench --sink SINK --rate R [--repeat N] ...   one sink at one rate,
+//           a line per run (loss, wake-ups, sleeps, timeouts, polls, the
+//           fullest the ring was at a drain, the longest wait, the drain that
+//           first found a LOST record): where and when a sink loses
 //
 // kring_bench.ko fires kring_bench:kring_bench_hit at a paced rate from a
 // kthread on CPU 0 (ring=tp period=NS); a consumer thread on CPU 1 reads
@@ -25,6 +29,10 @@
 //           TRACE_MMAP_IOCTL_GET_READER until nothing new; the events
 //           parsed in place). Skipped, and said so, where the kernel has no
 //           such reader.
+// Each consumer thread is running on CPU 1, set up and with the ring's
+// pages touched, before the first hit fires (under emulation a thread's
+// start can take longer than the ring takes to fill). --headroom: the
+// adaptive poller's headroom_latencies (default 4).
 // For each sink: the highest rate with zero loss (doubling from 20000
 // hits/s until a run loses, then three bisections; each run lasts about
 // --seconds), the loss when the hits are not paced at all, and at the
@@ -73,6 +81,10 @@ struct options {
     unsigned order = 4;
     bool smoke = false;
     std::string run_file = bench::default_run_file;
+    kring::poller_options poll{};  // the adaptive kring sink's poller
+    std::string sink;              // --sink: only this sink, at --rate, --repeat times
+    double rate = 0;               // hits/s (0: unpaced)
+    unsigned repeat = 1;
 };
 
 struct run_result {
@@ -84,8 +96,12 @@ struct run_result {
     std::uint64_t cpu_ns = 0;           // the consumer thread's CPU time
     std::uint64_t spins = 0;            // kring: waits that polled data_head
     std::uint64_t wake_latency_ns = 0;  // kring: the longest wake-up latency measured
-    std::string why;                    // accounting or set-up failure; empty: fine
-    std::string skipped;                // why the sink cannot run on this kernel
+    std::uint64_t timeouts = 0;         // kring, perf: sleeps that ran into the timeout
+    std::uint64_t max_fill = 0;         // kring, perf: the most unread bytes a drain found
+    std::uint64_t max_wait_ns = 0;      // kring, perf: the longest wait (sleep or poll)
+    std::uint64_t drains = 0, first_lost_drain = 0;  // kring, perf: see bench::consumer
+    std::string why;                                 // accounting or set-up failure; empty: fine
+    std::string skipped;                             // why the sink cannot run on this kernel
 };
 
 // Fire @count hits, @period ns apart (0: unpaced).
@@ -122,11 +138,13 @@ run_result run_kring(const options& o, std::uint64_t count, std::uint64_t period
         return r;
     }
     bench::consumer s;
-    kring::poller_options po;
+    kring::poller_options po = o.poll;
     po.mode = mode;
-    s.start(consumer_cpu, ch->ring(), KRING_RECORD_SAMPLE, ch->fd(), po);
     bench::fields f;
-    r.why = fire(o, "kring", count, period, " channel=" + std::to_string(*id), f);
+    if (!s.start(consumer_cpu, ch->ring(), KRING_RECORD_SAMPLE, ch->fd(), po))
+        r.why = "kring: the consumer thread did not start";
+    else
+        r.why = fire(o, "kring", count, period, " channel=" + std::to_string(*id), f);
     s.finish();
     r.lost = f["fail"];
     r.delivered = s.samples;
@@ -135,6 +153,11 @@ run_result run_kring(const options& o, std::uint64_t count, std::uint64_t period
     r.cpu_ns = s.cpu_ns;
     r.spins = s.poll.spins;
     r.wake_latency_ns = s.poll.wake_latency_max_ns;
+    r.timeouts = s.poll.timeouts;
+    r.max_fill = s.max_fill;
+    r.max_wait_ns = s.max_wait_ns;
+    r.drains = s.drains;
+    r.first_lost_drain = s.first_lost_drain;
     if (r.why.empty() && (f["ok"] + f["fail"] != count || s.samples != f["ok"] ||
                           s.lost > f["fail"] || s.other || !s.error.empty()))
         r.why = "kring: probe ok " + std::to_string(f["ok"]) + " fail " +
@@ -156,9 +179,11 @@ run_result run_perf(const options& o, const std::string& tfs, std::uint64_t coun
         return r;
     }
     bench::consumer s;
-    s.start(consumer_cpu, pr->ring(), PERF_RECORD_SAMPLE, pr->fd());
     bench::fields f, f2;
-    r.why = fire(o, "perf", count, period, "", f);
+    if (!s.start(consumer_cpu, pr->ring(), PERF_RECORD_SAMPLE, pr->fd()))
+        r.why = "perf: the consumer thread did not start";
+    else
+        r.why = fire(o, "perf", count, period, "", f);
     bench::wait_consumed(pr->page());
     if (r.why.empty())
         r.why = fire(o, "perf", 1, 0, "", f2);
@@ -168,6 +193,11 @@ run_result run_perf(const options& o, const std::string& tfs, std::uint64_t coun
     r.wakeups = s.wakeups;
     r.syscalls = s.waits;
     r.cpu_ns = s.cpu_ns;
+    r.timeouts = s.poll.timeouts;
+    r.max_fill = s.max_fill;
+    r.max_wait_ns = s.max_wait_ns;
+    r.drains = s.drains;
+    r.first_lost_drain = s.first_lost_drain;
     if (r.why.empty() && (s.samples + s.lost != count + 1 || s.other || !s.error.empty()))
         r.why = "perf: " + std::to_string(s.samples) + " samples + " + std::to_string(s.lost) +
                 " lost != " + std::to_string(count + 1) + " hits " + s.error;
@@ -245,9 +275,11 @@ int ftrace_open(const options& o, const std::string& tfs, std::string& why) {
 // @stop; a last drain after it. Each poll and drain is a system call in
 // @r.
 template <typename Drain>
-void ftrace_consume(int fd, run_result& r, const std::atomic<bool>& stop, Drain drain) {
+void ftrace_consume(int fd, run_result& r, std::atomic<bool>& ready, const std::atomic<bool>& stop,
+                    Drain drain) {
     kt::pin_to(consumer_cpu);
     const std::uint64_t cpu0 = kt::thread_cpu_ns();
+    ready.store(true, std::memory_order_release);
     for (;;) {
         const bool last = stop.load(std::memory_order_acquire);
         if (!last) {
@@ -276,10 +308,13 @@ bool ftrace_fire(const options& o, const std::string& ev, int fd, run_result& r,
         r.why = "cannot enable the event";
         return false;
     }
-    std::atomic<bool> stop{false};
-    std::thread t([&] { ftrace_consume(fd, r, stop, drain); });
+    std::atomic<bool> stop{false}, ready{false};
+    std::thread t([&] { ftrace_consume(fd, r, ready, stop, drain); });
     bench::fields f;
-    r.why = fire(o, "ftrace", count, period, "", f);
+    if (!bench::wait_ready(ready))
+        r.why = "ftrace: the consumer thread did not start";
+    else
+        r.why = fire(o, "ftrace", count, period, "", f);
     kt::write_text(ev, "0");
     stop.store(true, std::memory_order_release);
     t.join();
@@ -429,6 +464,16 @@ int main(int argc, char** argv) {
     app.add_option("--order", o.order, "log2 of the rings' data pages")->check(CLI::Range(0, 12));
     app.add_option("--run", o.run_file, "kring_bench.ko's command file");
     app.add_flag("--smoke", smoke, "two short runs per sink (make check)");
+    app.add_option("--sink", o.sink,
+                   "only this sink (kring, kring-sleep, perf, ftrace, ftrace-mmap): --repeat runs "
+                   "at --rate, one line each")
+        ->check(CLI::IsMember({"kring", "kring-sleep", "perf", "ftrace", "ftrace-mmap"}));
+    app.add_option("--headroom", o.poll.headroom_latencies,
+                   "kring's adaptive poller: poll when the room lasts fewer wake-up latencies")
+        ->check(CLI::Range(1u, 1000u));
+    app.add_option("--rate", o.rate, "--sink's rate in hits/s (0: unpaced)")
+        ->check(CLI::Range(0.0, 1e9));
+    app.add_option("--repeat", o.repeat, "--sink's runs")->check(CLI::Range(1u, 100000u));
     if (auto rc = bench::parse(app, argc, argv))
         return *rc;
     if (smoke) {
@@ -475,6 +520,35 @@ int main(int argc, char** argv) {
         }
         return r;
     };
+
+    if (!o.sink.empty()) {
+        int s = 0;
+        while (o.sink != sums[std::size_t(s)].name)
+            s++;
+        unsigned lossy = 0;
+        std::printf(
+            "%s at %.0f hits/s, %u runs: hits lost wakeups sleeps timeouts polls "
+            "max-fill/ring max-wait-us wake-us drains first-lost-drain\n",
+            o.sink.c_str(), o.rate, o.repeat);
+        for (unsigned i = 0; i < o.repeat; i++) {
+            run_result r = run(s, o.rate);
+            if (!r.skipped.empty()) {
+                std::printf("skipped %s: %s\n", o.sink.c_str(), r.skipped.c_str());
+                return 0;
+            }
+            lossy += r.lost != 0;
+            std::printf("run %u: %llu %llu %llu %llu %llu %llu %.2f %.0f %.0f %llu %llu\n", i,
+                        (unsigned long long)r.hits, (unsigned long long)r.lost,
+                        (unsigned long long)r.wakeups, (unsigned long long)r.syscalls,
+                        (unsigned long long)r.timeouts, (unsigned long long)r.spins,
+                        double(r.max_fill) / double(4096u << o.order), double(r.max_wait_ns) / 1e3,
+                        double(r.wake_latency_ns) / 1e3, (unsigned long long)r.drains,
+                        (unsigned long long)r.first_lost_drain);
+        }
+        std::printf("summary e2e_bench sink=%s rate=%.0f runs=%u lossy=%u bad=%u ok=%d\n",
+                    o.sink.c_str(), o.rate, o.repeat, lossy, bad, bad == 0);
+        return bad ? 1 : 0;
+    }
 
     for (int s = 0; s < int(sums.size()); s++) {
         sink_summary& sum = sums[s];

@@ -138,7 +138,8 @@ run_result run_perf(const options& o, const std::string& tfs) {
     if (!pr)
         return {0, 0, "perf_event_open: " + pr.error().message()};
     bench::consumer d;
-    d.start(consumer_cpu, pr->ring(), PERF_RECORD_SAMPLE);
+    if (!d.start(consumer_cpu, pr->ring(), PERF_RECORD_SAMPLE))
+        return {0, 0, "perf: the consumer thread did not start"};
     bench::fields f, f2;
     run_result r = fire(o, "perf", "", f);
     bench::wait_consumed(pr->page());
@@ -187,7 +188,8 @@ run_result run_kring(const options& o, bool overwrite, const std::string& write 
     }
     kring::barrier::arm_need_wakeup(ch->ctl()->need_wakeup, 0);
     bench::consumer d;
-    d.start(consumer_cpu, ch->ring(), KRING_RECORD_SAMPLE);
+    if (!d.start(consumer_cpu, ch->ring(), KRING_RECORD_SAMPLE))
+        return {0, 0, "kring: the consumer thread did not start"};
     bench::fields f;
     run_result r = fire(o, "kring", " channel=" + std::to_string(*id), f);
     d.finish();

@@ -36,6 +36,13 @@ TEST(Poller, RecheckAfterArmingAvoidsSleeping) {
     EXPECT_TRUE(r->empty());
     EXPECT_EQ(a.ctl->need_wakeup, 1u);
     EXPECT_EQ(b.ctl->need_wakeup, 1u);
+    EXPECT_EQ(p->stats().timeouts, 0u);  // a wait(0) does not sleep
+    // Nothing for 1 ms: a sleep that ran into its timeout.
+    r = p->wait(1);
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r->empty());
+    EXPECT_EQ(p->stats().timeouts, 1u);
+    EXPECT_EQ(p->stats().woken, 0u);
     // Data published without any wake-up (the fd stays silent): the
     // re-check after F reports it although the fd is not readable, and the
     // poller does not sleep (a long timeout would hang the test).

@@ -235,6 +235,8 @@ result<std::span<const std::uint64_t>> poller::wait(int timeout_ms) {
         return error::from_errno(errno, "epoll_wait");
     if (n > 0)
         stats_.woken++;
+    else if (n == 0 && timeout_ms != 0)
+        stats_.timeouts++;
     if (n > 0 && timeout_ms != 0)
         learn_latencies(n, slept_at);
     for (int k = 0; k < n; k++)

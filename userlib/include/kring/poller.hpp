@@ -66,6 +66,7 @@ struct poller_options {
 struct poller_stats {
     std::uint64_t sleeps = 0;               // epoll_wait() calls
     std::uint64_t woken = 0;                // ... that returned a ring (woken, or a ready fd)
+    std::uint64_t timeouts = 0;             // ... that slept until the timeout, nothing ready
     std::uint64_t rechecks_hit = 0;         // wake-ups avoided: the re-check after F found data
     std::uint64_t spins = 0;                // waits that polled data_head instead of sleeping
     std::uint64_t spin_hits = 0;            // ... and found data before the spin ran out
