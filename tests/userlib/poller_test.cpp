@@ -210,6 +210,53 @@ void adaptive_run(kring::wait_mode mode) {
     EXPECT_EQ(a.ctl->need_wakeup, 1u);  // armed: asleep as usual
 }
 
+// A wake-up so late that the next one became due too: the control page's
+// wakeup_time is the second's, yet the latency measured is the first's, or
+// more. The writer crosses the watermark, waits 30 ms, crosses it again
+// (filling the ring) and only then signals: the first wake-up is at least
+// 30 ms late, the second hardly at all. The poller places the first
+// (k - 1) watermarks earlier at the rate the ring filled during its sleep:
+// 2 KiB of 4 KiB over a sleep of at least 30 ms, at least 15 ms.
+TEST(Poller, AWakeupLateByAWatermarkCountsFromTheFirst) {
+    host_ring a(1, kt::mapping::plain);
+    efd ea;
+    kring::poller_options o;
+    o.mode = kring::wait_mode::sleep;
+    auto p = kring::poller::create(o);
+    ASSERT_TRUE(p);
+    ASSERT_TRUE(p->add(ea.fd, kt::view_of(a), 3));
+    const unsigned wm = unsigned(a.ctl->wakeup_watermark);
+    ASSERT_EQ(wm, a.size() / 2);
+    const auto limit = int(std::chrono::milliseconds(kt::patience).count());
+    const std::uint64_t w0 = a.ctl->wakeups;
+    // Rounds until one sleep measured it (as in adaptive_run(), a round is
+    // lost when the first records land before the poller's re-check).
+    for (int round = 0; round < 20 && !p->stats().wake_samples; round++) {
+        a.ctl->need_wakeup = 0;
+        std::thread k([&] {
+            ASSERT_TRUE(kt::wait_until([&] {
+                return __atomic_load_n(&a.ctl->need_wakeup, __ATOMIC_ACQUIRE) != 0;
+            })) << "the poller never armed need_wakeup";
+            for (unsigned n = 0; n < wm; n += 64)
+                ASSERT_EQ(kt::write_record(&a.rb, 64), 0);
+            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+            for (unsigned n = 0; n < wm; n += 64)
+                ASSERT_EQ(kt::write_record(&a.rb, 64), 0);
+            std::uint64_t one = 1;
+            ASSERT_EQ(::write(ea.fd, &one, 8), 8);
+        });
+        auto r = p->wait(limit);
+        k.join();
+        ASSERT_TRUE(r);
+        drain(a, ea.fd);
+    }
+    const kring::poller_stats s = p->stats();
+    ASSERT_EQ(s.wake_samples, 1u) << "no wake-up measured in 20 rounds";
+    EXPECT_GE(a.ctl->wakeups - w0, 2u);
+    EXPECT_GE(s.wake_latency_max_ns, 15000000u);
+    EXPECT_LT(s.wake_latency_max_ns, 1000000000000u);
+}
+
 TEST(Poller, AdaptiveSpinsWhenWakeupsComeTooLate) { adaptive_run(kring::wait_mode::adaptive); }
 
 TEST(Poller, SleepModeNeverSpins) { adaptive_run(kring::wait_mode::sleep); }

@@ -188,7 +188,20 @@ void poller::learn_latencies(int n, std::uint64_t slept_at) {
         const std::uint64_t due = barrier::load_relaxed(e.ring.ctl->wakeup_time);
         if (due < slept_at || due > now)
             continue;
-        const std::uint64_t lat = now - due;
+        std::uint64_t lat = now - due;
+        // wakeup_time is the last wake-up that became due. If @due_n > 1
+        // did during this sleep, the first came earlier: @due_n - 1 watermarks
+        // earlier, at the rate the ring filled while the poller slept (a
+        // lower rate than the real one, so a longer time), but never before
+        // the sleep began.
+        const std::uint64_t due_n = barrier::load_relaxed(e.ring.ctl->wakeups) - e.slept_wakeups;
+        const std::uint64_t wm = barrier::load_relaxed(e.ring.ctl->wakeup_watermark);
+        const std::uint64_t bytes = barrier::load_relaxed(e.ring.ctl->data_head) - e.slept_head;
+        if (due_n >= 2 && wm && bytes) {
+            const double earlier =
+                double(due_n - 1) * double(wm) * double(now - slept_at) / double(bytes);
+            lat = std::min(now - slept_at, lat + std::uint64_t(earlier));
+        }
         // A decaying maximum: wake-up latencies have a long tail (one in
         // tens of wake-ups comes several times later than the rest under
         // load or emulation), so one late wake-up counts for about the
@@ -218,6 +231,13 @@ result<std::span<const std::uint64_t>> poller::wait(int timeout_ms) {
     // Before arming: a wake-up that becomes due after the kernel saw the
     // arm is then due after @slept_at.
     const std::uint64_t slept_at = mono_ns();
+    // Figures, not protocol steps: relaxed (learn_latencies()).
+    for (entry& e : entries_) {
+        if (e.adaptive) {
+            e.slept_wakeups = barrier::load_relaxed(e.ring.ctl->wakeups);
+            e.slept_head = barrier::load_relaxed(e.ring.ctl->data_head);
+        }
+    }
     // Arm need_wakeup, full barrier (F, pairs with E), re-check the head.
     for (std::size_t i = 0; i < entries_.size(); i++) {
         ring_view& r = entries_[i].ring;

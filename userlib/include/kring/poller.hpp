@@ -113,6 +113,10 @@ private:
         double rate = 0;               // bytes per ns, smoothed
         std::uint64_t latency_ns = 0;  // wake-up latency, a decaying maximum
         std::uint64_t room = 0;        // bytes above the watermark (room_above())
+        // When the poller last went to sleep: the kernel's count of wake-ups
+        // issued and data_head, to tell a wake-up so late that more became due.
+        std::uint64_t slept_wakeups = 0;
+        std::uint64_t slept_head = 0;
     };
     std::uint64_t spin_budget(std::uint64_t now);
     bool spin(std::uint64_t start, std::uint64_t budget_ns);
