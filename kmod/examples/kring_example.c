@@ -7,7 +7,9 @@
  *	insmod kring_example.ko channel=<id from KRING_IOC_ID> count=1000
  *
  * At load it writes @count SAMPLE records whose RAW data is the text
- * "kring example record <n>" with kring_channel_write_sample(), then two
+ * "kring example record <n>" with kring_channel_write_raw() (the other
+ * fields the channel's sample_type asks for, the task's ids, the time, the
+ * CPU, come from the context), then two
  * records of the kring-only type KRING_RECORD_EXAMPLE holding the count
  * accepted: one in one call with kring_channel_write() (misc 1), one with
  * the handle API (begin, the record written in place, end; misc 0), and
@@ -25,8 +27,6 @@
 #include <linux/module.h>
 #include <linux/kernel.h>
 #include <linux/preempt.h>
-#include <linux/sched.h>
-#include <linux/pid.h>
 #include <kring/producer.h>
 
 /* A kring-only record type of this example: header + u64 records written. */
@@ -78,8 +78,8 @@ static int __init kring_example_init(void)
 	struct kring_record_header hdr = { .type = KRING_RECORD_EXAMPLE };
 	struct kring_output_handle h;
 	struct kring_channel *ch;
-	struct kring_sample_data s;
 	char text[48];
+	u32 size;
 	u64 total;
 	uint i;
 	int ret;
@@ -95,15 +95,10 @@ static int __init kring_example_init(void)
 		return ret;
 	}
 	for (i = 0; i < count; i++) {
-		memset(&s, 0, sizeof(s));
-		s.pid = task_tgid_nr(current);
-		s.tid = task_pid_nr(current);
-		s.raw_size = scnprintf(text, sizeof(text), "kring example record %u", i) + 1 -
-			     raw_trim;
+		size = scnprintf(text, sizeof(text), "kring example record %u", i) + 1 - raw_trim;
+		/* The producer calls want preemption disabled (one CPU per channel). */
 		preempt_disable();
-		s.cpu = smp_processor_id();
-		s.raw = text;
-		if (!kring_channel_write_sample(ch, &s))
+		if (!kring_channel_write_raw(ch, text, size))
 			written++;
 		preempt_enable();
 	}

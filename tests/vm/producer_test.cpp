@@ -77,7 +77,10 @@ TEST(ProducerApi, ExampleModuleWritesIntoChannel) {
         if (h.type == KRING_RECORD_SAMPLE) {
             kt::sample s;
             std::string want = "kring example record " + std::to_string(samples);
+            // kring_channel_write_raw() takes the ids from the context:
+            // this thread loaded the module.
             if (!kt::parse_sample(rec, layout, s) || s.seq != next_seq ||
+                s.pid != std::uint32_t(::getpid()) || s.tid != std::uint32_t(::gettid()) ||
                 s.raw_size < want.size() + 1 ||
                 std::string(reinterpret_cast<const char*>(s.raw)) != want)
                 bad++;
