@@ -119,7 +119,9 @@ def callgraph_chain(out):
             started = True
             continue
         if started:
-            m = re.search(r"(?:---|\s)([A-Za-z_][\w.]*)\s*$", l)
+            # "---name" starts the graph, "--12.34%--name" a branch (a
+            # caller with more than one callee), "name" the rest.
+            m = re.search(r"(?:---|--[\d.]+%--|\s)([A-Za-z_][\w.]*)\s*$", l)
             if m:
                 names.append(m.group(1))
     return names
