@@ -74,6 +74,13 @@ struct kring_synth {
 	u64 flags;
 	u64 limit;
 	/*
+	 * Records every writer (task, hrtimer, irq_work, softirq) began since
+	 * the thread started, against @limit: config[3] counts them all, so
+	 * once the ring has handed out @limit sequence numbers no writer
+	 * begins another.
+	 */
+	atomic64_t emitted;
+	/*
 	 * Payload scratch, one per writer context: the thread's records can be
 	 * interrupted by the softirq's and the timer's, the softirq's by the
 	 * timer's, never the other way round. The hardirq writers (hrtimer and
@@ -149,6 +156,11 @@ static int kring_synth_emit(struct kring_synth *sy, u8 *buf, bool window)
 		rcu_read_unlock();
 		return -ENODEV;
 	}
+	/* Past the limit: refused before the ring hands out a number. */
+	if (sy->limit && atomic64_inc_return(&sy->emitted) > sy->limit) {
+		ret = -ENOSPC;
+		goto out;
+	}
 	/* The channel's ring clock stamps the record. */
 	ret = kring_output_begin(&h, &b->ring, kring_sample_size(type, sy->payload), 0);
 	if (ret)
@@ -207,8 +219,13 @@ static enum hrtimer_restart kring_synth_timer(struct hrtimer *t)
 {
 	struct kring_synth *sy = container_of(t, struct kring_synth, timer);
 
-	/* Off its CPU (see kring_synth_emit()): stop; the thread re-arms it. */
-	if (kring_synth_emit(sy, sy->timer_buf, false) == -EXDEV)
+	int ret = kring_synth_emit(sy, sy->timer_buf, false);
+
+	/*
+	 * Off its CPU (see kring_synth_emit()): stop; the thread re-arms it.
+	 * At the limit: stop for good.
+	 */
+	if (ret == -EXDEV || ret == -ENOSPC)
 		return HRTIMER_NORESTART;
 	hrtimer_forward_now(t, ns_to_ktime(KRING_SYNTH_NEST_PERIOD_NS));
 	return HRTIMER_RESTART;
@@ -239,7 +256,7 @@ static void kring_synth_soft(struct timer_list *t)
 	ret = kring_synth_emit(sy, sy->soft_buf, false);
 	preempt_enable();
 	/* Off its CPU (see kring_synth_emit()): stop; the thread re-arms it. */
-	if (ret == -EXDEV)
+	if (ret == -EXDEV || ret == -ENOSPC)
 		return;
 	if (!READ_ONCE(sy->soft_stop))
 		mod_timer(&sy->soft_timer, jiffies + 1);
@@ -273,17 +290,8 @@ static int kring_synth_thread(void *arg)
 			WRITE_ONCE(sy->soft_stop, false);	/* re-armed below */
 			continue;
 		}
-		if (nest && !hrtimer_active(&sy->timer))
-			hrtimer_start(&sy->timer, ns_to_ktime(KRING_SYNTH_NEST_PERIOD_NS),
-				      HRTIMER_MODE_REL_PINNED_HARD);
-		/*
-		 * TIMER_PINNED: queued on this CPU. mod_timer() is safe against
-		 * the callback re-arming it meanwhile.
-		 */
-		if (soft && !timer_pending(&sy->soft_timer))
-			mod_timer(&sy->soft_timer, jiffies + 1);
-
-		if (sy->limit && n >= sy->limit) {
+		/* Every writer's records count (->emitted): the timers' too. */
+		if (sy->limit && atomic64_read(&sy->emitted) >= sy->limit) {
 			if (nest) {
 				hrtimer_cancel(&sy->timer);
 				nest = false;
@@ -303,6 +311,16 @@ static int kring_synth_thread(void *arg)
 			__set_current_state(TASK_RUNNING);
 			continue;
 		}
+		if (nest && !hrtimer_active(&sy->timer))
+			hrtimer_start(&sy->timer, ns_to_ktime(KRING_SYNTH_NEST_PERIOD_NS),
+				      HRTIMER_MODE_REL_PINNED_HARD);
+		/*
+		 * TIMER_PINNED: queued on this CPU. mod_timer() is safe against
+		 * the callback re-arming it meanwhile.
+		 */
+		if (soft && !timer_pending(&sy->soft_timer))
+			mod_timer(&sy->soft_timer, jiffies + 1);
+
 		preempt_disable();
 		ret = kring_synth_emit(sy, sy->task_buf, nest && !(n & 7));
 		preempt_enable();
@@ -386,6 +404,8 @@ static int kring_synth_start(struct kring_channel *ch)
 	if (!cpu_online(ch->attr.cpu))
 		return -ENODEV;
 	WRITE_ONCE(sy->soft_stop, false);
+	/* The limit counts from each start; no writer runs before the thread. */
+	atomic64_set(&sy->emitted, 0);
 	t = kthread_create_on_cpu(kring_synth_thread, sy, ch->attr.cpu, "kring_synth/%u");
 	if (IS_ERR(t))
 		return PTR_ERR(t);

@@ -27,7 +27,10 @@
  *   config[0]  records per second, 0 = as fast as possible
  *   config[1]  payload bytes per record (>= sizeof(struct kring_synth_payload))
  *   config[2]  KRING_SYNTH_F_* flags
- *   config[3]  stop after this many records, 0 = never
+ *   config[3]  stop after this many records, 0 = never: every writer's
+ *              (the thread's and, with the flags, the timers'), so once
+ *              the channel's produced count reaches it no writer begins
+ *              another; the generator then reports its last losses
  */
 /* hardirq writers (an hrtimer, an irq_work per record held open) nest in task ones */
 #define KRING_SYNTH_F_NEST	(1ULL << 0)
