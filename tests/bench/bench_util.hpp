@@ -97,11 +97,11 @@ inline std::uint64_t stat_of(const std::string& stats, const std::string& name) 
 // thread sets it before it ever sleeps). False after 60 s.
 inline bool wait_ready(const std::atomic<bool>& ready) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!ready.load(std::memory_order_acquire))
+    while (!ready.load(std::memory_order_acquire)) {
         if (std::chrono::steady_clock::now() >= deadline)
             return false;
-        else
-            std::this_thread::sleep_for(std::chrono::microseconds(100));
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
     return true;
 }
 

@@ -104,6 +104,21 @@ struct run_result {
     std::string skipped;                             // why the sink cannot run on this kernel
 };
 
+// The consumer's figures of a run (kring's and perf's sinks; perf's poller
+// has no wake-up latency and never spins: those stay 0).
+void take_figures(run_result& r, const bench::consumer& s) {
+    r.wakeups = s.wakeups;
+    r.syscalls = s.waits;
+    r.cpu_ns = s.cpu_ns;
+    r.spins = s.poll.spins;
+    r.wake_latency_ns = s.poll.wake_latency_max_ns;
+    r.timeouts = s.poll.timeouts;
+    r.max_fill = s.max_fill;
+    r.max_wait_ns = s.max_wait_ns;
+    r.drains = s.drains;
+    r.first_lost_drain = s.first_lost_drain;
+}
+
 // Fire @count hits, @period ns apart (0: unpaced).
 std::string fire(const options& o, const char* sink, std::uint64_t count, std::uint64_t period,
                  const std::string& extra, bench::fields& f) {
@@ -148,16 +163,7 @@ run_result run_kring(const options& o, std::uint64_t count, std::uint64_t period
     s.finish();
     r.lost = f["fail"];
     r.delivered = s.samples;
-    r.wakeups = s.wakeups;
-    r.syscalls = s.waits;
-    r.cpu_ns = s.cpu_ns;
-    r.spins = s.poll.spins;
-    r.wake_latency_ns = s.poll.wake_latency_max_ns;
-    r.timeouts = s.poll.timeouts;
-    r.max_fill = s.max_fill;
-    r.max_wait_ns = s.max_wait_ns;
-    r.drains = s.drains;
-    r.first_lost_drain = s.first_lost_drain;
+    take_figures(r, s);
     if (r.why.empty() && (f["ok"] + f["fail"] != count || s.samples != f["ok"] ||
                           s.lost > f["fail"] || s.other || !s.error.empty()))
         r.why = "kring: probe ok " + std::to_string(f["ok"]) + " fail " +
@@ -190,14 +196,7 @@ run_result run_perf(const options& o, const std::string& tfs, std::uint64_t coun
     s.finish();
     r.delivered = s.samples;
     r.lost = count + 1 > s.samples ? count + 1 - s.samples : 0;
-    r.wakeups = s.wakeups;
-    r.syscalls = s.waits;
-    r.cpu_ns = s.cpu_ns;
-    r.timeouts = s.poll.timeouts;
-    r.max_fill = s.max_fill;
-    r.max_wait_ns = s.max_wait_ns;
-    r.drains = s.drains;
-    r.first_lost_drain = s.first_lost_drain;
+    take_figures(r, s);
     if (r.why.empty() && (s.samples + s.lost != count + 1 || s.other || !s.error.empty()))
         r.why = "perf: " + std::to_string(s.samples) + " samples + " + std::to_string(s.lost) +
                 " lost != " + std::to_string(count + 1) + " hits " + s.error;
