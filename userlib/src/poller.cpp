@@ -231,18 +231,17 @@ result<std::span<const std::uint64_t>> poller::wait(int timeout_ms) {
     // Before arming: a wake-up that becomes due after the kernel saw the
     // arm is then due after @slept_at.
     const std::uint64_t slept_at = mono_ns();
-    // Figures, not protocol steps: relaxed (learn_latencies()).
+    // Arm need_wakeup, full barrier (F, pairs with E), re-check the head.
+    // Before arming, an adaptive ring's wake-up count and head: figures for
+    // learn_latencies(), not protocol steps (relaxed).
     for (entry& e : entries_) {
+        if (e.ring.kind != ring_kind::kring)
+            continue;
         if (e.adaptive) {
             e.slept_wakeups = barrier::load_relaxed(e.ring.ctl->wakeups);
             e.slept_head = barrier::load_relaxed(e.ring.ctl->data_head);
         }
-    }
-    // Arm need_wakeup, full barrier (F, pairs with E), re-check the head.
-    for (std::size_t i = 0; i < entries_.size(); i++) {
-        ring_view& r = entries_[i].ring;
-        if (r.kind == ring_kind::kring)
-            barrier::arm_need_wakeup(r.ctl->need_wakeup, 1);
+        barrier::arm_need_wakeup(e.ring.ctl->need_wakeup, 1);
     }
     note_unread();
     if (!ready_.empty()) {
