@@ -177,6 +177,12 @@ DEFINE_DEBUGFS_ATTRIBUTE(kring_pages_fops, kring_pages_get, NULL, "%llu\n");
 
 static struct dentry *kring_debugfs;
 
+/* kring's debugfs directory, for the diagnostics of other files (may be an ERR_PTR). */
+struct dentry *kring_debugfs_dir(void)
+{
+	return kring_debugfs;
+}
+
 int kring_buffer_module_init(void)
 {
 	kring_free_wq = alloc_workqueue("kring_free", WQ_UNBOUND, 0);

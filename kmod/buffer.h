@@ -19,6 +19,7 @@
 
 #include "ring.h"
 
+struct dentry;
 struct mm_struct;
 struct vm_area_struct;
 struct kring_channel;
@@ -92,6 +93,7 @@ struct kring_buffer {
 
 /* buffer.c */
 int kring_buffer_module_init(void);
+struct dentry *kring_debugfs_dir(void);
 void kring_buffer_module_exit(void);
 void kring_queue_rcu_work(struct rcu_work *rwork);
 struct page *kring_alloc_pages(gfp_t gfp, unsigned int order);

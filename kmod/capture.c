@@ -33,6 +33,7 @@
  */
 #include <linux/tracepoint.h>
 #include <linux/rculist.h>
+#include <linux/debugfs.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/string.h>
@@ -52,6 +53,7 @@
 #include "capture.h"
 #include "source.h"
 #include "sample.h"
+#include "buffer.h"
 
 static unsigned int kring_floor_tick_us = 10000;
 module_param_named(floor_tick_us, kring_floor_tick_us, uint, 0444);
@@ -60,6 +62,14 @@ MODULE_PARM_DESC(floor_tick_us,
 
 static LIST_HEAD(kring_capture_list);	/* enabled channels, RCU */
 static DEFINE_MUTEX(kring_capture_mutex);	/* serialises list changes */
+
+/* Channels the probes handed an event, for tests: debugfs kring/capture_visits. */
+static DEFINE_PER_CPU(unsigned long, kring_capture_visits);
+
+static void kring_visit(void)
+{
+	this_cpu_inc(kring_capture_visits);
+}
 
 /* ---- probes ------------------------------------------------------------ */
 
@@ -70,8 +80,10 @@ static void kring_probe_switch(void *data, bool preempt, struct task_struct *pre
 
 	preempt_disable_notrace();	/* see the top of this file */
 	list_for_each_entry_rcu(cap, &kring_capture_list, node)
-		if (cap->ops->sched_switch)
+		if (cap->ops->sched_switch) {
+			kring_visit();
 			cap->ops->sched_switch(cap, preempt, prev, next, prev_state);
+		}
 	preempt_enable_notrace();
 }
 
@@ -109,8 +121,10 @@ static void kring_probe_fork(void *data, struct task_struct *parent,
 	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
 		if (cap->inherit && kring_capture_follows(cap, parent))
 			kring_follow_add(cap, child);
-		if (cap->ops->fork)
+		if (cap->ops->fork) {
+			kring_visit();
 			cap->ops->fork(cap, parent, child);
+		}
 	}
 	preempt_enable_notrace();
 }
@@ -121,8 +135,10 @@ static void kring_probe_exit(void *data, struct task_struct *p)
 
 	preempt_disable_notrace();
 	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
-		if (cap->ops->exit)
+		if (cap->ops->exit) {
+			kring_visit();
 			cap->ops->exit(cap, p);
+		}
 		/* Forget the children that exit, before they are freed. */
 		kring_follow_forget(cap, p);
 	}
@@ -152,8 +168,10 @@ static void kring_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 	struct kring_capture *cap;
 
 	preempt_disable_notrace();
-	list_for_each_entry_rcu(cap, &kring_capture_list, node)
+	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
+		kring_visit();
 		kring_capture_follows(cap, p);	/* revokes if need be */
+	}
 	preempt_enable_notrace();
 }
 
@@ -163,8 +181,10 @@ static void kring_probe_wakeup(void *data, struct task_struct *p)
 
 	preempt_disable_notrace();
 	list_for_each_entry_rcu(cap, &kring_capture_list, node)
-		if (cap->ops->wakeup)
+		if (cap->ops->wakeup) {
+			kring_visit();
 			cap->ops->wakeup(cap, p);
+		}
 	preempt_enable_notrace();
 }
 
@@ -393,10 +413,25 @@ out:
 	return ret;
 }
 
+static int kring_capture_visits_get(void *data, u64 *val)
+{
+	unsigned int cpu;
+
+	*val = 0;
+	for_each_possible_cpu(cpu)
+		*val += per_cpu(kring_capture_visits, cpu);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(kring_capture_visits_fops, kring_capture_visits_get, NULL, "%llu\n");
+
 int kring_capture_module_init(void)
 {
 	unsigned int i;
 	int ret;
+
+	/* Diagnostics for the tests: the probes' visits, summed over CPUs. */
+	debugfs_create_file_unsafe("capture_visits", 0444, kring_debugfs_dir(), NULL,
+				   &kring_capture_visits_fops);
 
 	for_each_kernel_tracepoint(kring_tp_find, NULL);
 	for (i = 0; i < ARRAY_SIZE(kring_tps); i++) {
