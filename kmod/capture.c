@@ -12,13 +12,18 @@
  * module goes: a loaded kring that nobody captures with costs the scheduler
  * nothing, and loading or unloading it patches no kernel text (attaching
  * the first probe to a tracepoint flips its static key, which rewrites
- * every call site while the other CPUs run them). Their probes walk the RCU list of enabled
- * channels with preemption disabled, which they do themselves: up to 6.x a
- * tracepoint calls its probes so, but newer kernels (7.x) call them
- * preemptible, under SRCU, and kring's writers need their CPU and the
- * channel list its RCU read side (sched_switch also runs with the
- * runqueue lock held and interrupts off). Nothing here sleeps or takes a
- * lock that the scheduler could take inside it.
+ * every call site while the other CPUs run them). Their probes look only
+ * at the channels an event concerns: those bound to the CPU it runs on (a
+ * per-CPU list) and those following one of its tasks (a hash table keyed
+ * by the task_struct), never at another user's channels. They do so with
+ * preemption disabled, which they do themselves: up to 6.x a tracepoint
+ * calls its probes so, but newer kernels (7.x) call them preemptible,
+ * under SRCU, and kring's writers need their CPU and the lists and table
+ * their RCU read side (sched_switch also runs with the runqueue lock held
+ * and interrupts off). Nothing here sleeps or takes a lock that the
+ * scheduler could take inside it: the table's bucket locks are raw
+ * spinlocks taken by the fork and exit probes and by enable and disable,
+ * never under the runqueue lock.
  *
  * Followed tasks are matched by their task_struct, never by an id, as
  * perf's events stay with theirs. The channel holds a reference on the
@@ -26,13 +31,19 @@
  * thread other than its process's leader that execs, which takes the
  * leader's id in de_thread() (exchange_tids()), is still the task it was.
  * With inherit, the children forked while the channel is enabled are kept
- * in a small per-channel array of task pointers, claimed with cmpxchg by
- * the fork probe (on any CPU) and cleared by the exit probe, before the
- * task can be freed, so they need no reference. A child that finds no free
- * slot is counted and not followed.
+ * in a small per-channel array of slots (struct kring_follow), each in the
+ * table under its task while it names one: claimed by the fork probe (on
+ * any CPU) under the channel's follow_lock and freed by the exit probe,
+ * before the task can be freed, so they need no reference. A freed slot
+ * is claimed again only after a grace period, so no walker of its old
+ * bucket is led into another. A child that finds no free slot is counted
+ * and not followed.
  */
 #include <linux/tracepoint.h>
 #include <linux/rculist.h>
+#include <linux/rculist_nulls.h>
+#include <linux/hash.h>
+#include <linux/random.h>
 #include <linux/debugfs.h>
 #include <linux/mutex.h>
 #include <linux/sched.h>
@@ -53,6 +64,7 @@
 #include "capture.h"
 #include "source.h"
 #include "sample.h"
+#include "user.h"
 #include "buffer.h"
 
 static unsigned int kring_floor_tick_us = 10000;
@@ -60,67 +72,223 @@ module_param_named(floor_tick_us, kring_floor_tick_us, uint, 0444);
 MODULE_PARM_DESC(floor_tick_us,
 		 "period of the timestamp floor's refresh on a quiet bound channel (0: only when records are written)");
 
-static LIST_HEAD(kring_capture_list);	/* enabled channels, RCU */
+static LIST_HEAD(kring_capture_list);	/* enabled channels, RCU: hotplug */
 static DEFINE_MUTEX(kring_capture_mutex);	/* serialises list changes */
+
+/*
+ * What the probes look at. An event concerns the channels bound to the CPU
+ * it runs on (a per-CPU list) and those following one of its tasks (the
+ * table of followed tasks, keyed by the task_struct): the probes visit
+ * those and no other, so another user's channels cost an event nothing
+ * (but a comparison when one of its tasks shares a bucket). Both are RCU:
+ * the probes read them with preemption disabled, the writers are
+ * kring_capture_enable() and _disable() (under kring_capture_mutex for the
+ * lists) and the fork and exit probes (the table, under its bucket locks).
+ */
+static DEFINE_PER_CPU(struct list_head, kring_cpu_caps);
+
+#define KRING_FOLLOW_HASH_BITS	12
+#define KRING_FOLLOW_LOCK_BITS	6
+static struct hlist_nulls_head kring_follow_table[1 << KRING_FOLLOW_HASH_BITS];
+/* Bucket b is changed under kring_follow_locks[b % (1 << LOCK_BITS)]. */
+static raw_spinlock_t kring_follow_locks[1 << KRING_FOLLOW_LOCK_BITS];
+static unsigned long kring_follow_seed __read_mostly;
 
 /* Channels the probes handed an event, for tests: debugfs kring/capture_visits. */
 static DEFINE_PER_CPU(unsigned long, kring_capture_visits);
+
+static unsigned int kring_follow_hash(const struct task_struct *t)
+{
+	return hash_long((unsigned long)t ^ kring_follow_seed, KRING_FOLLOW_HASH_BITS);
+}
+
+static raw_spinlock_t *kring_follow_lock(unsigned int b)
+{
+	return &kring_follow_locks[b & ((1 << KRING_FOLLOW_LOCK_BITS) - 1)];
+}
+
+/*
+ * The slots in bucket @b (the walker skips those of other tasks). A slot
+ * is removed and inserted into another bucket only after a grace period
+ * (struct kring_follow's @gp), so a walker never strays into another
+ * bucket: it ends on @b's nulls marker, and sees every slot that was
+ * there when it started and is still there when it ends. Readers:
+ * preemption disabled (an RCU read side).
+ */
+#define kring_for_each_follow(f, pos, b) \
+	hlist_nulls_for_each_entry_rcu(f, pos, &kring_follow_table[b], node)
+
+/* This CPU's list of enabled channels bound to it (preemption disabled). */
+static struct list_head *kring_cpu_list(void)
+{
+	return this_cpu_ptr(&kring_cpu_caps);
+}
 
 static void kring_visit(void)
 {
 	this_cpu_inc(kring_capture_visits);
 }
 
+/* Whether @t is one of @cap's followed tasks (no permission check). */
+static bool kring_capture_has(const struct kring_capture *cap, const struct task_struct *t)
+{
+	unsigned int i;
+
+	if (t == cap->task)
+		return true;
+	if (!cap->inherit)
+		return false;
+	for (i = 1; i < KRING_FOLLOW_MAX; i++)
+		if (READ_ONCE(cap->follow[i].task) == t)
+			return true;
+	return false;
+}
+
+/* Insert @f, which names a task, into its bucket. */
+static void kring_follow_insert(struct kring_follow *f)
+{
+	unsigned int b = kring_follow_hash(f->task);
+	raw_spinlock_t *lock = kring_follow_lock(b);
+
+	raw_spin_lock(lock);
+	hlist_nulls_add_head_rcu(&f->node, &kring_follow_table[b]);
+	raw_spin_unlock(lock);
+}
+
+/*
+ * Take @f, naming @t, out of the table (if it is still in: the exit probe
+ * and kring_capture_disable() may both try). Readers may still walk it:
+ * hlist_nulls_del_init_rcu() keeps its next pointer.
+ */
+static void kring_follow_remove(struct kring_follow *f, const struct task_struct *t)
+{
+	unsigned int b = kring_follow_hash(t);
+	raw_spinlock_t *lock = kring_follow_lock(b);
+
+	raw_spin_lock(lock);
+	hlist_nulls_del_init_rcu(&f->node);
+	raw_spin_unlock(lock);
+}
+
 /* ---- probes ------------------------------------------------------------ */
+
+static void kring_call_switch(struct kring_capture *cap, bool preempt, struct task_struct *prev,
+			      struct task_struct *next, unsigned int prev_state)
+{
+	if (!cap->ops->sched_switch)
+		return;
+	kring_visit();
+	cap->ops->sched_switch(cap, preempt, prev, next, prev_state);
+}
 
 static void kring_probe_switch(void *data, bool preempt, struct task_struct *prev,
 			       struct task_struct *next, unsigned int prev_state)
 {
 	struct kring_capture *cap;
+	struct hlist_nulls_node *pos;
+	struct kring_follow *f;
+	unsigned int b;
 
 	preempt_disable_notrace();	/* see the top of this file */
-	list_for_each_entry_rcu(cap, &kring_capture_list, node)
-		if (cap->ops->sched_switch) {
-			kring_visit();
-			cap->ops->sched_switch(cap, preempt, prev, next, prev_state);
-		}
+	list_for_each_entry_rcu(cap, kring_cpu_list(), cpu_node)
+		kring_call_switch(cap, preempt, prev, next, prev_state);
+	/* Each channel once: the ones on the CPU's list were visited above. */
+	b = kring_follow_hash(prev);
+	kring_for_each_follow(f, pos, b) {
+		if (READ_ONCE(f->task) != prev)
+			continue;
+		cap = f->cap;
+		if (!cap->on_cpu_list)
+			kring_call_switch(cap, preempt, prev, next, prev_state);
+	}
+	b = kring_follow_hash(next);
+	kring_for_each_follow(f, pos, b) {
+		if (READ_ONCE(f->task) != next)
+			continue;
+		cap = f->cap;
+		if (!cap->on_cpu_list && !kring_capture_has(cap, prev))
+			kring_call_switch(cap, preempt, prev, next, prev_state);
+	}
 	preempt_enable_notrace();
 }
 
+/*
+ * @parent, which @cap follows with inherit, forked @child: follow it too,
+ * in a free slot whose grace period has passed. Under @cap's follow_lock:
+ * kring_capture_disable() sets @stopping under it and then empties the
+ * table of @cap's slots, so none is inserted after that.
+ */
 static void kring_follow_add(struct kring_capture *cap, struct task_struct *child)
 {
+	struct kring_follow *f;
 	unsigned int i;
 
-	for (i = 1; i < KRING_FOLLOW_MAX; i++)
-		if (!cmpxchg(&cap->follow[i], NULL, child))
-			return;
+	raw_spin_lock(&cap->follow_lock);
+	if (cap->stopping)
+		goto out;
+	for (i = 1; i < KRING_FOLLOW_MAX; i++) {
+		f = &cap->follow[i];
+		/* Pairs with the release store of kring_follow_forget(): @gp is its own. */
+		if (smp_load_acquire(&f->task) || !poll_state_synchronize_rcu(f->gp))
+			continue;
+		WRITE_ONCE(f->task, child);
+		kring_follow_insert(f);
+		goto out;
+	}
 	atomic_inc(&cap->follow_dropped);
+out:
+	raw_spin_unlock(&cap->follow_lock);
 }
 
 /*
- * Forget @p, which exits, in @cap's follow list. Its slot holds no
- * reference: cleared here, in @p's own exit, before @p can be freed
- * (release_task(), then a grace period), it never names freed memory that
- * a new task could reuse.
+ * Forget @p, which exits, in the table: its slots of children hold no
+ * reference and are freed here, in @p's own exit, before @p can be freed
+ * (release_task(), then a grace period), so they never name freed memory
+ * that a new task could reuse. A freed slot names no task at once but is
+ * claimed again only after a grace period (@gp): readers that still walk
+ * it end in its bucket. A followed task's own slot (@follow[0]) holds a
+ * reference and stays until the channel is disabled.
  */
-static void kring_follow_forget(struct kring_capture *cap, struct task_struct *p)
+static void kring_follow_forget(struct task_struct *p)
 {
-	unsigned int i;
+	unsigned int b = kring_follow_hash(p);
+	raw_spinlock_t *lock = kring_follow_lock(b);
+	struct hlist_nulls_node *pos;
+	struct kring_follow *f;
 
-	for (i = 1; i < KRING_FOLLOW_MAX && cap->task; i++)
-		if (READ_ONCE(cap->follow[i]) == p)
-			cmpxchg(&cap->follow[i], p, NULL);
+	raw_spin_lock(lock);
+	hlist_nulls_for_each_entry_safe(f, pos, &kring_follow_table[b], node) {
+		if (f->task != p || f == &f->cap->follow[0])
+			continue;
+		hlist_nulls_del_init_rcu(&f->node);
+		f->gp = start_poll_synchronize_rcu();
+		/* Pairs with the acquire load of kring_follow_add(). */
+		smp_store_release(&f->task, NULL);
+	}
+	raw_spin_unlock(lock);
 }
 
 static void kring_probe_fork(void *data, struct task_struct *parent,
 			     struct task_struct *child)
 {
 	struct kring_capture *cap;
+	struct hlist_nulls_node *pos;
+	struct kring_follow *f;
+	unsigned int b = kring_follow_hash(parent);
 
 	preempt_disable_notrace();
-	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
+	kring_for_each_follow(f, pos, b) {
+		if (READ_ONCE(f->task) != parent)
+			continue;
+		cap = f->cap;
 		if (cap->inherit && kring_capture_follows(cap, parent))
 			kring_follow_add(cap, child);
+		if (cap->ops->fork && !cap->on_cpu_list) {
+			kring_visit();
+			cap->ops->fork(cap, parent, child);
+		}
+	}
+	list_for_each_entry_rcu(cap, kring_cpu_list(), cpu_node) {
 		if (cap->ops->fork) {
 			kring_visit();
 			cap->ops->fork(cap, parent, child);
@@ -132,16 +300,31 @@ static void kring_probe_fork(void *data, struct task_struct *parent,
 static void kring_probe_exit(void *data, struct task_struct *p)
 {
 	struct kring_capture *cap;
+	struct hlist_nulls_node *pos;
+	struct kring_follow *f;
+	unsigned int b = kring_follow_hash(p);
+	bool child = false;
 
 	preempt_disable_notrace();
-	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
+	list_for_each_entry_rcu(cap, kring_cpu_list(), cpu_node) {
 		if (cap->ops->exit) {
 			kring_visit();
 			cap->ops->exit(cap, p);
 		}
-		/* Forget the children that exit, before they are freed. */
-		kring_follow_forget(cap, p);
 	}
+	kring_for_each_follow(f, pos, b) {
+		if (READ_ONCE(f->task) != p)
+			continue;
+		cap = f->cap;
+		child |= f != &cap->follow[0];
+		if (cap->ops->exit && !cap->on_cpu_list) {
+			kring_visit();
+			cap->ops->exit(cap, p);
+		}
+	}
+	/* Forget the children that exit, before they are freed. */
+	if (child)
+		kring_follow_forget(p);
 	preempt_enable_notrace();
 }
 
@@ -159,18 +342,22 @@ static void kring_capture_revoke(struct kring_capture *cap)
  *
  * A followed thread other than its process's leader that execs has taken
  * the leader's id (de_thread(), exchange_tids(); @old_pid was its own) and
- * is followed on under it: the follow list holds tasks, not ids, and the
+ * is followed on under it: the table holds tasks, not ids, and the
  * leader, killed by the exec, left it at its exit.
  */
 static void kring_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 			     struct linux_binprm *bprm)
 {
-	struct kring_capture *cap;
+	struct hlist_nulls_node *pos;
+	struct kring_follow *f;
+	unsigned int b = kring_follow_hash(p);
 
 	preempt_disable_notrace();
-	list_for_each_entry_rcu(cap, &kring_capture_list, node) {
+	kring_for_each_follow(f, pos, b) {
+		if (READ_ONCE(f->task) != p)
+			continue;
 		kring_visit();
-		kring_capture_follows(cap, p);	/* revokes if need be */
+		kring_capture_follows(f->cap, p);	/* revokes if need be */
 	}
 	preempt_enable_notrace();
 }
@@ -178,13 +365,26 @@ static void kring_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 static void kring_probe_wakeup(void *data, struct task_struct *p)
 {
 	struct kring_capture *cap;
+	struct hlist_nulls_node *pos;
+	struct kring_follow *f;
+	unsigned int b = kring_follow_hash(p);
 
 	preempt_disable_notrace();
-	list_for_each_entry_rcu(cap, &kring_capture_list, node)
+	list_for_each_entry_rcu(cap, kring_cpu_list(), cpu_node) {
 		if (cap->ops->wakeup) {
 			kring_visit();
 			cap->ops->wakeup(cap, p);
 		}
+	}
+	kring_for_each_follow(f, pos, b) {
+		if (READ_ONCE(f->task) != p)
+			continue;
+		cap = f->cap;
+		if (cap->ops->wakeup && !cap->on_cpu_list) {
+			kring_visit();
+			cap->ops->wakeup(cap, p);
+		}
+	}
 	preempt_enable_notrace();
 }
 
@@ -416,10 +616,11 @@ out:
 static int kring_capture_visits_get(void *data, u64 *val)
 {
 	unsigned int cpu;
+	u64 sum = 0;
 
-	*val = 0;
 	for_each_possible_cpu(cpu)
-		*val += per_cpu(kring_capture_visits, cpu);
+		sum += per_cpu(kring_capture_visits, cpu);
+	*val = sum;
 	return 0;
 }
 DEFINE_DEBUGFS_ATTRIBUTE(kring_capture_visits_fops, kring_capture_visits_get, NULL, "%llu\n");
@@ -429,6 +630,13 @@ int kring_capture_module_init(void)
 	unsigned int i;
 	int ret;
 
+	for_each_possible_cpu(i)
+		INIT_LIST_HEAD(per_cpu_ptr(&kring_cpu_caps, i));
+	for (i = 0; i < ARRAY_SIZE(kring_follow_table); i++)
+		INIT_HLIST_NULLS_HEAD(&kring_follow_table[i], i);
+	for (i = 0; i < ARRAY_SIZE(kring_follow_locks); i++)
+		raw_spin_lock_init(&kring_follow_locks[i]);
+	kring_follow_seed = get_random_long();
 	/* Diagnostics for the tests: the probes' visits, summed over CPUs. */
 	debugfs_create_file_unsafe("capture_visits", 0444, kring_debugfs_dir(), NULL,
 				   &kring_capture_visits_fops);
@@ -509,6 +717,7 @@ int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
 {
 	const struct kring_attr *attr = &ch->attr;
 	struct task_struct *task = NULL;
+	unsigned int i;
 	int ret;
 
 	if (!kring_capture_available())
@@ -536,7 +745,7 @@ int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
 	cap->cpu = attr->cpu;
 	cap->tid = task ? task->pid : 0;
 	cap->task = task;	/* keeps the reference */
-	cap->follow[0] = task;
+	cap->follow[0].task = task;
 	ch->follow_task = task;
 	task = NULL;
 	cap->inherit = attr->flags & KRING_ATTR_F_INHERIT;
@@ -545,12 +754,24 @@ int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
 	cap->owner_ptrace = has_capability_noaudit(current, CAP_SYS_PTRACE);
 	cap->see_all = kring_perm_see_all();
 	INIT_LIST_HEAD(&cap->node);
+	INIT_LIST_HEAD(&cap->cpu_node);
+	raw_spin_lock_init(&cap->follow_lock);
+	for (i = 0; i < KRING_FOLLOW_MAX; i++)
+		cap->follow[i].cap = cap;
 	kring_hrtimer_setup(&cap->floor_timer, kring_floor_tick, CLOCK_MONOTONIC,
 			    HRTIMER_MODE_REL_PINNED_HARD);
 out:
 	if (task)
 		put_task_struct(task);
 	return ret;
+}
+
+/* Whether the probes hand @cap any event (else it gets CPU hotplug only). */
+static bool kring_capture_hooked(const struct kring_capture *cap)
+{
+	const struct kring_capture_ops *ops = cap->ops;
+
+	return ops->sched_switch || ops->fork || ops->exit || ops->wakeup;
 }
 
 /*
@@ -561,12 +782,44 @@ out:
  * A CPU the channel is bound to may have gone offline since configure:
  * the control page says so at once, and its cpu_online callback starts
  * what runs there (the floor tick below only arms on an online CPU).
+ *
+ * A channel the probes visit goes on its CPU's list when it is bound to
+ * one and names no task, or its owner sees every task (its switch records
+ * then time every switch of the CPU: kring_sched_switch()); and, when it
+ * follows a task, in the table of followed tasks. It counts against its
+ * user's kring.max_user_captures.
+ *
+ * Return: 0, or -ENOSPC beyond kring.max_user_captures.
  */
-void kring_capture_enable(struct kring_capture *cap)
+int kring_capture_enable(struct kring_capture *cap)
 {
-	lockdep_assert_held(&cap->ch->lock);
+	struct kring_channel *ch = cap->ch;
+	unsigned int i;
+	int ret;
+
+	lockdep_assert_held(&ch->lock);
+	cap->charged = false;
+	if (kring_capture_hooked(cap) && ch->user) {
+		ret = kring_user_capture_add(ch->user);
+		if (ret)
+			return ret;
+		cap->charged = true;
+	}
+	/* kring_capture_disable() waited for the readers of the last use. */
+	for (i = 0; i < KRING_FOLLOW_MAX; i++) {
+		cap->follow[i].gp = get_completed_synchronize_rcu();
+		if (i)
+			WRITE_ONCE(cap->follow[i].task, NULL);
+	}
+	cap->stopping = false;
+	cap->on_cpu_list = kring_capture_hooked(cap) && cap->cpu >= 0 &&
+			   (!cap->task || cap->see_all);
 	mutex_lock(&kring_capture_mutex);
 	list_add_tail_rcu(&cap->node, &kring_capture_list);
+	if (cap->on_cpu_list)
+		list_add_tail_rcu(&cap->cpu_node, per_cpu_ptr(&kring_cpu_caps, cap->cpu));
+	if (cap->task && kring_capture_hooked(cap))
+		kring_follow_insert(&cap->follow[0]);
 	mutex_unlock(&kring_capture_mutex);
 	WRITE_ONCE(cap->floor_stop, false);
 	if (cap->cpu >= 0) {
@@ -576,16 +829,42 @@ void kring_capture_enable(struct kring_capture *cap)
 		if (online && kring_floor_tick_us)
 			smp_call_function_single(cap->cpu, kring_floor_tick_arm, cap, 1);
 	}
+	return 0;
 }
 
-/* Stop, and wait until no probe still uses @cap (ch->lock held). */
+/*
+ * Stop, and wait until no probe still uses @cap (ch->lock held). The fork
+ * probe claims no slot once @stopping is set under @follow_lock; then every
+ * slot leaves the table, and after the grace period no probe walks them
+ * any more.
+ */
 void kring_capture_disable(struct kring_capture *cap)
 {
+	struct kring_follow *f;
+	struct task_struct *t;
 	unsigned int i;
 
 	WRITE_ONCE(cap->floor_stop, true);
+	raw_spin_lock(&cap->follow_lock);
+	cap->stopping = true;
+	raw_spin_unlock(&cap->follow_lock);
 	mutex_lock(&kring_capture_mutex);
 	list_del_rcu(&cap->node);
+	if (cap->on_cpu_list)
+		list_del_rcu(&cap->cpu_node);
+	for (i = 0; i < KRING_FOLLOW_MAX; i++) {
+		f = &cap->follow[i];
+		/*
+		 * Pairs with the release store of kring_follow_forget(): a
+		 * slot freed by an exit is out of the table.
+		 */
+		t = smp_load_acquire(&f->task);
+		if (t)
+			kring_follow_remove(f, t);
+		/* Children are followed only while enabled. */
+		if (i)
+			WRITE_ONCE(f->task, NULL);
+	}
 	mutex_unlock(&kring_capture_mutex);
 	/*
 	 * Probes disable preemption: an RCU read side. Hotplug
@@ -594,9 +873,9 @@ void kring_capture_disable(struct kring_capture *cap)
 	 */
 	synchronize_rcu();
 	hrtimer_cancel(&cap->floor_timer);
-	/* Children are followed only while enabled. */
-	for (i = 1; i < KRING_FOLLOW_MAX; i++)
-		WRITE_ONCE(cap->follow[i], NULL);
+	if (cap->charged)
+		kring_user_capture_del(cap->ch->user);
+	cap->charged = false;
 }
 
 /**
@@ -612,23 +891,14 @@ void kring_capture_disable(struct kring_capture *cap)
  */
 bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *t)
 {
-	unsigned int i;
-
 	if (!cap->task)
 		return true;
 	if (READ_ONCE(cap->revoked))
 		return false;
 	if (!t->pid)
 		return false;	/* idle */
-	if (t != cap->task) {
-		if (!cap->inherit)
-			return false;
-		for (i = 1; i < KRING_FOLLOW_MAX; i++)
-			if (READ_ONCE(cap->follow[i]) == t)
-				break;
-		if (i == KRING_FOLLOW_MAX)
-			return false;
-	}
+	if (!kring_capture_has(cap, t))
+		return false;
 	if (!kring_perm_task(cap->owner, cap->owner_ptrace, t)) {
 		kring_capture_revoke(cap);
 		return false;

@@ -12,6 +12,7 @@
 
 #include <linux/types.h>
 #include <linux/list.h>
+#include <linux/list_nulls.h>
 #include <linux/spinlock.h>
 #include <linux/sched.h>
 #include <linux/hrtimer.h>
@@ -23,6 +24,23 @@
 #define KRING_FOLLOW_MAX	64
 
 struct kring_capture;
+
+/*
+ * One task a channel follows, in the table of followed tasks (capture.c),
+ * found by the probes from the task alone.
+ * @node:	in the bucket of @task, RCU; unhashed while free
+ * @task:	the task, NULL for a free slot
+ * @cap:	the channel's capture state
+ * @gp:		free slots: the grace period after which readers that may
+ *		still walk @node are gone and the slot may name another task
+ *		(poll_state_synchronize_rcu())
+ */
+struct kring_follow {
+	struct hlist_nulls_node node;
+	struct task_struct *task;
+	struct kring_capture *cap;
+	unsigned long gp;
+};
 
 /* What a source does with the events the capture layer hands it. */
 struct kring_capture_ops {
@@ -57,10 +75,20 @@ struct kring_capture_ops {
  *		task, and a thread that execs (and takes its leader's id in
  *		de_thread()) is the same task, as perf's events stay with it
  * @inherit:	follow the tasks @task forks, and theirs
- * @node:	in the list of enabled channels (kring_capture_list), RCU
- * @follow:	followed tasks, NULL = free slot; @follow[0] is @task. The
- *		others hold no reference: the exit probe clears a task's slot
- *		before the task can be freed (kring_probe_exit())
+ * @node:	in the list of enabled channels (kring_capture_list), RCU,
+ *		walked by CPU hotplug only
+ * @cpu_node:	in its CPU's list of enabled channels the probes visit on
+ *		every event there (@on_cpu_list), RCU
+ * @on_cpu_list: @cpu_node is used: a channel bound to a CPU that names no
+ *		task, or whose owner sees every task (see kring_capture_enable())
+ * @follow:	followed tasks, each in the table of followed tasks while
+ *		enabled; @follow[0] is @task. The others hold no reference:
+ *		the exit probe frees a task's slot before the task can be
+ *		freed (kring_probe_exit())
+ * @follow_lock: orders the fork probe's claims of @follow slots against
+ *		kring_capture_disable() (@stopping)
+ * @stopping:	set by kring_capture_disable(): no slot is claimed any more
+ * @charged:	the channel counts against its user's kring.max_user_captures
  * @follow_dropped: children that did not fit in @follow
  * @hp_gen:	CPU hotplug pass that last visited @cap (hotplug callbacks
  *		are serialised by the hotplug core)
@@ -85,7 +113,12 @@ struct kring_capture {
 	struct task_struct *task;
 	bool inherit;
 	struct list_head node;
-	struct task_struct *follow[KRING_FOLLOW_MAX];
+	struct list_head cpu_node;
+	bool on_cpu_list;
+	struct kring_follow follow[KRING_FOLLOW_MAX];
+	raw_spinlock_t follow_lock;
+	bool stopping;
+	bool charged;
 	atomic_t follow_dropped;
 	u64 hp_gen;
 	struct hrtimer floor_timer;
@@ -130,7 +163,7 @@ bool kring_capture_available(void);
 bool kring_capture_wakeups_available(void);
 int kring_capture_init(struct kring_capture *cap, struct kring_channel *ch,
 		       const struct kring_capture_ops *ops);
-void kring_capture_enable(struct kring_capture *cap);
+int kring_capture_enable(struct kring_capture *cap);
 void kring_capture_disable(struct kring_capture *cap);
 void kring_capture_release(struct kring_capture *cap);
 bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *t);

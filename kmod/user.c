@@ -256,10 +256,11 @@ void kring_user_uncharge(struct kring_user *u, enum kring_user_res res, unsigned
 /*
  * kring.max_user_channels bounds the channels one user holds open, as
  * fs.inotify.max_user_instances bounds inotify instances. Each channel may
- * cost every CPU work the user does not pay for: every context switch
- * walks the enabled followed channels (capture.c), and a channel bound to a
- * CPU ticks there in hard irq context (its floor tick, its timer). The
- * limit makes that work a constant per user. A user with CAP_PERFMON (or
+ * cost every CPU work the user does not pay for: a channel bound to a CPU
+ * ticks there in hard irq context (its floor tick, its timer), and an
+ * enabled capture channel is visited by the scheduler events that concern
+ * it (capture.c; kring.max_user_captures bounds those). The limit makes
+ * that work a constant per user. A user with CAP_PERFMON (or
  * CAP_SYS_ADMIN) is not bound, as with perf's limits.
  */
 static unsigned int kring_max_user_channels = 1024;
@@ -304,6 +305,48 @@ void kring_user_channel_del(struct kring_user *u)
 {
 	kring_user_uncharge(u, KRING_USER_CHANNELS, 1);
 	kring_user_put(u);
+}
+
+/*
+ * kring.max_user_captures bounds the capture channels one user has enabled
+ * whose source hooks the scheduler (sched, and the timer and AUX tracer
+ * sources following tasks), as fs.inotify.max_user_watches bounds watches.
+ * The probes find a channel from the tasks of an event and the CPU it runs
+ * on (capture.c), so another user's channels cost an event nothing; the
+ * limit bounds what one user's channels cost the events of its own tasks,
+ * of a CPU its channels are bound to, and the neighbours of its tasks in
+ * the table of followed tasks. CAP_PERFMON (or CAP_SYS_ADMIN) is not
+ * bound.
+ */
+static unsigned int kring_max_user_captures = 128;
+module_param_named(max_user_captures, kring_max_user_captures, uint, 0644);
+MODULE_PARM_DESC(max_user_captures,
+		 "capture channels hooking the scheduler one user without CAP_PERFMON may have enabled (0: no limit)");
+
+/**
+ * kring_user_capture_add() - count one more enabled capture channel for @u
+ * @u:	the user who opened the channel
+ *
+ * Context: process, may sleep (the capability is asked at the limit).
+ * Return: 0, or -ENOSPC beyond kring.max_user_captures.
+ */
+int kring_user_capture_add(struct kring_user *u)
+{
+	unsigned int max = READ_ONCE(kring_max_user_captures);
+
+	if (kring_user_charge(u, KRING_USER_CAPTURES, 1, max ?: ULONG_MAX))
+		return 0;
+	/* Audited only here, where a no refuses the enable. */
+	if (!perfmon_capable())
+		return -ENOSPC;
+	kring_user_charge(u, KRING_USER_CAPTURES, 1, ULONG_MAX);
+	return 0;
+}
+
+/* One enabled capture channel less for @u. */
+void kring_user_capture_del(struct kring_user *u)
+{
+	kring_user_uncharge(u, KRING_USER_CAPTURES, 1);
 }
 
 /**

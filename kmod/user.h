@@ -19,6 +19,7 @@
 enum kring_user_res {
 	KRING_USER_CHANNELS,	/* channels open: kring.max_user_channels */
 	KRING_USER_LOCKED,	/* locked pages: kring.mlock_kb per online CPU */
+	KRING_USER_CAPTURES,	/* enabled capture channels: kring.max_user_captures */
 	KRING_USER_NR_RES,
 };
 
@@ -33,6 +34,8 @@ unsigned long kring_user_charge(struct kring_user *u, enum kring_user_res res,
 void kring_user_uncharge(struct kring_user *u, enum kring_user_res res, unsigned long n);
 struct kring_user *kring_user_channel_add(void);
 void kring_user_channel_del(struct kring_user *u);
+int kring_user_capture_add(struct kring_user *u);
+void kring_user_capture_del(struct kring_user *u);
 void kring_users_exit(void);
 
 #endif /* _KRING_USER_H */

@@ -452,10 +452,14 @@ err_free:
 static int kring_aux_tracer_start(struct kring_channel *ch)
 {
 	struct kring_aux_tracer *tr = ch->source_priv;
+	int ret;
 
 	tr->nr_started = 0;	/* no writer yet: timers and hooks start below */
-	if (tr->follow)
-		kring_capture_enable(&tr->cap);
+	if (tr->follow) {
+		ret = kring_capture_enable(&tr->cap);
+		if (ret)
+			return ret;
+	}
 	return tr->paused ? 0 : kring_aux_tracer_run(tr);
 }
 

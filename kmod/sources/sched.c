@@ -244,8 +244,7 @@ static int kring_sched_configure(struct kring_channel *ch)
 
 static int kring_sched_start(struct kring_channel *ch)
 {
-	kring_capture_enable(ch->source_priv);
-	return 0;
+	return kring_capture_enable(ch->source_priv);
 }
 
 static void kring_sched_stop(struct kring_channel *ch)

@@ -385,9 +385,12 @@ static int kring_timer_start(struct kring_channel *ch)
 {
 	struct kring_timer *tm = ch->source_priv;
 	unsigned int cpu;
+	int ret;
 
 	WRITE_ONCE(tm->stopping, false);
-	kring_capture_enable(&tm->cap);
+	ret = kring_capture_enable(&tm->cap);
+	if (ret)
+		return ret;
 	for_each_online_cpu(cpu) {
 		if (tm->cap.cpu >= 0 && tm->cap.cpu != cpu)
 			continue;
