@@ -878,18 +878,8 @@ void kring_capture_disable(struct kring_capture *cap)
 	cap->charged = false;
 }
 
-/**
- * kring_capture_follows() - whether @cap records @t
- * @cap: the channel's capture state
- * @t: a task
- *
- * Context: any.
- * Return: true for every task when @cap follows none, else whether @t is
- * the followed task or (inherit) one of its descendants, whatever ids an
- * exec gave them, and the owner may still observe it (kring_perm_task();
- * the first task that fails revokes the channel).
- */
-bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *t)
+static bool kring_capture_check(struct kring_capture *cap, const struct task_struct *t,
+				bool mm_stable)
 {
 	if (!cap->task)
 		return true;
@@ -899,11 +889,43 @@ bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *
 		return false;	/* idle */
 	if (!kring_capture_has(cap, t))
 		return false;
-	if (!kring_perm_task(cap->owner, cap->owner_ptrace, t)) {
+	if (!kring_perm_task(cap->owner, cap->owner_ptrace, t, mm_stable)) {
 		kring_capture_revoke(cap);
 		return false;
 	}
 	return true;
+}
+
+/**
+ * kring_capture_follows() - whether @cap records @t
+ * @cap: the channel's capture state
+ * @t: a task whose mm cannot change under us: current, or one that cannot
+ *	run (the next task of a context switch, a child not yet woken)
+ *
+ * Context: any.
+ * Return: true for every task when @cap follows none, else whether @t is
+ * the followed task or (inherit) one of its descendants, whatever ids an
+ * exec gave them, and the owner may still observe it (kring_perm_task();
+ * the first task that fails revokes the channel).
+ */
+bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *t)
+{
+	return kring_capture_check(cap, t, true);
+}
+
+/**
+ * kring_capture_follows_woken() - kring_capture_follows() for the task a
+ * sched_waking probe wakes, which may still run on another CPU and drop
+ * its mm there: its ids are checked, not its dumpability (kring_perm_task())
+ * @cap: the channel's capture state
+ * @t: the task being woken
+ *
+ * Context: any.
+ * Return: as kring_capture_follows().
+ */
+bool kring_capture_follows_woken(struct kring_capture *cap, const struct task_struct *t)
+{
+	return kring_capture_check(cap, t, t == current);
 }
 
 /* Drop what the capture state holds (the channel is being released). */

@@ -167,6 +167,7 @@ int kring_capture_enable(struct kring_capture *cap);
 void kring_capture_disable(struct kring_capture *cap);
 void kring_capture_release(struct kring_capture *cap);
 bool kring_capture_follows(struct kring_capture *cap, const struct task_struct *t);
+bool kring_capture_follows_woken(struct kring_capture *cap, const struct task_struct *t);
 void kring_capture_emit(struct kring_capture *cap, struct kring_sample_data *d);
 
 /*

@@ -221,6 +221,6 @@ int kring_perm_check(const struct kring_source_ops *src, const struct kring_attr
 		     struct task_struct *target);
 bool kring_perm_see_all(void);
 bool kring_perm_task(const struct cred *owner, bool owner_ptrace,
-		     const struct task_struct *p);
+		     const struct task_struct *p, bool mm_stable);
 
 #endif /* _KRING_CHANNEL_H */

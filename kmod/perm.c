@@ -180,9 +180,10 @@ bool kring_perm_see_all(void)
  * kring_perm_task() - may a channel's owner still observe @p, one of its tasks?
  * @owner: the credentials of the task that configured the channel
  * @owner_ptrace: the owner had CAP_SYS_PTRACE then
- * @p: a task the channel follows, about to be recorded (current, the
- *	tasks of a context switch, a sleeping task being woken: none whose mm
- *	or credentials can change under us)
+ * @p: a task the channel follows, about to be recorded
+ * @mm_stable: @p's mm cannot go under us: @p is current, or cannot run
+ *	(the next task of a context switch, a child not yet woken); false for
+ *	the task a sched_waking probe wakes, which may be running elsewhere
  *
  * The rule of configure time, with the owner's credentials kept from then:
  * its real ids match every id of @p, @p holds no capability the owner
@@ -193,17 +194,28 @@ bool kring_perm_see_all(void)
  * (perf_event_exit_task() in begin_new_exec()); so does a task that makes
  * itself non-dumpable, as it would for ptrace.
  *
+ * Dumpability is the mm's (up to 6.x): @p->mm is read without a reference,
+ * which is safe only while @p cannot drop it. A task drops its mm itself,
+ * in exit_mm() or exec_mmap() (task->mm = NULL or the new mm, then mmput();
+ * the mm_struct is not freed after a grace period), and a task being woken
+ * may still be running on another CPU between setting its state and
+ * calling schedule() (try_to_wake_up() traces sched_waking before it looks
+ * at p->on_rq or p->on_cpu): without @mm_stable, only the ids are checked.
+ * The credentials are safe to read from any task (__task_cred() under RCU;
+ * creds are freed after a grace period). Dumpability is then the one
+ * checked at @p's own events: its switch out, which revokes a channel
+ * whose task became non-dumpable before it slept, and its switch in, before
+ * it runs again.
+ *
  * Context: any (RCU read side).
  * Return: true when the channel may go on following @p.
  */
 bool kring_perm_task(const struct cred *owner, bool owner_ptrace,
-		     const struct task_struct *p)
+		     const struct task_struct *p, bool mm_stable)
 {
-	struct mm_struct *mm = READ_ONCE(p->mm);
-
 	if (owner_ptrace)
 		return true;
-	if (!kring_task_dumpable(p, mm))
+	if (mm_stable && !kring_task_dumpable(p, READ_ONCE(p->mm)))
 		return false;
 	return kring_same_ids(owner, p);
 }

@@ -203,8 +203,9 @@ static void kring_sched_exit(struct kring_capture *cap, struct task_struct *p)
 
 static void kring_sched_wakeup(struct kring_capture *cap, struct task_struct *p)
 {
+	/* @p may run elsewhere still: kring_capture_follows_woken(). */
 	if (!(cap->ch->attr.config[0] & KRING_SCHED_CFG_WAKEUPS) ||
-	    !kring_sched_here(cap) || !kring_capture_follows(cap, p))
+	    !kring_sched_here(cap) || !kring_capture_follows_woken(cap, p))
 		return;
 	kring_sched_record(cap, KRING_SCHED_WAKEUP, 0, task_cpu(p), current, p, p,
 			   KRING_SCHED_NEXT | kring_sched_shows(cap, current, KRING_SCHED_PREV));
