@@ -248,6 +248,8 @@ out:
  * claimed again only after a grace period (@gp): readers that still walk
  * it end in its bucket. A followed task's own slot (@follow[0]) holds a
  * reference and stays until the channel is disabled.
+ * Context: the exit probe, interrupts enabled, as
+ * start_poll_synchronize_rcu() asks.
  */
 static void kring_follow_forget(struct task_struct *p)
 {
