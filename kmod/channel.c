@@ -367,6 +367,21 @@ void kring_channel_output_end(struct kring_output_handle *h)
 EXPORT_SYMBOL_GPL(kring_channel_output_end);
 
 /**
+ * kring_channel_output_discard() - cancel what kring_channel_output_begin()
+ *	reserved
+ * @h: the handle, whatever was written through it
+ *
+ * The end call of a record the producer gives up (a refused copy, a
+ * failure of its own): the reservation becomes a KRING_RECORD_PAD record
+ * of its size, which consumers skip, counted in records_discarded.
+ */
+void kring_channel_output_discard(struct kring_output_handle *h)
+{
+	kring_output_discard(h);
+}
+EXPORT_SYMBOL_GPL(kring_channel_output_discard);
+
+/**
  * kring_channel_write() - write one record into a channel in one call
  * @ch:		channel
  * @type:	the record's type (KRING_RECORD_* or one of the producer's)

@@ -890,6 +890,73 @@ static void producer_channel_output_begin(struct kunit *test)
 }
 
 /*
+ * Every refusal inside a reservation, then its end: a copy longer than
+ * the reservation, a header after half a header, a SAMPLE that does not
+ * match its reservation, and a record the producer gives up
+ * (kring_channel_output_discard() after its header). Each reservation
+ * becomes a PAD record of its size, counted as discarded, and the valid
+ * record written after it is read whole: a producer's bug stays inside
+ * its reservation.
+ */
+static void producer_channel_refusals_end(struct kunit *test)
+{
+	enum { COPY, HEADER, SAMPLE, DISCARD, NR };
+	static const unsigned int sizes[NR] = { 32, 8, 24, 40 };
+	struct kring_sample_data d = { .raw_size = 8 };
+	struct chan *c = test->priv;
+	u64 body[2] = { 0x1122334455667788ULL, 0 }, tail = 0;
+	struct kring_output_handle h;
+	u8 rec[24];
+	unsigned int i;
+	int ret, refused;
+
+	chan_setup(test, KRING_SAMPLE_RAW);
+	d.raw = body;
+	for (i = 0; i < NR; i++) {
+		refused = 1;
+		preempt_disable();
+		ret = kring_channel_output_begin(&h, c->ch, sizes[i]);
+		if (!ret) {
+			switch (i) {
+			case COPY:
+				refused = kring_output_copy(&h, rec, sizes[i] + 8);
+				break;
+			case HEADER:
+				kring_output_copy(&h, rec, 4);
+				refused = kring_output_header(&h, TEST_TYPE, 0);
+				break;
+			case SAMPLE:	/* RAW of 8 needs 32 bytes with SEQ */
+				refused = kring_output_sample(&h, KRING_SAMPLE_RAW, &d);
+				break;
+			case DISCARD:
+				kring_output_header(&h, TEST_TYPE, 0);
+				refused = -ECANCELED;
+				break;
+			}
+			if (i == DISCARD)
+				kring_channel_output_discard(&h);
+			else
+				kring_channel_output_end(&h);
+		}
+		preempt_enable();
+		KUNIT_ASSERT_EQ(test, ret, 0);
+		KUNIT_EXPECT_EQ_MSG(test, refused, i == SAMPLE ? -EINVAL :
+				    i == DISCARD ? -ECANCELED : -E2BIG, "case %u", i);
+		body[1] = i;
+		KUNIT_ASSERT_EQ(test, kring_channel_write(c->ch, TEST_TYPE, 0, body,
+							  sizeof(body)), 0);
+		KUNIT_ASSERT_GE_MSG(test, chan_consume(test, tail, sizes[i] + sizeof(rec), rec),
+				    0LL, "case %u", i);
+		KUNIT_EXPECT_EQ(test, ((struct kring_record_header *)rec)->type, (u32)TEST_TYPE);
+		KUNIT_EXPECT_EQ(test, memcmp(rec + 8, body, sizeof(body)), 0);
+		tail += sizes[i] + sizeof(rec);
+		KUNIT_EXPECT_EQ_MSG(test, ctl_read(test, CTL(data_head)), tail, "case %u", i);
+		KUNIT_EXPECT_EQ(test, ctl_read(test, CTL(records_discarded)), (u64)i + 1);
+		KUNIT_EXPECT_EQ(test, ctl_read(test, CTL(records_written)), (u64)i + 1);
+	}
+}
+
+/*
  * kring_capture_emit(), the capture sources' one path, takes the same
  * bound: RAW beyond KRING_SAMPLE_RAW_MAX is lost as too big.
  */
@@ -1260,6 +1327,7 @@ static void producer_channel_write_raw(struct kunit *test)
 static struct kunit_case producer_channel_cases[] = {
 	KUNIT_CASE(producer_channel_get),
 	KUNIT_CASE(producer_channel_output_begin),
+	KUNIT_CASE(producer_channel_refusals_end),
 	KUNIT_CASE(producer_channel_write),
 	KUNIT_CASE(producer_aux_bounds),
 	KUNIT_CASE(producer_capture_emit),
