@@ -956,6 +956,65 @@ static void producer_channel_refusals_end(struct kunit *test)
 	}
 }
 
+struct foreign_write {
+	struct kring_channel *ch;
+	int ret;
+};
+
+static void foreign_writer(void *arg)
+{
+	struct foreign_write *f = arg;
+	u64 body = 7;
+
+	f->ret = kring_channel_write(f->ch, TEST_TYPE, 0, &body, sizeof(body));
+}
+
+/*
+ * A channel only producers write takes no lock: its one writer CPU at a
+ * time is the producer's rule, and debug kernels (KRING_RING_CHECK_CPU)
+ * catch a break of it. Forced here through the producer API itself: a
+ * record in flight on this CPU while another CPU writes one (an IPI we
+ * wait for). The entry is counted (the ring is marked quiet, the warning
+ * is what real misuse prints) and both records are read whole.
+ */
+static void producer_channel_check_cpu(struct kunit *test)
+{
+#ifdef KRING_RING_CHECK_CPU
+	struct chan *c = test->priv;
+	struct foreign_write f = { .ret = 1 };
+	struct kring_output_handle h;
+	struct kring_buffer *buf;
+	int ret, other, call = 1;
+	u8 rec[16];
+
+	chan_setup(test, KRING_SAMPLE_TID);
+	f.ch = c->ch;
+	buf = rcu_access_pointer(c->ch->buf);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_FALSE(test, buf->lock_producers);
+	buf->ring.cpu_conflicts_quiet = true;
+	preempt_disable();
+	other = cpumask_any_but(cpu_online_mask, smp_processor_id());
+	ret = other < nr_cpu_ids ? kring_channel_output_begin(&h, c->ch, 16) : -ENODEV;
+	if (!ret) {
+		kring_output_header(&h, TEST_TYPE, 0);
+		kring_output_copy(&h, &h.seq, 8);
+		call = smp_call_function_single(other, foreign_writer, &f, 1);
+		kring_channel_output_end(&h);
+	}
+	preempt_enable();
+	if (ret == -ENODEV)
+		kunit_skip(test, "needs a second online CPU");
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_EQ(test, call, 0);
+	KUNIT_EXPECT_EQ(test, f.ret, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->ring.cpu_conflicts), 1);
+	KUNIT_EXPECT_EQ(test, chan_consume(test, 0, 32, rec), 0LL);
+#else
+	kunit_skip(test, "KRING_RING_CHECK_CPU is off in this kernel");
+#endif
+}
+
 /*
  * kring_capture_emit(), the capture sources' one path, takes the same
  * bound: RAW beyond KRING_SAMPLE_RAW_MAX is lost as too big.
@@ -1328,6 +1387,7 @@ static struct kunit_case producer_channel_cases[] = {
 	KUNIT_CASE(producer_channel_get),
 	KUNIT_CASE(producer_channel_output_begin),
 	KUNIT_CASE(producer_channel_refusals_end),
+	KUNIT_CASE(producer_channel_check_cpu),
 	KUNIT_CASE(producer_channel_write),
 	KUNIT_CASE(producer_aux_bounds),
 	KUNIT_CASE(producer_capture_emit),

@@ -43,9 +43,13 @@
  * or, for perf-style SAMPLE records (struct kring_sample_data below),
  * kring_channel_write_sample(), or kring_channel_write_raw() for a
  * tracepoint's: RAW data, the other fields from the context. Writers of one channel may nest (task,
- * softirq, hardirq, NMI) on one CPU; one channel must not have writers on
- * two CPUs at once (as with perf's buffers: bind the producer to the
- * channel's CPU or serialise it).
+ * softirq, hardirq, NMI) on one CPU; one ring never has writers on two
+ * CPUs at once. Where kring writes a channel from more than one CPU (no
+ * CPU and a capture source, or an AUX area), these calls take the
+ * buffer's write lock as kring's writers do, from any CPU (in NMI a held
+ * lock is -EBUSY); elsewhere the producer keeps the rule (a CPU-bound
+ * channel from its CPU, a producer-only channel from one CPU at a time).
+ * docs/PRODUCER.md, "Which channels, from where".
  *
  * A record that does not fit is dropped and counted, and the consumer sees
  * a LOST record before the next one that fits: producers never block.
