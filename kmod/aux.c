@@ -278,6 +278,17 @@ int kring_aux_mmap(struct file *file, struct vm_area_struct *vma)
 		aux->watermark = ch->attr.aux_watermark ?: aux->size / 2;
 		WRITE_ONCE(buf->ctl->aux_head, 0);
 		WRITE_ONCE(buf->ctl->aux_tail, 0);
+		/*
+		 * AUX records come from the ioctl's CPU too (a snapshot): from
+		 * now on the data ring's producers take its write_lock
+		 * (buffer.h). They run with preemption off, so once a grace
+		 * period has passed every one that found the flag clear is
+		 * done, before anyone can find the area and write its record.
+		 */
+		if (!buf->lock_producers) {
+			WRITE_ONCE(buf->lock_producers, true);
+			synchronize_rcu();
+		}
 		/* Initialised before producers can find it: pairs with rcu_dereference. */
 		rcu_assign_pointer(buf->aux, aux);
 	}

@@ -66,12 +66,25 @@ struct kring_buffer_owner_ops {
  * the channel and of every channel redirected into it, and AUX records.
  * The ring core wants one writer CPU at a time (ring.h); this lock makes
  * it so for every buffer a set-output group or an unbound channel shares.
- * Taken with interrupts off, never in NMI, innermost of all locks but the
- * scheduler's (it nests inside the runqueue lock in sched_switch).
+ * Taken with interrupts off, innermost of all locks but the scheduler's
+ * (it nests inside the runqueue lock in sched_switch); in NMI only by a
+ * producer, with a trylock (channel.c).
+ *
+ * @lock_producers: kring writes this buffer from more than one CPU (its
+ * channel has a capture source and no CPU, so the channels redirected
+ * into it have none either, or it has an AUX area, whose records an ioctl
+ * writes too): the producer API takes @write_lock as kring's own writers
+ * do (channel.c, kring_producer_lock()). Set before the buffer is
+ * published, or (AUX) before the AUX area is, after a grace period that
+ * ends every producer which found it clear; never cleared.
+ * @producer_irqflags: the interrupt flags saved by the producer holding
+ * @write_lock from kring_channel_output_begin() to its end (under it).
  */
 struct kring_buffer {
 	refcount_t refs;
 	raw_spinlock_t write_lock;
+	bool lock_producers;
+	unsigned long producer_irqflags;
 	struct kring_ring ring;
 	struct kring_ctl_page *ctl;
 	struct page *ctl_page;

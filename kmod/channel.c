@@ -169,6 +169,13 @@ static void kring_channel_attach(struct kring_channel *ch, struct kring_buffer *
 	kring_clock_setup_ctl(buf->ctl, ch->attr.clockid);
 	kring_ring_set_wakeup(&buf->ring, ch->watermark, ch->wakeup_events);
 	kring_ring_set_paused(&buf->ring, ch->paused);
+	/*
+	 * A capture source of a channel without a CPU writes wherever its
+	 * task runs (and so do those of the channels set-output may redirect
+	 * here, which have no CPU either): producers lock too. Before the
+	 * buffer is published: no producer has seen it clear.
+	 */
+	buf->lock_producers = ch->source && ch->attr.cpu < 0;
 	rcu_assign_pointer(ch->buf, buf);
 }
 
@@ -314,20 +321,61 @@ void kring_channels_exit(void)
 }
 
 /*
- * The ring a producer writes into: ERR_PTR(-EAGAIN) while @ch is disabled,
- * ERR_PTR(-ENODEV) while it is not mapped (neither is counted). The caller
- * has preemption disabled from here to the end of its record: that is an
- * RCU read-side critical section, and the buffer is freed after a grace
- * period once it is detached (queue_rcu_work()), so it stays until then.
+ * The buffer a producer writes into, in *@bufp: 0, or -EAGAIN while @ch is
+ * disabled, -ENODEV while it is not mapped (neither is counted). The
+ * caller has preemption disabled from here to the end of its record: that
+ * is an RCU read-side critical section, and the buffer is freed after a
+ * grace period once it is detached (queue_rcu_work()), so it stays until
+ * then. An errno and a pointer apart, not an ERR_PTR(): the fast path
+ * then tests the pointer once.
  */
-static __always_inline struct kring_ring *kring_channel_ring(struct kring_channel *ch)
+static __always_inline int kring_channel_wbuf(struct kring_channel *ch,
+					      struct kring_buffer **bufp)
 {
-	struct kring_buffer *buf;
-
 	if (!READ_ONCE(ch->enabled))
-		return ERR_PTR(-EAGAIN);
-	buf = rcu_dereference_sched(ch->buf);
-	return buf ? &buf->ring : ERR_PTR(-ENODEV);
+		return -EAGAIN;
+	*bufp = rcu_dereference_sched(ch->buf);
+	return *bufp ? 0 : -ENODEV;
+}
+
+/*
+ * Producers of a buffer kring writes from more than one CPU
+ * (@buf->lock_producers, buffer.h) take its write_lock, as kring's own
+ * writers do (the *_locked() functions below), so that the ring has one
+ * writer CPU at a time whatever CPU the producer runs on: spinning with
+ * interrupts off in task, softirq and hardirq context; in NMI only if the
+ * lock is free (the NMI may have interrupted its holder on this CPU), as
+ * BPF's ring buffer does, -EBUSY otherwise. The other buffers take no
+ * lock: their one writer CPU is the producer's rule (docs/PRODUCER.md,
+ * "Which channels, from where").
+ *
+ * The flag is read once per record, inside the producer's preemption-off
+ * section: kring_aux_mmap() sets it and waits for a grace period before
+ * another CPU may write, so a producer that found it clear has finished.
+ *
+ * kring_channel_output_begin() into a buffer whose producers lock: the
+ * lock is held until the end call, its flags kept under it and the handle
+ * marked (@h->wakeup, kring's field of the handle).
+ */
+static noinline int kring_channel_begin_locked(struct kring_output_handle *h,
+					       struct kring_buffer *buf, unsigned int size)
+{
+	unsigned long flags;
+	int ret;
+
+	if (!in_nmi())
+		raw_spin_lock_irqsave(&buf->write_lock, flags);
+	else if (!raw_spin_trylock_irqsave(&buf->write_lock, flags))
+		return -EBUSY;
+	ret = kring_output_begin(h, &buf->ring, size, 0);
+	if (ret) {
+		raw_spin_unlock_irqrestore(&buf->write_lock, flags);
+		return ret;
+	}
+	buf->producer_irqflags = flags;
+	h->wakeup = 1;
+	__release(&buf->write_lock);	/* for sparse: held until the end call */
+	return 0;
 }
 
 /**
@@ -340,21 +388,42 @@ static __always_inline struct kring_ring *kring_channel_ring(struct kring_channe
  *
  * Context: preemption disabled, any context up to NMI.
  * Return: 0 with the space reserved; -ENODEV while the channel is not
- * mapped, -EAGAIN while it is disabled (neither is counted); otherwise the
- * error of kring_output_begin(), counted as lost: -E2BIG for a size out of
- * those bounds, -ENOSPC, -EAGAIN while paused.
+ * mapped, -EAGAIN while it is disabled, -EBUSY in NMI while another
+ * writer holds the lock of a channel kring writes from more than one CPU
+ * (none of them counted); otherwise the error of kring_output_begin(),
+ * counted as lost: -E2BIG for a size out of those bounds, -ENOSPC,
+ * -EAGAIN while paused.
  */
 int kring_channel_output_begin(struct kring_output_handle *h,
 			       struct kring_channel *ch, unsigned int size)
 {
-	struct kring_ring *rb = kring_channel_ring(ch);
+	struct kring_buffer *buf;
+	int ret = kring_channel_wbuf(ch, &buf);
 
-	if (IS_ERR(rb))
-		return PTR_ERR(rb);
+	if (ret)
+		return ret;
+	if (unlikely(READ_ONCE(buf->lock_producers)))
+		return kring_channel_begin_locked(h, buf, size);
+	h->wakeup = 0;
 	/* A channel's ring always has a clock: it stamps the record. */
-	return kring_output_begin(h, rb, size, 0);
+	return kring_output_begin(h, &buf->ring, size, 0);
 }
 EXPORT_SYMBOL_GPL(kring_channel_output_begin);
+
+/* The end of a record whose begin took the buffer's write_lock. */
+static noinline void kring_channel_end_locked(struct kring_output_handle *h, bool discard)
+{
+	struct kring_buffer *buf = container_of(h->rb, struct kring_buffer, ring);
+	unsigned long flags = buf->producer_irqflags;
+
+	__acquire(&buf->write_lock);	/* for sparse: held since the begin */
+	h->wakeup = 0;
+	if (discard)
+		kring_output_discard(h);
+	else
+		kring_output_end(h);
+	raw_spin_unlock_irqrestore(&buf->write_lock, flags);
+}
 
 /**
  * kring_channel_output_end() - commit what kring_channel_output_begin() reserved
@@ -362,9 +431,48 @@ EXPORT_SYMBOL_GPL(kring_channel_output_begin);
  */
 void kring_channel_output_end(struct kring_output_handle *h)
 {
+	if (unlikely(h->wakeup)) {
+		kring_channel_end_locked(h, false);
+		return;
+	}
 	kring_output_end(h);
 }
 EXPORT_SYMBOL_GPL(kring_channel_output_end);
+
+/**
+ * kring_channel_output_discard() - cancel what kring_channel_output_begin()
+ *	reserved
+ * @h: the handle, whatever was written through it
+ *
+ * The end call of a record the producer gives up (a refused copy, a
+ * failure of its own): the reservation becomes a KRING_RECORD_PAD record
+ * of its size, which consumers skip, counted in records_discarded.
+ */
+void kring_channel_output_discard(struct kring_output_handle *h)
+{
+	if (unlikely(h->wakeup)) {
+		kring_channel_end_locked(h, true);
+		return;
+	}
+	kring_output_discard(h);
+}
+EXPORT_SYMBOL_GPL(kring_channel_output_discard);
+
+/* kring_channel_write() into a buffer whose producers lock. */
+static noinline int kring_channel_write_locked(struct kring_buffer *buf, u32 type, u16 misc,
+					       const void *body, unsigned int len)
+{
+	unsigned long flags;
+	int ret;
+
+	if (!in_nmi())
+		raw_spin_lock_irqsave(&buf->write_lock, flags);
+	else if (!raw_spin_trylock_irqsave(&buf->write_lock, flags))
+		return -EBUSY;
+	ret = kring_output_write(&buf->ring, type, misc, body, len, 0);
+	raw_spin_unlock_irqrestore(&buf->write_lock, flags);
+	return ret;
+}
 
 /**
  * kring_channel_write() - write one record into a channel in one call
@@ -381,24 +489,30 @@ EXPORT_SYMBOL_GPL(kring_channel_output_end);
  * needs a time has it in @body), so the channel's clock is read only for
  * a record that is lost, for its LOST record. A begin, a copy and an
  * end in one exported call, as bpf_ringbuf_output() is: no handle lives in
- * the caller's memory. It disables preemption for its own duration; the
- * channel's rule stays the caller's: its writers run on one CPU at a time.
+ * the caller's memory. It disables preemption for its own duration, and
+ * takes the buffer's write lock where kring writes it from more than one
+ * CPU (kring_channel_write_locked()); elsewhere the channel's rule stays the
+ * caller's: its writers run on one CPU at a time.
  *
  * Context: any context up to NMI.
- * Return: as kring_channel_output_begin(): 0, -ENODEV (not mapped) or
- * -EAGAIN (disabled) counted nowhere, -E2BIG (a @len no record of the
- * ring can carry), -ENOSPC or -EAGAIN (paused) counted as lost; -EINVAL,
- * counted nowhere, for @len above 0 without @body.
+ * Return: as kring_channel_output_begin(): 0, -ENODEV (not mapped),
+ * -EAGAIN (disabled) or -EBUSY (NMI, the lock held) counted nowhere,
+ * -E2BIG (a @len no record of the ring can carry), -ENOSPC or -EAGAIN
+ * (paused) counted as lost; -EINVAL, counted nowhere, for @len above 0
+ * without @body.
  */
 int kring_channel_write(struct kring_channel *ch, u32 type, u16 misc,
 			const void *body, unsigned int len)
 {
-	struct kring_ring *rb;
+	struct kring_buffer *buf;
 	int ret;
 
 	preempt_disable_notrace();
-	rb = kring_channel_ring(ch);
-	ret = IS_ERR(rb) ? PTR_ERR(rb) : kring_output_write(rb, type, misc, body, len, 0);
+	ret = kring_channel_wbuf(ch, &buf);
+	if (!ret && unlikely(READ_ONCE(buf->lock_producers)))
+		ret = kring_channel_write_locked(buf, type, misc, body, len);
+	else if (!ret)
+		ret = kring_output_write(&buf->ring, type, misc, body, len, 0);
 	preempt_enable_notrace();
 	return ret;
 }
@@ -408,10 +522,26 @@ EXPORT_SYMBOL_GPL(kring_channel_write);
  * kring_channel_write_sample() and kring_channel_write_raw(): @data (of
  * the channel's sample_type @type, @data->id set here) into the channel.
  */
+static noinline int channel_write_sample_locked(struct kring_buffer *buf, u64 type,
+						struct kring_sample_data *data)
+{
+	unsigned long flags;
+	int ret;
+
+	if (!in_nmi())
+		raw_spin_lock_irqsave(&buf->write_lock, flags);
+	else if (!raw_spin_trylock_irqsave(&buf->write_lock, flags))
+		return -EBUSY;
+	ret = kring_sample_write(&buf->ring, type, data);
+	raw_spin_unlock_irqrestore(&buf->write_lock, flags);
+	return ret;
+}
+
 static __always_inline int channel_write_sample(struct kring_channel *ch, u64 type,
 						struct kring_sample_data *data)
 {
-	struct kring_ring *rb;
+	struct kring_buffer *buf;
+	int ret;
 
 	/*
 	 * RAW's address first, whatever the channel's state. Its size is
@@ -421,10 +551,12 @@ static __always_inline int channel_write_sample(struct kring_channel *ch, u64 ty
 	if (unlikely((type & KRING_SAMPLE_RAW) && data->raw_size && !data->raw))
 		return -EINVAL;
 	data->id = ch->id;
-	rb = kring_channel_ring(ch);
-	if (IS_ERR(rb))
-		return PTR_ERR(rb);
-	return kring_sample_write(rb, type, data);
+	ret = kring_channel_wbuf(ch, &buf);
+	if (ret)
+		return ret;
+	if (unlikely(READ_ONCE(buf->lock_producers)))
+		return channel_write_sample_locked(buf, type, data);
+	return kring_sample_write(&buf->ring, type, data);
 }
 
 /**

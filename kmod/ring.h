@@ -153,6 +153,12 @@ struct kring_lost_slot {
  *			flight, -1 for none
  * @writer_ip:		KRING_RING_CHECK_CPU: where the outermost writer in
  *			flight called the ring from, named by the warning
+ * @cpu_conflicts:	KRING_RING_CHECK_CPU, kernel: entries from a CPU
+ *			while a writer on another was in flight, each one
+ *			counted, the first warned about
+ * @cpu_conflicts_quiet: KRING_RING_CHECK_CPU, kernel: count them without
+ *			the warning; set only by the KUnit case that forces
+ *			one (a console WARNING fails a guest run)
  * @ovw_est:		backward mode: lost_overwritten estimate
  * @ovw_ckpt:		backward mode: records begun at each slice boundary
  * @ctl:		the control page (kernel address)
@@ -222,6 +228,10 @@ struct kring_ring {
 #ifdef KRING_RING_CHECK_CPU
 	int writer_cpu;
 	unsigned long writer_ip;
+#ifdef __KERNEL__
+	atomic_t cpu_conflicts;
+	bool cpu_conflicts_quiet;
+#endif
 #endif
 
 	u64 ovw_est;

@@ -185,9 +185,10 @@ static __always_inline unsigned int sample_fields(u8 *p, u64 sample_type,
  * Return: 0; -E2BIG when RAW's @d->raw_size is above KRING_SAMPLE_RAW_MAX;
  * -EINVAL when @h is not a whole, untouched reservation of exactly
  * kring_sample_size() bytes, or RAW data of a size above 0 has no
- * address. A refused sample is written nowhere: the untouched reservation
- * becomes a KRING_RECORD_PAD record, which consumers skip (a touched one
- * is left as it is). With KRING_SAMPLE_CALLCHAIN, -E2BIG for more than
+ * address. A refused sample is written nowhere: the end call turns the
+ * untouched reservation into a KRING_RECORD_PAD record, counted as
+ * discarded, which consumers skip (a touched one is left as it is).
+ * With KRING_SAMPLE_CALLCHAIN, -E2BIG for more than
  * KRING_CALLCHAIN_MAX + 2 entries and -EINVAL for entries without an
  * address, as for RAW.
  */
@@ -220,11 +221,8 @@ int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 	 * sequence number) add up to @h->rem exactly, in place or in copies.
 	 */
 	ret = sample_check(h, sample_type, d);
-	if (unlikely(ret)) {
-		if (h->rem == h->rec_size)
-			kring_output_header(h, KRING_RECORD_PAD, 0);
-		return ret;
-	}
+	if (unlikely(ret))
+		return ret;	/* untouched: the end call makes it a PAD record */
 	rec = kring_output_ptr(h);
 	head = rec ?: stage;
 	memcpy(head, &hdr, sizeof(hdr));

@@ -901,6 +901,69 @@ static void ring_discard(struct kunit *test)
 }
 
 /*
+ * A reservation ended without its whole header - a copy refused (longer
+ * than the reservation), a header refused after half a header, nothing
+ * written - has no size a reader could step over: the end makes it a PAD
+ * record of the reserved size, counted as discarded, and the valid record
+ * after it is read (the ring stays readable past a producer's bug).
+ */
+static void ring_end_without_header(struct kunit *test)
+{
+	static const struct {
+		unsigned int size;	/* reserved */
+		unsigned int copy;	/* a first copy of that many bytes */
+		bool header;		/* then kring_output_header() */
+		int copy_ret, header_ret;
+	} cases[] = {
+		{ 32, 40, false, -E2BIG, 0 },	/* the whole record, too long */
+		{ 8, 4, true, 0, -E2BIG },	/* half a header, then a refused one */
+		{ 24, 0, false, 0, 0 },		/* nothing written */
+		{ 16, 7, false, 0, 0 },		/* less than a header */
+	};
+	struct test_ring *tr = test_ring_new(test, 2, 0);
+	struct kring_output_handle h;
+	struct tally t = {};
+	u64 bytes[8] = { 0 }, seq, head, pad_seq;
+	unsigned int i;
+	int cret, hret;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		head = tr->ctl->data_head;
+		cret = 0;
+		hret = 0;
+		preempt_disable();
+		KUNIT_ASSERT_EQ(test, kring_output_begin(&h, &tr->rb, cases[i].size, 0), 0);
+		seq = h.seq;
+		if (cases[i].copy)
+			cret = kring_output_copy(&h, bytes, cases[i].copy);
+		if (cases[i].header)
+			hret = kring_output_header(&h, KRING_TEST_RECORD_TYPE, 0);
+		kring_output_end(&h);
+		preempt_enable();
+		KUNIT_EXPECT_EQ_MSG(test, cret, cases[i].copy_ret, "case %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, hret, cases[i].header_ret, "case %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, tr->ctl->data_head, head + cases[i].size, "case %u", i);
+
+		KUNIT_ASSERT_EQ(test, test_write(&tr->rb, 24, NULL, 0, END_COMMIT), 0);
+		t.last_pad_seq = ~0ULL;
+		KUNIT_ASSERT_TRUE(test, test_consume(test, tr, &t));
+		KUNIT_EXPECT_EQ_MSG(test, t.pads, (u64)i + 1, "case %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, t.records, (u64)i + 1, "case %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, t.last_seq, seq + 1, "case %u", i);
+		/* An 8-byte PAD record has no room for its sequence number. */
+		pad_seq = ~0ULL;
+		if (cases[i].size >= 16)
+			pad_seq = seq;
+		KUNIT_EXPECT_EQ_MSG(test, t.last_pad_seq, pad_seq, "case %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, tr->ctl->data_head, head + cases[i].size + 24,
+				    "case %u", i);
+	}
+	KUNIT_EXPECT_EQ(test, tr->ctl->records_discarded, (u64)ARRAY_SIZE(cases));
+	KUNIT_EXPECT_EQ(test, tr->ctl->records_written, (u64)ARRAY_SIZE(cases));
+	test_expect_accounting(test, tr);
+}
+
+/*
  * The one-call write's record carries no ring time, so a ring with a clock
  * reads it only for a record that is lost: that loss's time in the LOST
  * record. The handle API reads it for every record (the handle's time).
@@ -1389,6 +1452,7 @@ static struct kunit_case kring_ring_cases[] = {
 	KUNIT_CASE(ring_lost_causes),
 	KUNIT_CASE(ring_backward),
 	KUNIT_CASE(ring_discard),
+	KUNIT_CASE(ring_end_without_header),
 	KUNIT_CASE(ring_watermark),
 	KUNIT_CASE(ring_garbage_tail),
 	{}

@@ -890,6 +890,132 @@ static void producer_channel_output_begin(struct kunit *test)
 }
 
 /*
+ * Every refusal inside a reservation, then its end: a copy longer than
+ * the reservation, a header after half a header, a SAMPLE that does not
+ * match its reservation, and a record the producer gives up
+ * (kring_channel_output_discard() after its header). Each reservation
+ * becomes a PAD record of its size, counted as discarded, and the valid
+ * record written after it is read whole: a producer's bug stays inside
+ * its reservation.
+ */
+static void producer_channel_refusals_end(struct kunit *test)
+{
+	enum { COPY, HEADER, SAMPLE, DISCARD, NR };
+	static const unsigned int sizes[NR] = { 32, 8, 24, 40 };
+	struct kring_sample_data d = { .raw_size = 8 };
+	struct chan *c = test->priv;
+	u64 body[2] = { 0x1122334455667788ULL, 0 }, tail = 0;
+	struct kring_output_handle h;
+	u8 rec[24];
+	unsigned int i;
+	int ret, refused;
+
+	chan_setup(test, KRING_SAMPLE_RAW);
+	d.raw = body;
+	for (i = 0; i < NR; i++) {
+		refused = 1;
+		preempt_disable();
+		ret = kring_channel_output_begin(&h, c->ch, sizes[i]);
+		if (!ret) {
+			switch (i) {
+			case COPY:
+				refused = kring_output_copy(&h, rec, sizes[i] + 8);
+				break;
+			case HEADER:
+				kring_output_copy(&h, rec, 4);
+				refused = kring_output_header(&h, TEST_TYPE, 0);
+				break;
+			case SAMPLE:	/* RAW of 8 needs 32 bytes with SEQ */
+				refused = kring_output_sample(&h, KRING_SAMPLE_RAW, &d);
+				break;
+			case DISCARD:
+				kring_output_header(&h, TEST_TYPE, 0);
+				refused = -ECANCELED;
+				break;
+			}
+			if (i == DISCARD)
+				kring_channel_output_discard(&h);
+			else
+				kring_channel_output_end(&h);
+		}
+		preempt_enable();
+		KUNIT_ASSERT_EQ(test, ret, 0);
+		KUNIT_EXPECT_EQ_MSG(test, refused, i == SAMPLE ? -EINVAL :
+				    i == DISCARD ? -ECANCELED : -E2BIG, "case %u", i);
+		body[1] = i;
+		KUNIT_ASSERT_EQ(test, kring_channel_write(c->ch, TEST_TYPE, 0, body,
+							  sizeof(body)), 0);
+		KUNIT_ASSERT_GE_MSG(test, chan_consume(test, tail, sizes[i] + sizeof(rec), rec),
+				    0LL, "case %u", i);
+		KUNIT_EXPECT_EQ(test, ((struct kring_record_header *)rec)->type, (u32)TEST_TYPE);
+		KUNIT_EXPECT_EQ(test, memcmp(rec + 8, body, sizeof(body)), 0);
+		tail += sizes[i] + sizeof(rec);
+		KUNIT_EXPECT_EQ_MSG(test, ctl_read(test, CTL(data_head)), tail, "case %u", i);
+		KUNIT_EXPECT_EQ(test, ctl_read(test, CTL(records_discarded)), (u64)i + 1);
+		KUNIT_EXPECT_EQ(test, ctl_read(test, CTL(records_written)), (u64)i + 1);
+	}
+}
+
+struct foreign_write {
+	struct kring_channel *ch;
+	int ret;
+};
+
+static void foreign_writer(void *arg)
+{
+	struct foreign_write *f = arg;
+	u64 body = 7;
+
+	f->ret = kring_channel_write(f->ch, TEST_TYPE, 0, &body, sizeof(body));
+}
+
+/*
+ * A channel only producers write takes no lock: its one writer CPU at a
+ * time is the producer's rule, and debug kernels (KRING_RING_CHECK_CPU)
+ * catch a break of it. Forced here through the producer API itself: a
+ * record in flight on this CPU while another CPU writes one (an IPI we
+ * wait for). The entry is counted (the ring is marked quiet, the warning
+ * is what real misuse prints) and both records are read whole.
+ */
+static void producer_channel_check_cpu(struct kunit *test)
+{
+#ifdef KRING_RING_CHECK_CPU
+	struct chan *c = test->priv;
+	struct foreign_write f = { .ret = 1 };
+	struct kring_output_handle h;
+	struct kring_buffer *buf;
+	int ret, other, call = 1;
+	u8 rec[16];
+
+	chan_setup(test, KRING_SAMPLE_TID);
+	f.ch = c->ch;
+	buf = rcu_access_pointer(c->ch->buf);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_FALSE(test, buf->lock_producers);
+	buf->ring.cpu_conflicts_quiet = true;
+	preempt_disable();
+	other = cpumask_any_but(cpu_online_mask, smp_processor_id());
+	ret = other < nr_cpu_ids ? kring_channel_output_begin(&h, c->ch, 16) : -ENODEV;
+	if (!ret) {
+		kring_output_header(&h, TEST_TYPE, 0);
+		kring_output_copy(&h, &h.seq, 8);
+		call = smp_call_function_single(other, foreign_writer, &f, 1);
+		kring_channel_output_end(&h);
+	}
+	preempt_enable();
+	if (ret == -ENODEV)
+		kunit_skip(test, "needs a second online CPU");
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_EQ(test, call, 0);
+	KUNIT_EXPECT_EQ(test, f.ret, 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&buf->ring.cpu_conflicts), 1);
+	KUNIT_EXPECT_EQ(test, chan_consume(test, 0, 32, rec), 0LL);
+#else
+	kunit_skip(test, "KRING_RING_CHECK_CPU is off in this kernel");
+#endif
+}
+
+/*
  * kring_capture_emit(), the capture sources' one path, takes the same
  * bound: RAW beyond KRING_SAMPLE_RAW_MAX is lost as too big.
  */
@@ -1260,6 +1386,8 @@ static void producer_channel_write_raw(struct kunit *test)
 static struct kunit_case producer_channel_cases[] = {
 	KUNIT_CASE(producer_channel_get),
 	KUNIT_CASE(producer_channel_output_begin),
+	KUNIT_CASE(producer_channel_refusals_end),
+	KUNIT_CASE(producer_channel_check_cpu),
 	KUNIT_CASE(producer_channel_write),
 	KUNIT_CASE(producer_aux_bounds),
 	KUNIT_CASE(producer_capture_emit),

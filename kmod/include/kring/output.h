@@ -38,7 +38,8 @@ struct kring_ring;
  * @rem:	bytes of the reservation not written yet
  * @rec_pos:	ring position of the record's header
  * @rec_size:	size of the record (8-byte aligned, what its header says)
- * @wakeup:	unused (kept for the layout; wake-ups are the ring's own state)
+ * @wakeup:	kring's: not 0 while the channel's write lock is held from
+ *		the begin to the end call (kring_channel_output_begin())
  * @seq:	the sequence number given to this record
  * @time:	the record's timestamp (the clock reading taken at begin)
  *

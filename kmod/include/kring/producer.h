@@ -22,8 +22,10 @@
  *	preempt_disable();		(or be in irq/softirq/NMI context)
  *	if (!kring_channel_output_begin(&h, ch, size)) {
  *		kring_output_copy(&h, &hdr, sizeof(hdr));
- *		kring_output_copy(&h, body, size - sizeof(hdr));
- *		kring_channel_output_end(&h);
+ *		if (kring_output_copy(&h, body, size - sizeof(hdr)))
+ *			kring_channel_output_discard(&h);
+ *		else
+ *			kring_channel_output_end(&h);
  *	}
  *	preempt_enable();
  *
@@ -41,9 +43,13 @@
  * or, for perf-style SAMPLE records (struct kring_sample_data below),
  * kring_channel_write_sample(), or kring_channel_write_raw() for a
  * tracepoint's: RAW data, the other fields from the context. Writers of one channel may nest (task,
- * softirq, hardirq, NMI) on one CPU; one channel must not have writers on
- * two CPUs at once (as with perf's buffers: bind the producer to the
- * channel's CPU or serialise it).
+ * softirq, hardirq, NMI) on one CPU; one ring never has writers on two
+ * CPUs at once. Where kring writes a channel from more than one CPU (no
+ * CPU and a capture source, or an AUX area), these calls take the
+ * buffer's write lock as kring's writers do, from any CPU (in NMI a held
+ * lock is -EBUSY); elsewhere the producer keeps the rule (a CPU-bound
+ * channel from its CPU, a producer-only channel from one CPU at a time).
+ * docs/PRODUCER.md, "Which channels, from where".
  *
  * A record that does not fit is dropped and counted, and the consumer sees
  * a LOST record before the next one that fits: producers never block.
@@ -77,9 +83,11 @@
  *    address (-EINVAL, nothing counted);
  *  - within a reservation, a copy or header beyond what is left of it and
  *    a SAMPLE that does not match the reservation are refused (-E2BIG,
- *    -EINVAL) and counted nowhere: the record stays reserved, and the end
- *    call commits it (unwritten bytes zeroed, an untouched reservation
- *    whose SAMPLE was refused as a KRING_RECORD_PAD record);
+ *    -EINVAL) and written nowhere: the record stays reserved, and the end
+ *    call commits it (unwritten bytes zeroed) when its header was written
+ *    whole, or else makes it a KRING_RECORD_PAD record of the reserved
+ *    size, counted as discarded, as kring_channel_output_discard() does
+ *    for a record the producer gives up;
  *  - in the AUX area, a copy or skip beyond the room of the extent is
  *    refused (-ENOSPC), and the size an end takes is clamped to it.
  *
@@ -169,6 +177,7 @@ int kring_channel_write(struct kring_channel *ch, u32 type, u16 misc,
 int kring_channel_output_begin(struct kring_output_handle *h,
 			       struct kring_channel *ch, unsigned int size);
 void kring_channel_output_end(struct kring_output_handle *h);
+void kring_channel_output_discard(struct kring_output_handle *h);
 int kring_channel_write_sample(struct kring_channel *ch,
 			       struct kring_sample_data *data);
 int kring_channel_write_raw(struct kring_channel *ch, const void *raw, u32 size);

@@ -1,0 +1,248 @@
+// In the guest: a producer module writing into a channel that a capture
+// source writes too (docs/PRODUCER.md, "Context rules"). The sched source
+// of a channel without a CPU writes on whatever CPU its task runs; a
+// producer on another CPU at the same time must not corrupt the ring: its
+// writes take the buffer's write lock, as the source's do.
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "capture.hpp"
+#include "errno_assert.hpp"
+
+namespace {
+
+const char* const bench_ko = "/kring/kring_bench.ko";
+const char* const bench_run = "/sys/kernel/debug/kring_bench/run";
+// kring_bench.ko's record type (BENCH_RECORD_TYPE): header, time, payload.
+constexpr std::uint32_t bench_record = KRING_RECORD_KRING_BASE + 0x200;
+constexpr int task_cpu = 0;      // the followed task and its partner
+constexpr int producer_cpu = 1;  // kring_bench.ko's writer
+
+// kring_bench.ko, loaded for the test and unloaded after it (unless it was
+// loaded before).
+class bench_module {
+public:
+    bench_module() {
+        if (::access("/sys/module/kring_bench", F_OK) == 0) {
+            ok_ = true;
+            return;
+        }
+        int fd = ::open(bench_ko, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            why_ = "kring_bench.ko is not in this guest";
+            return;
+        }
+        if (::syscall(SYS_finit_module, fd, "", 0) == 0)
+            ok_ = loaded_ = true;
+        else
+            why_ = "cannot load kring_bench.ko: " + kt::errno_name(errno);
+        ::close(fd);
+    }
+    bench_module(const bench_module&) = delete;
+    bench_module& operator=(const bench_module&) = delete;
+    ~bench_module() {
+        if (loaded_)
+            ::syscall(SYS_delete_module, "kring_bench", O_NONBLOCK);
+    }
+    explicit operator bool() const { return ok_; }
+    const std::string& why() const { return why_; }
+
+private:
+    bool ok_ = false;
+    bool loaded_ = false;
+    std::string why_;
+};
+
+// One run of kring_bench.ko from this thread, pinned to @cpu: its records
+// accepted (ok=) or why there are none.
+struct bench_result {
+    std::uint64_t ok = 0;
+    std::string err;
+};
+
+bench_result bench(int cpu, const std::string& cmd) {
+    bench_result r;
+    if (!kt::pin_to(cpu)) {
+        r.err = "cannot pin the writer to CPU " + std::to_string(cpu);
+        return r;
+    }
+    int fd = ::open(bench_run, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        r.err = std::string(bench_run) + ": " + kt::errno_name(errno);
+        return r;
+    }
+    char buf[512];
+    ssize_t n = -1;
+    if (::write(fd, cmd.data(), cmd.size()) == ssize_t(cmd.size()))
+        n = ::pread(fd, buf, sizeof(buf) - 1, 0);
+    else
+        r.err = "'" + cmd + "': " + kt::errno_name(errno);
+    ::close(fd);
+    if (!r.err.empty())
+        return r;
+    if (n <= 0) {
+        r.err = "no result for '" + cmd + "'";
+        return r;
+    }
+    buf[n] = '\0';
+    const char* ok = std::strstr(buf, " ok=");
+    if (!ok) {
+        r.err = std::string("no ok= in '") + buf + "'";
+        return r;
+    }
+    r.ok = std::strtoull(ok + 4, nullptr, 10);
+    return r;
+}
+
+// A child pinned to @cpu calling sched_yield() until *@stop: with two of
+// them on one CPU every yield is a context switch.
+pid_t yielder(int cpu, const std::atomic<int>* stop) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        if (!kt::pin_to(cpu))
+            ::_exit(2);
+        while (!stop->load(std::memory_order_relaxed))
+            ::sched_yield();
+        ::_exit(0);
+    }
+    return pid;
+}
+
+// What the consumer read of the channel.
+struct tally {
+    std::uint64_t samples = 0, bench = 0, lost = 0, other = 0, bad_sample = 0;
+    std::uint64_t repeated_seq = 0;
+    std::uint64_t interleaved = 0;  // sched samples between two bench records
+    long consumed = 0;
+    std::set<std::uint64_t> seqs;
+    bool after_bench = false;
+    std::uint64_t pending = 0;  // samples since the last bench record
+
+    void read(kt::raw_channel& ch, std::uint64_t type) {
+        consumed = ch.consume([&](const kring_record_header& h, const std::uint8_t* p) {
+            if (h.type == bench_record) {
+                bench++;
+                if (after_bench)
+                    interleaved += pending;
+                after_bench = true;
+                pending = 0;
+            } else if (h.type == KRING_RECORD_LOST && h.size >= sizeof(kring_lost_record)) {
+                kring_lost_record l;
+                std::memcpy(&l, p, sizeof(l));
+                lost += l.lost;
+            } else if (h.type == KRING_RECORD_SAMPLE) {
+                kt::sample s;
+                if (!kt::parse_sample(p, type, s)) {
+                    bad_sample++;
+                    return;
+                }
+                samples++;
+                pending++;
+                if (!seqs.insert(s.seq).second)
+                    repeated_seq++;
+            } else {
+                other++;
+            }
+        });
+    }
+};
+
+class CaptureProducer : public ::testing::TestWithParam<const char*> {};
+
+// A per-thread sched channel (no CPU) follows a task that switches on
+// CPU 0 while kring_bench.ko writes into the same channel from CPU 1
+// (write=call: kring_channel_write(); ptr and copy: the handle API). Every
+// record is whole: no header the consumer cannot step over, no sequence
+// number twice, the records read and the losses reported add up to what
+// the ring counted, the producer's accepted records are all there, and
+// the channel still publishes afterwards.
+TEST_P(CaptureProducer, SchedChannelWithProducerOnAnotherCpu) {
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "needs root (to load kring_bench.ko and to follow a task)";
+    if (kt::online_cpus() < 2)
+        GTEST_SKIP() << "needs two CPUs";
+    bench_module m;
+    if (!m)
+        GTEST_SKIP() << m.why();
+
+    void* shm = ::mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(shm, MAP_FAILED);
+    auto* stop = new (shm) std::atomic<int>(0);
+    pid_t followed = yielder(task_cpu, stop);
+    pid_t partner = yielder(task_cpu, stop);
+    ASSERT_GT(followed, 0);
+    ASSERT_GT(partner, 0);
+
+    kt::channel c;
+    std::uint64_t id = 0;
+    int e = c.open(kt::attr(KRING_SOURCE_SCHED, -1, followed), 11);
+    if (e == 0)
+        e = c.ch.ioctl_arg(KRING_IOC_ID, &id);
+    if (e == 0)
+        e = c.enable();
+    const std::string cmd = "ring=kring mode=forward size=8 channel=" + std::to_string(id) +
+                            " write=" + GetParam() + " count=";
+    bench_result r, one;
+    std::uint64_t head = 0, head_after = 0;
+    if (e == 0) {
+        std::thread w([&] {
+            r = bench(producer_cpu, cmd + "300000");
+            // The channel still publishes: one more record.
+            head = c.ch.head();
+            if (r.err.empty())
+                one = bench(producer_cpu, cmd + "1");
+            head_after = c.ch.head();
+        });
+        w.join();
+    }
+    stop->store(1);
+    int status = 0;
+    ::waitpid(followed, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the followed task";
+    ::waitpid(partner, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "its partner";
+    ::munmap(shm, sizeof(std::atomic<int>));
+    ASSERT_EQ(e, 0) << "channel setup: " << kt::errno_name(e);
+    ASSERT_EQ(r.err, "");
+    ASSERT_EQ(one.err, "");
+    EXPECT_EQ(one.ok, 1u);
+    EXPECT_GT(head_after, head) << "data_head no longer moves";
+    ASSERT_EQ(c.disable(), 0);
+
+    tally t;
+    t.read(c.ch, c.type);
+    kring_stats st = c.ch.stats();
+    ASSERT_NE(st.size, 0u);
+    EXPECT_GE(t.consumed, 0) << "a record header the consumer cannot step over";
+    EXPECT_EQ(t.other, 0u) << "records of no type anyone wrote";
+    EXPECT_EQ(t.bad_sample, 0u) << "SAMPLEs that do not parse";
+    EXPECT_EQ(t.repeated_seq, 0u) << "sequence numbers given twice";
+    EXPECT_EQ(st.produced, st.written + st.lost_no_space + st.lost_too_big + st.lost_paused);
+    EXPECT_EQ(t.samples + t.bench, st.written) << "records committed but not read";
+    EXPECT_EQ(t.lost, st.lost_no_space + st.lost_too_big + st.lost_paused);
+    EXPECT_EQ(t.bench, r.ok + one.ok) << "the producer's accepted records";
+    EXPECT_GT(t.interleaved, 0u) << "no switch was recorded while the producer wrote";
+    EXPECT_EQ(c.ch.head(), c.ch.tail);
+    std::printf(
+        "write=%s: %llu switch records, %llu producer records, %llu lost, "
+        "%llu switches between producer records, nested %llu\n",
+        GetParam(), (unsigned long long)t.samples, (unsigned long long)t.bench,
+        (unsigned long long)t.lost, (unsigned long long)t.interleaved,
+        (unsigned long long)st.nested);
+}
+
+INSTANTIATE_TEST_SUITE_P(Write, CaptureProducer, ::testing::Values("call", "ptr", "copy"));
+
+}  // namespace
