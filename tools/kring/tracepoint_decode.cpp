@@ -1,23 +1,106 @@
-// tracepoint_decode.hpp with libtraceevent.
+// tracepoint_decode.hpp with libtraceevent: libtraceevent reads the
+// formats' text (tep_parse_format()); every byte of a RAW is read here,
+// within its bounds. No libtraceevent call is handed a record: its own
+// readers (tep_find_event_by_record(), tep_read_number_field(),
+// tep_print_event()) take offsets and sizes from the file's formats and
+// read wherever they point.
 #include "tracepoint_decode.hpp"
 
 #include <cstring>
+#include <map>
 
 extern "C" {
 #include <traceevent/event-parse.h>
 }
 
+#include <linux/perf_event.h>
+
 #include "kring/perf_data.hpp"
 
 namespace kring_tool {
 
+namespace {
+
+// The most bytes a sample's RAW holds: a record is at most 0xffff bytes
+// (perf_event_header.size is a u16), of which its header and the RAW's
+// u32 size are not the RAW's.
+constexpr std::size_t k_raw_max = 0xffff - sizeof(perf_event_header) - sizeof(std::uint32_t);
+
+// The unsigned number of @size bytes (at most 8) at @p, in the file's
+// byte order.
+std::uint64_t load_uint(const std::byte* p, std::size_t size, bool big_endian) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < size; i++)
+        v = (v << 8) | std::to_integer<std::uint64_t>(p[big_endian ? i : size - 1 - i]);
+    return v;
+}
+
+bool is_number_size(int size) { return size == 1 || size == 2 || size == 4 || size == 8; }
+
+// Why @f cannot lie in a RAW ("" when it can): its bytes past the most a
+// RAW holds, a negative offset or size, a __data_loc / __rel_loc that is
+// not a u32.
+std::string misplaced(const tep_format_field& f) {
+    const std::string name = f.name ? f.name : "(unnamed)";
+    if (f.offset < 0 || f.size < 0 || std::size_t(f.offset) + std::size_t(f.size) > k_raw_max)
+        return "field " + name + " at offset " + std::to_string(f.offset) + ", " +
+               std::to_string(f.size) + " bytes, lies outside the " + std::to_string(k_raw_max) +
+               " bytes a RAW holds";
+    if ((f.flags & TEP_FIELD_IS_DYNAMIC) && f.size != 4)
+        return "field " + name + " is a dynamic array of " + std::to_string(f.size) +
+               " bytes, not a u32 offset and length";
+    return {};
+}
+
+// A field that is text: a string, a char array, a dynamic char array.
+bool is_text(const tep_format_field& f) {
+    return (f.flags & TEP_FIELD_IS_STRING) ||
+           ((f.flags & TEP_FIELD_IS_ARRAY) && f.elementsize == 1);
+}
+
+}  // namespace
+
 struct tracepoint_decoder::impl {
     tep_handle* tep = nullptr;
+    bool big_endian = false;
+    // Where every accepted format has common_type, the event's ID.
+    std::size_t type_offset = 0, type_size = 0;
+    // The accepted formats by ID (libtraceevent owns them).
+    std::map<std::int64_t, const tep_event*> events;
     ~impl() {
         if (tep)
             tep_free(tep);
     }
+    // Why @ev is refused ("" when it is accepted).
+    std::string check(const tep_event& ev);
 };
+
+std::string tracepoint_decoder::impl::check(const tep_event& ev) {
+    const tep_format_field* type = nullptr;
+    for (const auto* list : {ev.format.common_fields, ev.format.fields})
+        for (const tep_format_field* f = list; f; f = f->next) {
+            if (auto why = misplaced(*f); !why.empty())
+                return why;
+            if (list == ev.format.common_fields && f->name &&
+                std::strcmp(f->name, "common_type") == 0)
+                type = f;
+        }
+    if (!type)
+        return "no field common_type";
+    if (!is_number_size(type->size))
+        return "common_type is " + std::to_string(type->size) + " bytes";
+    if (!type_size) {
+        type_offset = std::size_t(type->offset);
+        type_size = std::size_t(type->size);
+    } else if (std::size_t(type->offset) != type_offset || std::size_t(type->size) != type_size) {
+        return "common_type at offset " + std::to_string(type->offset) + ", " +
+               std::to_string(type->size) + " bytes, where the formats before had it at " +
+               std::to_string(type_offset) + ", " + std::to_string(type_size) + " bytes";
+    }
+    if (events.count(ev.id))
+        return "its ID " + std::to_string(ev.id) + " is another format's";
+    return {};
+}
 
 tracepoint_decoder::tracepoint_decoder(std::span<const std::byte> tracing_data)
     : p_(std::make_unique<impl>()) {
@@ -35,47 +118,72 @@ tracepoint_decoder::tracepoint_decoder(std::span<const std::byte> tracing_data)
         why_ = "libtraceevent: no memory";
         return;
     }
+    p_->big_endian = t->big_endian;
     tep_set_long_size(p_->tep, t->long_size);
     tep_set_page_size(p_->tep, int(t->page_size));
     tep_set_file_bigendian(p_->tep, t->big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
     tep_set_local_bigendian(p_->tep, TEP_LITTLE_ENDIAN);
-    for (const auto& [sys, text] : t->events)
-        (void)tep_parse_event(p_->tep, text.data(), text.size(), sys.c_str());
+    for (const auto& [sys, text] : t->events) {
+        // A text libtraceevent does not read leaves no event (as perf, its
+        // samples are not decoded).
+        tep_event* ev = nullptr;
+        (void)tep_parse_format(p_->tep, &ev, text.data(), text.size(), sys.c_str());
+        if (!ev)
+            continue;
+        const std::string name = sys + ":" + (ev->name ? ev->name : "?");
+        if (auto why = p_->check(*ev); !why.empty())
+            refused_.push_back({name, why});
+        else
+            p_->events.emplace(ev->id, ev);
+    }
 }
 
 tracepoint_decoder::~tracepoint_decoder() = default;
 
 std::optional<std::vector<tp_field_value>> tracepoint_decoder::decode(
     std::span<const std::byte> raw) const {
-    if (!p_->tep || raw.size() < 2)
+    const impl& d = *p_;
+    if (d.events.empty() || raw.size() < d.type_offset + d.type_size)
         return std::nullopt;
-    tep_record rec{};
-    rec.data = const_cast<std::byte*>(raw.data());
-    rec.size = int(raw.size());
-    tep_event* ev = tep_find_event_by_record(p_->tep, &rec);
-    if (!ev)
+    const auto type = load_uint(raw.data() + d.type_offset, d.type_size, d.big_endian);
+    const auto it = d.events.find(std::int64_t(type));
+    if (it == d.events.end())
         return std::nullopt;
     std::vector<tp_field_value> out;
-    for (tep_format_field* f = ev->format.fields; f; f = f->next) {
-        // A field past the RAW data (a shorter record than its format).
-        if (f->offset < 0 || f->size < 0 ||
-            std::size_t(f->offset) + std::size_t(f->size) > raw.size())
+    for (const tep_format_field* f = it->second->format.fields; f; f = f->next) {
+        // A RAW shorter than its format: not decoded. (check() bounded
+        // every offset and size: no sum below overflows.)
+        const auto off = std::size_t(f->offset), size = std::size_t(f->size);
+        if (off + size > raw.size())
             return std::nullopt;
-        const char* at = reinterpret_cast<const char*>(raw.data()) + f->offset;
-        if ((f->flags & TEP_FIELD_IS_STRING) ||
-            ((f->flags & TEP_FIELD_IS_ARRAY) && f->elementsize == 1 &&
-             !(f->flags & TEP_FIELD_IS_DYNAMIC))) {
-            out.push_back({f->name, std::string(at, strnlen(at, std::size_t(f->size)))});
+        const std::byte* at = raw.data() + off;
+        if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+            // A u32: the data's offset in the RAW (__rel_loc: from the
+            // field's end) in the low 16 bits, its length in the high.
+            const auto loc = load_uint(at, 4, d.big_endian);
+            std::size_t data = loc & 0xffff;
+            const std::size_t len = loc >> 16;
+            if (f->flags & TEP_FIELD_IS_RELATIVE)
+                data += off + size;
+            if (data + len > raw.size())
+                return std::nullopt;  // outside its RAW: not decoded
+            if (is_text(*f)) {
+                const char* s = reinterpret_cast<const char*>(raw.data() + data);
+                out.push_back({f->name, std::string(s, strnlen(s, len))});
+            }
+            continue;  // other dynamic arrays: left out
+        }
+        if (is_text(*f)) {
+            const char* s = reinterpret_cast<const char*>(at);
+            out.push_back({f->name, std::string(s, strnlen(s, size))});
             continue;
         }
-        if ((f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) || f->size > 8)
+        if ((f->flags & TEP_FIELD_IS_ARRAY) || !is_number_size(f->size))
             continue;  // not a number or a string: left out
-        unsigned long long v = 0;
-        if (tep_read_number_field(f, raw.data(), &v) != 0)
-            return std::nullopt;
+        const std::uint64_t v = load_uint(at, size, d.big_endian);
         std::int64_t sv = std::int64_t(v);
-        if ((f->flags & TEP_FIELD_IS_SIGNED) && f->size < 8) {
-            const unsigned bits = unsigned(f->size) * 8;
+        if ((f->flags & TEP_FIELD_IS_SIGNED) && size < 8) {
+            const unsigned bits = unsigned(size) * 8;
             sv = std::int64_t(v << (64 - bits)) >> (64 - bits);
         }
         out.push_back({f->name, sv});
