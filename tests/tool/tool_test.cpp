@@ -419,18 +419,19 @@ TEST_F(ToolFiles, ScriptDecodesProducerRecords) {
 
 // Tracing data whose formats put fields outside what a RAW can hold
 // (tp_hostile.hpp: common_type a gigabyte in, a field at a negative
-// offset, a __data_loc of 8 bytes, ...): report, script and export warn
-// once that the format is refused, show every record (its samples
-// decoded=0, the sound format's decoded), exit 1. RAWs whose __data_loc
-// points outside them: those samples decoded=0, the sound ones decoded,
-// exit 0.
+// offset, a __data_loc of 8 bytes, ...) or that libtraceevent does not
+// read: report, script and export warn once that the format is refused,
+// show every record (its samples decoded=0, the sound format's decoded),
+// exit 1. RAWs whose __data_loc points outside them: those samples
+// decoded=0, the sound ones decoded, exit 0; so for a print fmt that
+// crashes libtraceevent's parser, which kring does not hand it.
 TEST_F(ToolFiles, HostileTracepointFormatsAreRefusedNotCrashedOn) {
     for (const auto& s : tp_hostile::shapes()) {
         SCOPED_TRACE(s.name);
         const std::string file = path(std::string("evil-") + s.name + ".data");
         ASSERT_EQ(tp_hostile::write_file(file, s), "");
         const std::string warning = "kring: " + file +
-                                    ": tracing data: format sched:evil refused: .+ \\(its "
+                                    ": tracing data: format sched:(evil|\\?) refused: .+ \\(its "
                                     "samples are not decoded\\)";
         auto check_err = [&](const run_result& r, const char* cmd) {
             if (!s.refused) {
@@ -449,9 +450,9 @@ TEST_F(ToolFiles, HostileTracepointFormatsAreRefusedNotCrashedOn) {
         ASSERT_EQ(lines.size(), s.raws.size() + 2) << sc.out;  // the summary last
         for (std::size_t i = 0; i < s.raws.size(); i++) {
             const bool sound = !s.refused && i == 0;
-            EXPECT_NE(lines[i].find(" tracepoint pid=100 tid=100 comm=:100 evname=sched:evil " +
-                                    std::string(sound ? "name=hello" : "decoded=0")),
-                      std::string::npos)
+            EXPECT_TRUE(
+                lines[i].ends_with(" tracepoint pid=100 tid=100 comm=:100 evname=sched:evil " +
+                                   std::string(sound ? s.first : "decoded=0")))
                 << lines[i];
         }
         EXPECT_NE(lines[s.raws.size()].find(" evname=sched:sched_switch prev_comm=alpha "

@@ -1,13 +1,19 @@
 // tracepoint_decode.hpp with libtraceevent: libtraceevent reads the
-// formats' text (tep_parse_format()); every byte of a RAW is read here,
-// within its bounds. No libtraceevent call is handed a record: its own
-// readers (tep_find_event_by_record(), tep_read_number_field(),
-// tep_print_event()) take offsets and sizes from the file's formats and
-// read wherever they point.
+// formats' name, ID and fields (tep_parse_format()); every byte of a RAW
+// is read here, within its bounds. No libtraceevent call is handed a
+// record: its own readers (tep_find_event_by_record(),
+// tep_read_number_field(), tep_print_event()) take offsets and sizes from
+// the file's formats and read wherever they point. Nor is it handed a
+// format's print fmt, which kring does not use: libtraceevent 1.7.1's
+// parser of it dereferences NULL on a field the format lacks inside
+// __print_flags() / __print_symbolic(), or after such a call failed to
+// parse in an earlier format (a static flag outlives the parse).
 #include "tracepoint_decode.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
+#include <string_view>
 
 extern "C" {
 #include <traceevent/event-parse.h>
@@ -56,6 +62,37 @@ std::string misplaced(const tep_format_field& f) {
 bool is_text(const tep_format_field& f) {
     return (f.flags & TEP_FIELD_IS_STRING) ||
            ((f.flags & TEP_FIELD_IS_ARRAY) && f.elementsize == 1);
+}
+
+// @text up to its first line that is not its name, ID, "format:", a field
+// or blank (its print fmt, in a sound format), then an empty print fmt:
+// the lines libtraceevent reads.
+std::string without_print_fmt(std::string_view text) {
+    std::string out;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        auto word = line.substr(std::min(line.find_first_not_of(" \t"), line.size()));
+        if (!word.empty() && word.rfind("name:", 0) != 0 && word.rfind("ID:", 0) != 0 &&
+            word != "format:" && word.rfind("field:", 0) != 0)
+            break;
+        out += line;
+        out += '\n';
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    }
+    return out + "\nprint fmt: \"\"\n";
+}
+
+// The name a format's text gives, for a message: at most 64 bytes, '?'
+// for those outside printable ASCII ("?" without a name line).
+std::string name_line(std::string_view text) {
+    if (text.rfind("name: ", 0) != 0)
+        return "?";
+    std::string n(text.substr(6, std::min<std::size_t>(text.find('\n'), 70) - 6));
+    for (char& c : n)
+        if (c <= ' ' || c > '~')
+            c = '?';
+    return n;
 }
 
 }  // namespace
@@ -124,12 +161,17 @@ tracepoint_decoder::tracepoint_decoder(std::span<const std::byte> tracing_data)
     tep_set_file_bigendian(p_->tep, t->big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
     tep_set_local_bigendian(p_->tep, TEP_LITTLE_ENDIAN);
     for (const auto& [sys, text] : t->events) {
-        // A text libtraceevent does not read leaves no event (as perf, its
-        // samples are not decoded).
+        const std::string lines = without_print_fmt(text);
         tep_event* ev = nullptr;
-        (void)tep_parse_format(p_->tep, &ev, text.data(), text.size(), sys.c_str());
-        if (!ev)
+        (void)tep_parse_format(p_->tep, &ev, lines.data(), lines.size(), sys.c_str());
+        // libtraceevent keeps an event whose fields it could not read, as
+        // far as it read them (flagged failed).
+        if (!ev || (ev->flags & TEP_EVENT_FL_FAILED)) {
+            refused_.push_back(
+                {sys + ":" + name_line(text), ev ? "libtraceevent does not read its fields"
+                                                 : "libtraceevent does not read its name and ID"});
             continue;
+        }
         const std::string name = sys + ":" + (ev->name ? ev->name : "?");
         if (auto why = p_->check(*ev); !why.empty())
             refused_.push_back({name, why});
