@@ -105,6 +105,12 @@ inline std::vector<shape> shapes() {
          {evil_raw(16)},
          true},
         {"no_name", evil_format(common_type_at_0, pid_at_8).substr(11), {evil_raw(16)}, true},
+        // A text that ends in an unclosed '[', which libtraceevent 1.7.1's
+        // field parser reads past (a NULL token).
+        {"bracket_at_end",
+         "name: evil\nID: 300\nformat:\n" + common_type_at_0 + "\n\tfield:char comm[",
+         {evil_raw(24)},
+         true},
         // Sound formats, RAWs whose __data_loc points outside them (the
         // first RAW's is sound; a 24-byte RAW is 28 in its sample, padded).
         {"data_loc_outside",

@@ -7,13 +7,16 @@
 // format's print fmt, which kring does not use: libtraceevent 1.7.1's
 // parser of it dereferences NULL on a field the format lacks inside
 // __print_flags() / __print_symbolic(), or after such a call failed to
-// parse in an earlier format (a static flag outlives the parse).
+// parse in an earlier format (a static flag outlives the parse). The
+// lines it is handed are checked first (format_lines()): its field
+// parser dereferences NULL on an unclosed '[' too.
 #include "tracepoint_decode.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <string_view>
+#include <vector>
 
 extern "C" {
 #include <traceevent/event-parse.h>
@@ -64,35 +67,157 @@ bool is_text(const tep_format_field& f) {
            ((f.flags & TEP_FIELD_IS_ARRAY) && f.elementsize == 1);
 }
 
-// @text up to its first line that is not its name, ID, "format:", a field
-// or blank (its print fmt, in a sound format), then an empty print fmt:
-// the lines libtraceevent reads.
-std::string without_print_fmt(std::string_view text) {
-    std::string out;
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        const std::string_view line = text.substr(0, nl);
-        auto word = line.substr(std::min(line.find_first_not_of(" \t"), line.size()));
-        if (!word.empty() && word.rfind("name:", 0) != 0 && word.rfind("ID:", 0) != 0 &&
-            word != "format:" && word.rfind("field:", 0) != 0)
-            break;
-        out += line;
-        out += '\n';
-        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    }
-    return out + "\nprint fmt: \"\"\n";
+bool is_ident(std::string_view s) {
+    return !s.empty() && s.size() <= 128 && std::all_of(s.begin(), s.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_';
+    });
 }
 
-// The name a format's text gives, for a message: at most 64 bytes, '?'
-// for those outside printable ASCII ("?" without a name line).
-std::string name_line(std::string_view text) {
-    if (text.rfind("name: ", 0) != 0)
-        return "?";
-    std::string n(text.substr(6, std::min<std::size_t>(text.find('\n'), 70) - 6));
+bool is_number(std::string_view s) {
+    return !s.empty() && s.size() <= 10 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Takes @prefix off the front of @s; false when @s does not start with it.
+bool eat(std::string_view& s, std::string_view prefix) {
+    if (s.substr(0, prefix.size()) != prefix)
+        return false;
+    s.remove_prefix(prefix.size());
+    return true;
+}
+
+// A field's declaration ("unsigned short common_type", "char comm[16]",
+// "__data_loc char[] name", "const char __attribute__((user)) * p"):
+// identifiers, spaces and '*', at most one [...] of identifiers, spaces
+// and + - *, balanced parentheses. libtraceevent 1.7.1 reads past the end
+// of its text, dereferencing NULL, on an unclosed '['.
+bool is_declaration(std::string_view d) {
+    if (d.empty() || d.size() > 256)
+        return false;
+    int depth = 0, brackets = 0;
+    bool in_brackets = false;
+    for (char c : d) {
+        const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                          (c >= '0' && c <= '9') || c == '_' || c == ' ' || c == '*';
+        if (c == '[') {
+            if (in_brackets || ++brackets > 1)
+                return false;
+            in_brackets = true;
+        } else if (c == ']') {
+            if (!in_brackets)
+                return false;
+            in_brackets = false;
+        } else if (c == '(' || c == ')') {
+            depth += c == '(' ? 1 : -1;
+            if (depth < 0 || in_brackets)
+                return false;
+        } else if (!word && !(in_brackets && (c == '+' || c == '-'))) {
+            return false;
+        }
+    }
+    return depth == 0 && !in_brackets;
+}
+
+// "\tfield:DECL;\toffset:N;\tsize:N;\tsigned:N;" (blanks around
+// allowed) as the kernel writes it; "" when @line is not that.
+std::string field_line(std::string_view line) {
+    auto blanks = [&] { line.remove_prefix(std::min(line.find_first_not_of(" \t"), line.size())); };
+    blanks();
+    if (!eat(line, "field:"))
+        return {};
+    const auto semi = line.find(';');
+    if (semi == std::string_view::npos || !is_declaration(line.substr(0, semi)))
+        return {};
+    std::string out = "\tfield:" + std::string(line.substr(0, semi)) + ";";
+    line.remove_prefix(semi + 1);
+    for (const char* key : {"offset:", "size:", "signed:"}) {
+        blanks();
+        const auto end = line.find(';');
+        if (!eat(line, key) || end == std::string_view::npos ||
+            !is_number(line.substr(0, end - std::strlen(key))))
+            return {};
+        out += "\t" + std::string(key) + std::string(line.substr(0, end - std::strlen(key))) + ";";
+        line.remove_prefix(end - std::strlen(key) + 1);
+    }
+    blanks();
+    return line.empty() ? out : std::string();
+}
+
+// @text re-written for libtraceevent: its name, ID and fields as the
+// kernel writes them, each line checked, the common fields (the lines
+// before the first blank one) apart from the others, and an empty print
+// fmt in place of its own, which kring does not use. Error: the line that
+// does not read so.
+kring::result<std::string> format_lines(std::string_view text) {
+    std::vector<std::vector<std::string>> groups(1);
+    std::string name, id;
+    unsigned n = 0;
+    bool format = false;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        n++;
+        auto bad = [&] {
+            return kring::error(EINVAL,
+                                "its line " + std::to_string(n) + " does not read as a format's");
+        };
+        if (n == 1) {
+            if (!eat(line, "name: ") || !is_ident(line))
+                return bad();
+            name = line;
+        } else if (n == 2) {
+            if (!eat(line, "ID: ") || !is_number(line) ||
+                std::stoull(std::string(line)) > 0x7fffffff)
+                return bad();
+            id = line;
+        } else if (n == 3) {
+            if (line != "format:")
+                return bad();
+            format = true;
+        } else if (line.find_first_not_of(" \t") == std::string_view::npos) {
+            if (!groups.back().empty())
+                groups.emplace_back();
+        } else if (line.rfind("print fmt:", 0) == 0) {
+            break;
+        } else {
+            auto f = field_line(line);
+            if (f.empty())
+                return bad();
+            groups.back().push_back(std::move(f));
+        }
+    }
+    if (groups.back().empty())
+        groups.pop_back();
+    if (!format || groups.empty() || groups.size() > 2)
+        return kring::error(EINVAL, "it does not read as a format (name, ID, fields)");
+    std::string out = "name: " + name + "\nID: " + id + "\nformat:\n";
+    for (const auto& g : groups) {
+        for (const auto& l : g)
+            out += l + "\n";
+        out += "\n";
+    }
+    if (groups.size() == 1)
+        out += "\n";
+    return out + "print fmt: \"\"\n";
+}
+
+// @s for a message: at most 64 bytes, '?' for those outside printable
+// ASCII.
+std::string printable(std::string_view s) {
+    std::string n(s.substr(0, 64));
     for (char& c : n)
         if (c <= ' ' || c > '~')
             c = '?';
     return n;
+}
+
+// The name a format's text gives, for a message ("?" without a name line).
+std::string name_line(std::string_view text) {
+    if (text.rfind("name: ", 0) != 0)
+        return "?";
+    return printable(text.substr(6, std::min<std::size_t>(text.find('\n'), 70) - 6));
 }
 
 }  // namespace
@@ -161,9 +286,13 @@ tracepoint_decoder::tracepoint_decoder(std::span<const std::byte> tracing_data)
     tep_set_file_bigendian(p_->tep, t->big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
     tep_set_local_bigendian(p_->tep, TEP_LITTLE_ENDIAN);
     for (const auto& [sys, text] : t->events) {
-        const std::string lines = without_print_fmt(text);
+        auto lines = format_lines(text);
+        if (!lines) {
+            refused_.push_back({printable(sys) + ":" + name_line(text), lines.error().message()});
+            continue;
+        }
         tep_event* ev = nullptr;
-        (void)tep_parse_format(p_->tep, &ev, lines.data(), lines.size(), sys.c_str());
+        (void)tep_parse_format(p_->tep, &ev, lines->data(), lines->size(), sys.c_str());
         // libtraceevent keeps an event whose fields it could not read, as
         // far as it read them (flagged failed).
         if (!ev || (ev->flags & TEP_EVENT_FL_FAILED)) {
@@ -172,7 +301,7 @@ tracepoint_decoder::tracepoint_decoder(std::span<const std::byte> tracing_data)
                                                  : "libtraceevent does not read its name and ID"});
             continue;
         }
-        const std::string name = sys + ":" + (ev->name ? ev->name : "?");
+        const std::string name = printable(sys) + ":" + (ev->name ? ev->name : "?");
         if (auto why = p_->check(*ev); !why.empty())
             refused_.push_back({name, why});
         else
