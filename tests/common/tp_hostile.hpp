@@ -2,7 +2,9 @@
 // tracepoint format (sched:evil, ID 300) with fields outside what a
 // sample's RAW can hold, or RAWs whose __data_loc fields point outside
 // them, next to a sound sched:sched_switch (ID 316) and a sample of each.
-// kring report, script and export read them (tests/tool/tool_test.cpp).
+// kring report, script and export read them (tests/tool/tool_test.cpp);
+// the libFuzzer harness of the tracepoint decoder starts from them
+// (tests/fuzz/libfuzzer/tracepoint_seeds.cpp writes its seeds).
 #pragma once
 
 #include <cstdint>
