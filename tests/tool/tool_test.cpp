@@ -31,6 +31,7 @@
 #include "kring/perf_data.hpp"
 
 #include "tp_fixture.hpp"
+#include "tp_hostile.hpp"
 #include "workload.hpp"
 
 namespace {
@@ -414,6 +415,62 @@ TEST_F(ToolFiles, ScriptDecodesProducerRecords) {
                                              " who=who owner=" + std::to_string(-1 - i)),
                   std::string::npos)
             << lines[std::size_t(i)];
+}
+
+// Tracing data whose formats put fields outside what a RAW can hold
+// (tp_hostile.hpp: common_type a gigabyte in, a field at a negative
+// offset, a __data_loc of 8 bytes, ...) or that libtraceevent does not
+// read: report, script and export warn once that the format is refused,
+// show every record (its samples decoded=0, the sound format's decoded),
+// exit 1. RAWs whose __data_loc points outside them: those samples
+// decoded=0, the sound ones decoded, exit 0; so for a print fmt that
+// crashes libtraceevent's parser, which kring does not hand it.
+TEST_F(ToolFiles, HostileTracepointFormatsAreRefusedNotCrashedOn) {
+    for (const auto& s : tp_hostile::shapes()) {
+        SCOPED_TRACE(s.name);
+        const std::string file = path(std::string("evil-") + s.name + ".data");
+        ASSERT_EQ(tp_hostile::write_file(file, s), "");
+        const std::string warning = "kring: " + file +
+                                    ": tracing data: format sched:(evil|\\?) refused: .+ \\(its "
+                                    "samples are not decoded\\)";
+        auto check_err = [&](const run_result& r, const char* cmd) {
+            if (!s.refused) {
+                EXPECT_EQ(r.status, 0) << cmd << ": " << r.err;
+                EXPECT_EQ(r.err, "") << cmd;
+                return;
+            }
+            EXPECT_EQ(r.status, 1) << cmd << ": " << r.err;
+            const auto err = lines_of(r.err);
+            ASSERT_EQ(err.size(), 1u) << cmd << ": " << r.err;
+            EXPECT_TRUE(std::regex_match(err[0], std::regex(warning))) << cmd << ": " << err[0];
+        };
+        auto sc = kring("script '" + file + "'");
+        check_err(sc, "script");
+        const auto lines = lines_of(sc.out);
+        ASSERT_EQ(lines.size(), s.raws.size() + 2) << sc.out;  // the summary last
+        for (std::size_t i = 0; i < s.raws.size(); i++) {
+            const bool sound = !s.refused && i == 0;
+            EXPECT_TRUE(
+                lines[i].ends_with(" tracepoint pid=100 tid=100 comm=:100 evname=sched:evil " +
+                                   std::string(sound ? s.first : "decoded=0")))
+                << lines[i];
+        }
+        EXPECT_NE(lines[s.raws.size()].find(" evname=sched:sched_switch prev_comm=alpha "
+                                            "prev_pid=100 prev_prio=0 prev_state=0 "
+                                            "next_comm=beta next_pid=200 next_prio=0"),
+                  std::string::npos)
+            << lines[s.raws.size()];
+        EXPECT_EQ(summary(sc.out, "script")["records"], s.raws.size() + 1) << sc.out;
+
+        auto rp = kring("report '" + file + "'");
+        check_err(rp, "report");
+        EXPECT_EQ(summary(rp.out, "report")["records"], s.raws.size() + 1) << rp.out;
+
+        const std::string json = path("evil.json");
+        auto ex = kring("export --chrome '" + json + "' '" + file + "'");
+        check_err(ex, "export");
+        EXPECT_FALSE(nlohmann::json::parse(slurp(json), nullptr, false).is_discarded());
+    }
 }
 
 // -e producer declares its events as the producer's formats come, which

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# libFuzzer on libkring and the ring core (tests/fuzz/libfuzzer/): build the
-# harnesses with clang (ASan + UBSan), then run each for a fixed time from
-# its committed seed corpus plus what earlier runs on this machine found.
+# libFuzzer on libkring, the ring core and the kring tool's tracepoint
+# decoder (tests/fuzz/libfuzzer/): build the harnesses with clang (ASan +
+# UBSan), then run each for a fixed time from its seed corpus (committed,
+# or for tracepoint written by seeds_tracepoint) plus what earlier runs on
+# this machine found.
 #
 #   tools/dev/fuzz.sh [SECONDS] [TARGET...]    default 15 s, every target
 #
-# Targets: records reader merger aux ring perf_data tp_format. Inputs that reach new
+# Targets: records reader merger aux ring perf_data tp_format tracepoint. Inputs that reach new
 # coverage are kept in $KRING_BUILD/libfuzzer/corpus/TARGET (git-ignored); a
 # crash or a broken invariant leaves its input in
 # $KRING_BUILD/libfuzzer/crashes/TARGET and prints the command that replays
@@ -19,7 +21,7 @@ secs=${1:-15}
 case $secs in '' | *[!0-9]*) echo "fuzz.sh: SECONDS must be a number" >&2; exit 2 ;; esac
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(records reader merger aux ring perf_data tp_format)
+[ ${#targets[@]} -gt 0 ] || targets=(records reader merger aux ring perf_data tp_format tracepoint)
 cc=$(command -v clang-14 || command -v clang) || { echo "fuzz.sh: clang not found (tools/dev/deps.sh installs it)" >&2; exit 1; }
 cxx=$(command -v clang++-14 || command -v clang++) || { echo "fuzz.sh: clang++ not found" >&2; exit 1; }
 mkdir -p "$b"
@@ -50,10 +52,22 @@ for t in "${targets[@]}"; do
 	fi
 	mkdir -p "$b/corpus/$t" "$b/crashes/$t"
 	log=$b/$t.log
+	# New inputs go into the first folder; the seeds follow it.
+	dirs=("$b/corpus/$t")
+	[ -d "$top/tests/fuzz/libfuzzer/corpus/$t" ] && dirs+=("$top/tests/fuzz/libfuzzer/corpus/$t")
+	if [ -x "$b/build/seeds_$t" ]; then
+		rm -rf "$b/seeds/$t" && mkdir -p "$b/seeds/$t" &&
+			"$b/build/seeds_$t" "$b/seeds/$t" >"$log" 2>&1 || {
+			cat "$log"
+			echo "FAIL libfuzzer/$t (seeds)"
+			rc=1
+			continue
+		}
+		dirs+=("$b/seeds/$t")
+	fi
 	# -fork would need more cores than CI has; one process, one budget.
 	"$bin" -max_total_time="$secs" -print_final_stats=1 -timeout=10 -rss_limit_mb=1024 \
-		-artifact_prefix="$b/crashes/$t/" "$b/corpus/$t" "$top/tests/fuzz/libfuzzer/corpus/$t" \
-		>"$log" 2>&1
+		-artifact_prefix="$b/crashes/$t/" "${dirs[@]}" >"$log" 2>&1
 	r=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)

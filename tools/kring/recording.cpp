@@ -20,9 +20,10 @@ int show_recording(const std::string& path, const std::function<int(const trace_
         return report(loaded.error());
     const trace_model& m = *loaded;
     warn_truncated(m);
+    warn_refused_formats(m);
     if (int status = show(m); status != exit_ok)
         return status;
-    return m.truncation ? exit_runtime : exit_ok;
+    return m.truncation || !m.tp_refused.empty() ? exit_runtime : exit_ok;
 }
 
 }  // namespace kring_tool

@@ -394,6 +394,18 @@ void warn_truncated(const trace_model& m) {
                m.path, m.truncation->offset, m.truncation->what);
 }
 
+void warn_refused_formats(const trace_model& m) {
+    if (m.tp_refused.empty())
+        return;
+    const auto& r = m.tp_refused.front();
+    const auto more = m.tp_refused.size() - 1;
+    std::fflush(stdout);
+    fmt::print(stderr, "kring: {}: tracing data: format {} refused: {} ({})\n", m.path, r.name,
+               r.why,
+               more ? fmt::format("and {} more; their samples are not decoded", more)
+                    : std::string("its samples are not decoded"));
+}
+
 kring::result<trace_model> trace_model::load(const std::string& path) {
     auto f = pd::file::open(path);
     if (!f)
@@ -405,6 +417,7 @@ kring::result<trace_model> trace_model::load(const std::string& path) {
     std::vector<trace_event> in_file;
     const tracepoint_decoder tpd(m.feats.tracing_data);
     m.tp_undecoded = tpd.unavailable();
+    m.tp_refused = tpd.refused();
     auto r = f->for_each([&](const pd::record_view& rv) {
         trace_event e;
         if (!parse(*f, rv, e, tpd)) {

@@ -136,7 +136,10 @@ struct trace_model {
     std::map<std::int32_t, std::uint64_t> by_cpu;    // CPU (-1: none) -> records
     std::uint64_t samples = 0, wakeups = 0, switches = 0, switches_in = 0, switches_out = 0;
     std::uint64_t tracepoints = 0;
-    std::string tp_undecoded;                  // why tracepoints are not decoded ("" when they are)
+    std::string tp_undecoded;  // why tracepoints are not decoded ("" when they are)
+    // The tracing data's formats refused for fields a RAW cannot hold
+    // (tracepoint_decode.hpp): their samples are not decoded.
+    std::vector<tracepoint_decoder::refused_format> tp_refused;
     std::uint64_t lost_records = 0, lost = 0;  // PERF_RECORD_LOST: records, sum of lost
     std::uint64_t aux_records = 0, aux_bytes = 0, aux_truncated = 0, aux_overwrite = 0,
                   aux_partial = 0, aux_collision = 0;
@@ -169,5 +172,9 @@ std::string aux_flag_names(std::uint64_t flags);
 // The warning of a truncated file: "kring: <path>: truncated at offset N:
 // <what> (showing the records before it)" on stderr.
 void warn_truncated(const trace_model& m);
+// The warning of refused tracepoint formats: "kring: <path>: tracing
+// data: format <sys:name> refused: <why> (its samples are not decoded)"
+// on stderr, one line however many.
+void warn_refused_formats(const trace_model& m);
 
 }  // namespace kring_tool
