@@ -127,6 +127,19 @@ inline std::vector<shape> shapes() {
          {loc_raw(4, 6), loc_raw(65000, 4)},
          false,
          "name=hello"},
+        // Declarations as real kernels write them (tcp:tcp_probe's
+        // sizeof() array, a __user pointer after the kernel's
+        // sanitize_field_type()): sound, decoded.
+        {"kernel_declarations",
+         evil_format(common_type_at_0,
+                     pid_at_8 +
+                         "\tfield:__u8 saddr[sizeof(struct sockaddr_in6)];\toffset:12;\tsize:28;"
+                         "\tsigned:0;\n"
+                         "\tfield:const char __attribute__((user)) * filename;\toffset:40;"
+                         "\tsize:8;\tsigned:0;\n"),
+         {evil_raw(48)},
+         false,
+         "pid=0 saddr=\"\" filename=0"},
         // A print fmt libtraceevent 1.7.1's parser dereferences NULL on (a
         // field the format lacks, inside __print_flags()): kring does not
         // hand it the print fmt, the fields are sound.

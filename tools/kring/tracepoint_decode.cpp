@@ -88,14 +88,15 @@ bool eat(std::string_view& s, std::string_view prefix) {
 }
 
 // A field's declaration ("unsigned short common_type", "char comm[16]",
-// "__data_loc char[] name", "const char __attribute__((user)) * p"):
-// identifiers, spaces and '*', at most one [...] of identifiers, spaces
-// and + - *, balanced parentheses. libtraceevent 1.7.1 reads past the end
+// "__data_loc char[] name", "const char __attribute__((user)) * p",
+// "__u8 saddr[sizeof(struct sockaddr_in6)]"): identifiers, spaces and
+// '*', at most one [...] of identifiers, spaces, + - * and parentheses,
+// parentheses balanced inside and outside it. libtraceevent 1.7.1 reads past the end
 // of its text, dereferencing NULL, on an unclosed '['.
 bool is_declaration(std::string_view d) {
     if (d.empty() || d.size() > 256)
         return false;
-    int depth = 0, brackets = 0;
+    int depth = 0, brackets = 0, bracket_depth = 0;
     bool in_brackets = false;
     for (char c : d) {
         const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -104,13 +105,14 @@ bool is_declaration(std::string_view d) {
             if (in_brackets || ++brackets > 1)
                 return false;
             in_brackets = true;
+            bracket_depth = depth;
         } else if (c == ']') {
-            if (!in_brackets)
+            if (!in_brackets || depth != bracket_depth)
                 return false;
             in_brackets = false;
         } else if (c == '(' || c == ')') {
             depth += c == '(' ? 1 : -1;
-            if (depth < 0 || in_brackets)
+            if (depth < 0 || (in_brackets && depth < bracket_depth))
                 return false;
         } else if (!word && !(in_brackets && (c == '+' || c == '-'))) {
             return false;
