@@ -131,6 +131,9 @@ public:
                     break;
             }
         }
+        if (unreadable_ > max_unreadable_warnings)
+            fmt::print(stderr, "kring: warning: no symbols of {} more mapped files\n",
+                       unreadable_ - max_unreadable_warnings);
     }
 
     pp::Profile& profile() { return p_; }
@@ -280,7 +283,7 @@ private:
         if (added && !file.empty() && file[0] == '/') {
             if (auto f = elf_file::open(file))
                 it->second = std::move(*f);
-            else
+            else if (++unreadable_ <= max_unreadable_warnings)
                 fmt::print(stderr, "kring: warning: no symbols of {}: {}\n", file,
                            f.error().message());
         }
@@ -349,6 +352,10 @@ private:
     std::optional<region> kernel_;
     std::uint64_t kernel_text_ = 0, kernel_mapping_ = 0;
     std::map<std::string, std::optional<elf_file>> elves_;
+    // The mapped files that could not be read (a warning line each for the
+    // first few, then one line for the rest).
+    static constexpr std::uint64_t max_unreadable_warnings = 8;
+    std::uint64_t unreadable_ = 0;
     std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::string>, std::uint64_t>
         mappings_;
     std::map<std::tuple<std::uint64_t, std::uint64_t, bool>, std::uint64_t> locations_;
