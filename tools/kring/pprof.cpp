@@ -16,6 +16,7 @@
 
 #include <fmt/core.h>
 
+#include "address_spaces.hpp"
 #include "command.hpp"
 #include "kring/callchain.hpp"
 #include "profile.pb.h"
@@ -27,43 +28,6 @@ bool have_pprof() noexcept { return true; }
 
 namespace {
 namespace pp = perftools::profiles;
-
-// A mapping of a process (or the kernel's) as its MMAP record says.
-struct region {
-    std::uint64_t start = 0, end = 0, pgoff = 0;
-    std::string file;
-    std::vector<std::uint8_t> build_id;
-};
-
-// The mappings of each process at a point of the recording.
-class address_spaces {
-public:
-    void map(std::uint32_t pid, region r) {
-        auto& m = procs_[pid];
-        // A new mapping replaces what it overlaps.
-        for (auto it = m.begin(); it != m.end();)
-            it = it->second.start < r.end && r.start < it->second.end ? m.erase(it) : ++it;
-        m[r.start] = std::move(r);
-    }
-    void exec(std::uint32_t pid) { procs_.erase(pid); }
-    void fork(std::uint32_t parent, std::uint32_t child) {
-        if (auto it = procs_.find(parent); it != procs_.end() && !procs_.count(child))
-            procs_[child] = it->second;
-    }
-    const region* find(std::uint32_t pid, std::uint64_t addr) const {
-        auto p = procs_.find(pid);
-        if (p == procs_.end())
-            return nullptr;
-        auto it = p->second.upper_bound(addr);
-        if (it == p->second.begin())
-            return nullptr;
-        --it;
-        return addr < it->second.end ? &it->second : nullptr;
-    }
-
-private:
-    std::map<std::uint32_t, std::map<std::uint64_t, region>> procs_;
-};
 
 std::string hex(const std::vector<std::uint8_t>& bytes) {
     std::string s;
@@ -81,7 +45,12 @@ struct frame {
 
 class builder {
 public:
-    builder(const trace_model& m, const kallsyms* ks) : m_(m), ks_(ks) {
+    // The mappings forked children copy from their parents: 4 for each
+    // record of the recording and 65536 more. A real recording copies
+    // few (a child execs before it maps: the exec clears what it had);
+    // this bounds a crafted one's time and memory.
+    builder(const trace_model& m, const kallsyms* ks)
+        : m_(m), ks_(ks), spaces_(4 * std::uint64_t(m.events.size()) + (1u << 16)) {
         str("");
         for (std::size_t i = 0; i < m.attrs.size(); i++) {
             for (std::uint64_t id : m.attrs[i].ids)
@@ -131,6 +100,11 @@ public:
                     break;
             }
         }
+        if (spaces_.budget_spent())
+            fmt::print(stderr,
+                       "kring: warning: {}: so many forks and mappings that some children's "
+                       "inherited mappings were dropped (their frames are addresses only)\n",
+                       m_.path);
         if (unreadable_ > max_unreadable_warnings)
             fmt::print(stderr, "kring: warning: no symbols of {} more mapped files\n",
                        unreadable_ - max_unreadable_warnings);
