@@ -3,11 +3,13 @@
 #include "pprof.hpp"
 
 #include <linux/perf_event.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -254,14 +256,25 @@ private:
     // The symbols of @file, opened once; nullptr when there are none.
     const elf_file* elf(const std::string& file) {
         auto [it, added] = elves_.try_emplace(file);
-        if (added && !file.empty() && file[0] == '/') {
-            if (auto f = elf_file::open(file))
-                it->second = std::move(*f);
-            else if (++unreadable_ <= max_unreadable_warnings)
-                fmt::print(stderr, "kring: warning: no symbols of {}: {}\n", file,
-                           f.error().message());
+        if (!added || file.empty() || file[0] != '/')
+            return it->second.get();
+        // One file under many names (a crafted recording may spell one
+        // large library a thousand ways, "/lib//x", "/lib/./x"): read once,
+        // by its inode, whether it reads or not.
+        struct stat st;
+        std::optional<std::pair<dev_t, ino_t>> id;
+        if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+            id = {st.st_dev, st.st_ino};
+            if (auto known = by_inode_.find(*id); known != by_inode_.end())
+                return (it->second = known->second).get();
         }
-        return it->second ? &*it->second : nullptr;
+        if (auto f = elf_file::open(file))
+            it->second = std::make_shared<const elf_file>(std::move(*f));
+        else if (++unreadable_ <= max_unreadable_warnings)
+            fmt::print(stderr, "kring: warning: no symbols of {}: {}\n", file, f.error().message());
+        if (id)
+            by_inode_.emplace(*id, it->second);
+        return it->second.get();
     }
 
     std::uint64_t location(const frame& f, std::uint32_t pid) {
@@ -325,7 +338,10 @@ private:
     address_spaces spaces_;
     std::optional<region> kernel_;
     std::uint64_t kernel_text_ = 0, kernel_mapping_ = 0;
-    std::map<std::string, std::optional<elf_file>> elves_;
+    // The ELF files by the name a mapping gives and by inode (null: not
+    // read).
+    std::map<std::string, std::shared_ptr<const elf_file>> elves_;
+    std::map<std::pair<dev_t, ino_t>, std::shared_ptr<const elf_file>> by_inode_;
     // The mapped files that could not be read (a warning line each for the
     // first few, then one line for the rest).
     static constexpr std::uint64_t max_unreadable_warnings = 8;
