@@ -23,7 +23,7 @@ set -uo pipefail
 kring=${1:?usage: hostile_test.sh KRING HOSTILE_GEN [asan]}
 gen=${2:?usage: hostile_test.sh KRING HOSTILE_GEN [asan]}
 flavour=${3:-}
-# A hang, not a slow machine: the largest case takes well under a second
+# A hang, not a slow machine: the largest case takes a few seconds
 # (several under ASan) where it is not broken.
 bound_s=${KRING_HOSTILE_TIMEOUT:-120}
 mem_mb=2048
