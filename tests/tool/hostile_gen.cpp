@@ -309,8 +309,9 @@ void make(corpus& c) {
     });
     c.add("cpu_storm", "readable");
 
-    // A tracepoint whose format puts common_type and a field far outside
-    // the 16-byte RAW payloads of its samples.
+    // A tracepoint whose format puts common_type 10^9 bytes and a field
+    // 60000 bytes past the 16-byte RAW payloads of its samples (reading
+    // common_type there to find the event runs off the file).
     {
         std::string fmt = tp_fixture::sched_wakeup;
         const auto at = fmt.find("offset:0;");
@@ -320,6 +321,9 @@ void make(corpus& c) {
         auto f = pd::parse_tp_format("sched", fmt);
         if (!f)
             die("the format: " + f.error().message());
+        // The text the tracing data carries: libkring's parser refuses a
+        // payload of 10^9 bytes, so it is put in after.
+        f->text.replace(f->text.find("offset:4000;"), 12, "offset:1000000000;");
         auto w = pd::writer::create(c.path("tp_outside"),
                                     {tp_fixture::attr("sched:sched_wakeup", f->id, 1)});
         if (!w)
