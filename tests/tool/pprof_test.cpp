@@ -9,6 +9,7 @@
 // by a kallsyms file the test writes. Also: a missing and a truncated
 // input leave no output file behind.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -577,6 +578,94 @@ TEST_F(PprofExport, MissingOrTruncatedInputWritesNothing) {
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
     EXPECT_EQ(slurp(out), "old");
+}
+
+// A recording of process 100 mapping each of @files (64 KiB each, apart)
+// with one sample in each.
+void write_mapped(const std::string& data, const std::vector<std::string>& files) {
+    auto w =
+        pd::writer::create(data, {pd::sample_event("cpu-clock", PERF_TYPE_SOFTWARE,
+                                                   PERF_COUNT_SW_CPU_CLOCK, sample_type, {10})});
+    ASSERT_TRUE(w) << w.error().message();
+    pd::sample_id id;
+    id.pid = id.tid = 100;
+    id.has_time = true;
+    id.id = 10;
+    std::uint64_t t = base;
+    for (std::size_t i = 0; i < files.size(); i++) {
+        const std::uint64_t start = 0x400000 + i * 0x100000;
+        id.time = t++;
+        ASSERT_TRUE(w->write(pd::make_mmap2(100, 100, start, 0x10000, 0, 0, 0, 0, 5, 2, files[i],
+                                            true, id, sample_type)));
+        pd::sample s;
+        s.id = 10;
+        s.ip = start + 0x10;
+        s.pid = s.tid = 100;
+        s.time = t++;
+        s.has_time = true;
+        s.period = period;
+        ASSERT_TRUE(w->write(pd::make_sample(PERF_RECORD_MISC_USER, s, sample_type)));
+    }
+    ASSERT_TRUE(w->finish({}));
+}
+
+// MMAP records naming a FIFO, a device node, a directory and a procfs
+// file, with samples in each: the export opens none of them (a FIFO's
+// open would wait for a writer forever, a device's would run its
+// driver), names each in one warning line, and writes the profile with
+// those frames as addresses. Bounded by timeout(1): only a hang reaches
+// it. The same for --kallsyms naming a FIFO.
+TEST_F(PprofExport, FifoAndDeviceNamedByMmapAreSkipped) {
+    const std::string fifo = path("fifo");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const std::string data = path("hostile.data");
+    const std::vector<std::pair<std::string, std::string>> files = {
+        {fifo, "not a regular file (a FIFO)"},
+        {"/dev/zero", "not a regular file (a character device)"},
+        {"/", "not a regular file (a directory)"},
+        {"/proc/self/status", "an empty file (or a procfs or sysfs one)"}};
+    std::vector<std::string> names;
+    for (const auto& f : files)
+        names.push_back(f.first);
+    write_mapped(data, names);
+    const std::string out = path("hostile.pb.gz");
+    auto r = run("timeout -s KILL 60 '" + std::string(kring_tool_test::kring_bin()) +
+                 "' export --pprof '" + out + "' '" + data + "'");
+    ASSERT_EQ(r.status, 0) << "(137: killed, still blocked after 60 s) " << r.err;
+    const auto lines = lines_of(r.err);
+    ASSERT_EQ(lines.size(), files.size()) << r.err;
+    for (std::size_t i = 0; i < files.size(); i++)
+        EXPECT_EQ(lines[i], "kring: warning: no symbols of " + files[i].first + ": " +
+                                files[i].first + ": " + files[i].second);
+    pp::Profile p;
+    ASSERT_TRUE(parse_profile(out, p));
+    EXPECT_EQ(p.mapping_size(), int(files.size()));
+    EXPECT_EQ(p.function_size(), 0);
+
+    r = run("timeout -s KILL 60 '" + std::string(kring_tool_test::kring_bin()) +
+            "' export --pprof '" + out + "' --kallsyms '" + fifo + "' '" + data_ + "'");
+    EXPECT_EQ(r.status, 1) << "(137: killed, still blocked after 60 s) " << r.err;
+    EXPECT_EQ(r.err, "kring: " + fifo + ": not a regular file (a FIFO)\n");
+}
+
+// One file under many names ("dir/./././f"): read once, by its inode, so
+// that a recording spelling one large library a thousand ways does not
+// make the export read it a thousand times. A file that is not ELF is
+// the witness: one warning line, where each name read it again (eight
+// warning lines and one for the other twelve).
+TEST_F(PprofExport, FileUnderManyNamesIsReadOnce) {
+    std::ofstream(path("notelf")) << "not an ELF file\n";
+    std::vector<std::string> names;
+    std::string dots;
+    for (int i = 0; i < 20; i++, dots += "./")
+        names.push_back(dir_ + "/" + dots + "notelf");
+    const std::string data = path("aliases.data");
+    write_mapped(data, names);
+    const std::string out = path("aliases.pb.gz");
+    auto r = kring("export --pprof '" + out + "' '" + data + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_EQ(lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("no symbols of " + names[0] + ": "), std::string::npos) << r.err;
 }
 
 // A kallsyms of another boot (KASLR): relocated by the recorded _text.

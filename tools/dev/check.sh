@@ -151,6 +151,10 @@ if [ "$host" = 1 ] && [ -n "$filter" ] &&
 	say "host tests: none selected by GTEST_FILTER"
 	host=0
 fi
+# The host tests: every ctest test of the user build, among them the
+# hostile-file suite (tool.hostile, tool.hostile.asan: every viewing
+# command on crafted files, the second with the tool's ASan + UBSan build
+# kring-asan, docs/TESTING.md).
 if [ "$host" = 1 ] && [ -x "$ubuild/tests/userlib/kring_userlib_tests" ]; then
 	say "host tests ($(elapsed))"
 	(cd "$ubuild" && ctest --output-junit "$out/host-junit.xml" \

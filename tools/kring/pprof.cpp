@@ -3,11 +3,13 @@
 #include "pprof.hpp"
 
 #include <linux/perf_event.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -16,6 +18,7 @@
 
 #include <fmt/core.h>
 
+#include "address_spaces.hpp"
 #include "command.hpp"
 #include "kring/callchain.hpp"
 #include "profile.pb.h"
@@ -27,43 +30,6 @@ bool have_pprof() noexcept { return true; }
 
 namespace {
 namespace pp = perftools::profiles;
-
-// A mapping of a process (or the kernel's) as its MMAP record says.
-struct region {
-    std::uint64_t start = 0, end = 0, pgoff = 0;
-    std::string file;
-    std::vector<std::uint8_t> build_id;
-};
-
-// The mappings of each process at a point of the recording.
-class address_spaces {
-public:
-    void map(std::uint32_t pid, region r) {
-        auto& m = procs_[pid];
-        // A new mapping replaces what it overlaps.
-        for (auto it = m.begin(); it != m.end();)
-            it = it->second.start < r.end && r.start < it->second.end ? m.erase(it) : ++it;
-        m[r.start] = std::move(r);
-    }
-    void exec(std::uint32_t pid) { procs_.erase(pid); }
-    void fork(std::uint32_t parent, std::uint32_t child) {
-        if (auto it = procs_.find(parent); it != procs_.end() && !procs_.count(child))
-            procs_[child] = it->second;
-    }
-    const region* find(std::uint32_t pid, std::uint64_t addr) const {
-        auto p = procs_.find(pid);
-        if (p == procs_.end())
-            return nullptr;
-        auto it = p->second.upper_bound(addr);
-        if (it == p->second.begin())
-            return nullptr;
-        --it;
-        return addr < it->second.end ? &it->second : nullptr;
-    }
-
-private:
-    std::map<std::uint32_t, std::map<std::uint64_t, region>> procs_;
-};
 
 std::string hex(const std::vector<std::uint8_t>& bytes) {
     std::string s;
@@ -81,7 +47,12 @@ struct frame {
 
 class builder {
 public:
-    builder(const trace_model& m, const kallsyms* ks) : m_(m), ks_(ks) {
+    // The mappings forked children copy from their parents: 4 for each
+    // record of the recording and 65536 more. A real recording copies
+    // few (a child execs before it maps: the exec clears what it had);
+    // this bounds a crafted one's time and memory.
+    builder(const trace_model& m, const kallsyms* ks)
+        : m_(m), ks_(ks), spaces_(4 * std::uint64_t(m.events.size()) + (1u << 16)) {
         str("");
         for (std::size_t i = 0; i < m.attrs.size(); i++) {
             for (std::uint64_t id : m.attrs[i].ids)
@@ -131,6 +102,14 @@ public:
                     break;
             }
         }
+        if (spaces_.budget_spent())
+            fmt::print(stderr,
+                       "kring: warning: {}: so many forks and mappings that some children's "
+                       "inherited mappings were dropped (their frames are addresses only)\n",
+                       m_.path);
+        if (unreadable_ > max_unreadable_warnings)
+            fmt::print(stderr, "kring: warning: no symbols of {} more mapped files\n",
+                       unreadable_ - max_unreadable_warnings);
     }
 
     pp::Profile& profile() { return p_; }
@@ -277,14 +256,25 @@ private:
     // The symbols of @file, opened once; nullptr when there are none.
     const elf_file* elf(const std::string& file) {
         auto [it, added] = elves_.try_emplace(file);
-        if (added && !file.empty() && file[0] == '/') {
-            if (auto f = elf_file::open(file))
-                it->second = std::move(*f);
-            else
-                fmt::print(stderr, "kring: warning: no symbols of {}: {}\n", file,
-                           f.error().message());
+        if (!added || file.empty() || file[0] != '/')
+            return it->second.get();
+        // One file under many names (a crafted recording may spell one
+        // large library a thousand ways, "/lib//x", "/lib/./x"): read once,
+        // by its inode, whether it reads or not.
+        struct stat st;
+        std::optional<std::pair<dev_t, ino_t>> id;
+        if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+            id = {st.st_dev, st.st_ino};
+            if (auto known = by_inode_.find(*id); known != by_inode_.end())
+                return (it->second = known->second).get();
         }
-        return it->second ? &*it->second : nullptr;
+        if (auto f = elf_file::open(file))
+            it->second = std::make_shared<const elf_file>(std::move(*f));
+        else if (++unreadable_ <= max_unreadable_warnings)
+            fmt::print(stderr, "kring: warning: no symbols of {}: {}\n", file, f.error().message());
+        if (id)
+            by_inode_.emplace(*id, it->second);
+        return it->second.get();
     }
 
     std::uint64_t location(const frame& f, std::uint32_t pid) {
@@ -348,7 +338,14 @@ private:
     address_spaces spaces_;
     std::optional<region> kernel_;
     std::uint64_t kernel_text_ = 0, kernel_mapping_ = 0;
-    std::map<std::string, std::optional<elf_file>> elves_;
+    // The ELF files by the name a mapping gives and by inode (null: not
+    // read).
+    std::map<std::string, std::shared_ptr<const elf_file>> elves_;
+    std::map<std::pair<dev_t, ino_t>, std::shared_ptr<const elf_file>> by_inode_;
+    // The mapped files that could not be read (a warning line each for the
+    // first few, then one line for the rest).
+    static constexpr std::uint64_t max_unreadable_warnings = 8;
+    std::uint64_t unreadable_ = 0;
     std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::string>, std::uint64_t>
         mappings_;
     std::map<std::tuple<std::uint64_t, std::uint64_t, bool>, std::uint64_t> locations_;

@@ -3,34 +3,32 @@
 
 #include <cxxabi.h>
 #include <elf.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
-#include "kring/fd.hpp"
+#include "input_file.hpp"
 
 namespace kring_tool {
 
 void symbol_table::finish() {
     std::stable_sort(syms_.begin(), syms_.end(),
                      [](const symbol& a, const symbol& b) { return a.addr < b.addr; });
-    for (std::size_t i = 0; i < syms_.size(); i++) {
-        if (syms_[i].size)
-            continue;
-        // Up to the next symbol at a higher address; the last one, a page.
-        std::size_t j = i + 1;
-        while (j < syms_.size() && syms_[j].addr == syms_[i].addr)
-            j++;
-        syms_[i].size = j < syms_.size() ? syms_[j].addr - syms_[i].addr : 4096;
+    // Up to the next symbol at a higher address; the last ones, a page.
+    // From the end, so that a run of symbols at one address costs its
+    // length once (a crafted ELF file may hold millions at one address).
+    std::size_t higher = syms_.size();
+    for (std::size_t i = syms_.size(); i-- > 0;) {
+        if (i + 1 < syms_.size() && syms_[i + 1].addr != syms_[i].addr)
+            higher = i + 1;
+        if (!syms_[i].size)
+            syms_[i].size = higher < syms_.size() ? syms_[higher].addr - syms_[i].addr : 4096;
     }
 }
 
@@ -108,10 +106,10 @@ std::vector<std::uint8_t> read_build_id(Elf_Scn* scn) {
 kring::result<elf_file> elf_file::open(const std::string& path) {
     if (elf_version(EV_CURRENT) == EV_NONE)
         return elf_error(path, "libelf");
-    kring::unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd)
-        return kring::error::from_errno(errno, "cannot open " + path);
-    std::unique_ptr<Elf, elf_closer> e(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
+    auto in = open_input(path, max_elf_bytes);
+    if (!in)
+        return in.error();
+    std::unique_ptr<Elf, elf_closer> e(elf_begin(in->fd.get(), ELF_C_READ_MMAP, nullptr));
     if (!e || elf_kind(e.get()) != ELF_K_ELF)
         return elf_error(path, "not an ELF file");
     elf_file f;
@@ -152,9 +150,11 @@ kring::result<elf_file> elf_file::open(const std::string& path) {
 }
 
 kring::result<kallsyms> kallsyms::load(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        return kring::error::from_errno(errno ? errno : ENOENT, "cannot open " + path);
+    // /proc/kallsyms itself says size 0.
+    auto text = read_input(path, max_kallsyms_bytes, true);
+    if (!text)
+        return text.error();
+    std::istringstream in(*text);
     kallsyms k;
     std::uint64_t stext = 0;
     for (std::string line; std::getline(in, line);) {
@@ -180,8 +180,6 @@ kring::result<kallsyms> kallsyms::load(const std::string& path) {
             module.clear();
         k.symbols.add({a, 0, std::move(name), std::move(module)});
     }
-    if (in.bad())
-        return kring::error::from_errno(EIO, "cannot read " + path);
     if (!k.symbols.size())
         return kring::error(EINVAL, path +
                                         ": no kernel text symbol with an address (kallsyms read "

@@ -383,7 +383,9 @@ result<file> file::open(const std::string& path) {
         return from_owned(std::move(bytes), "standard input");
     }
     auto p = std::make_unique<impl>();
-    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    // O_NONBLOCK: a FIFO given as the file is refused below (not a
+    // regular file) rather than waited on for a writer.
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
     if (!fd)
         return error::from_errno(errno, "cannot open " + path);
     struct stat st;
