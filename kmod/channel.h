@@ -65,6 +65,10 @@ struct kring_redirect_link;
  *		when @enabled last went false: producer-API writers that
  *		passed their check of @enabled before are done once it
  *		completes (KRING_IOC_RESET waits for it, outside any lock)
+ * @pause_gp:	RCU grace-period cookie taken when @paused last went true,
+ *		after the ring's pause: writers that passed the ring's pause
+ *		check before are done once it completes (KRING_IOC_PAUSE_OUTPUT
+ *		waits for it, outside any lock)
  * @release_work: the last steps of kring_release(), after a grace period
  */
 struct kring_channel {
@@ -95,6 +99,7 @@ struct kring_channel {
 	struct list_head redirected;
 	unsigned int out_writers;
 	unsigned long quiet_gp;
+	unsigned long pause_gp;
 	struct rcu_work release_work;
 	struct kring_user *user;	/* its opener, charged for it (user.h) */
 	struct list_head formats;	/* format.c, under @lock */

@@ -212,16 +212,33 @@ static long kring_ioctl_enable(struct kring_channel *ch, bool enable)
 	return ret;
 }
 
+/*
+ * PAUSE_OUTPUT returns once the ring is quiet: a writer that passed the
+ * pause check before it (in kring_output_begin(), preemption disabled from
+ * there to the publication of data_head) may still be writing its record,
+ * on an overwrite ring over the oldest bytes of the window the consumer is
+ * about to read. The grace period begun after the pause (@ch->pause_gp),
+ * waited for with no lock held, covers it; a writer that starts later sees
+ * the pause. Pausing a paused channel waits for the same grace period,
+ * usually long over.
+ */
 static long kring_ioctl_pause(struct kring_channel *ch, bool pause)
 {
 	struct kring_buffer *buf;
+	unsigned long gp;
 
 	mutex_lock(&ch->lock);
-	ch->paused = pause;
 	buf = kring_channel_buf(ch);
 	if (buf)
 		kring_ring_set_paused(&buf->ring, pause);
+	/* After the pause: the cookie's barrier orders the store before it. */
+	if (pause && !ch->paused)
+		ch->pause_gp = get_state_synchronize_rcu();
+	ch->paused = pause;
+	gp = ch->pause_gp;
 	mutex_unlock(&ch->lock);
+	if (pause && buf)	/* no ring yet: no writer either */
+		cond_synchronize_rcu(gp);
 	return 0;
 }
 

@@ -1910,7 +1910,8 @@ EXPORT_SYMBOL_IF_KUNIT(kring_ring_reset_counters);
  *
  * Any CPU, any time; callers serialize calls for one ring. Writers already
  * past the check finish their record: a caller that needs the ring quiet
- * must wait for them (e.g. synchronize_rcu() when writers run under RCU).
+ * must wait for them (KRING_IOC_PAUSE_OUTPUT waits a grace period: writers
+ * run with preemption disabled).
  * Mirrors the state in the control page's KRING_CTL_F_PAUSED flag.
  */
 void kring_ring_set_paused(struct kring_ring *rb, bool paused)

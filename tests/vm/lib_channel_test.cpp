@@ -197,6 +197,63 @@ TEST(LibOverwrite, PausedWindowNewestFirst) {
     EXPECT_FALSE(ch->stats()->flags & KRING_STATS_F_PAUSED);
 }
 
+// A writer that passed the pause check before KRING_IOC_PAUSE_OUTPUT still
+// writes its record - on an overwrite ring over the oldest bytes of the
+// window a reader walks from data_head - and publishes data_head after it.
+// PAUSE_OUTPUT returns once such writers are done, so data_head stays where
+// the reader found it until RESUME_OUTPUT. The generator writes flat out on
+// CPU 0 (a record is nearly always in flight when the pause comes: each
+// round waits for it to have written); 100 snapshots from CPU 1. After each
+// read a grace period of the test's own lets a writer still in flight
+// publish, so a moved head is always seen. The sequence numbers the pauses
+// took leave gaps: newest first means decreasing, not consecutive.
+TEST(LibOverwrite, PauseWaitsForWritersInFlight) {
+    if (online_cpus() < 2)
+        GTEST_SKIP() << "needs two CPUs";
+    if (!grace_period())
+        GTEST_SKIP() << "membarrier(MEMBARRIER_CMD_GLOBAL): " << std::strerror(errno);
+    auto o = synth(0, std::uint64_t(1) << 40, 0, 100, 1);
+    o.read_only = true;
+    LIB_OPEN(ch, o);
+    kring::overwrite_reader rd(ch->ring());
+    ASSERT_TRUE(pin_to(1));
+    auto head = [&] { return __atomic_load_n(&ch->ctl()->data_head, __ATOMIC_ACQUIRE); };
+    bool ok = bool(ch->enable());
+    std::uint64_t moved = 0, bad = 0, disorder = 0, n = 0, backwards = 0;
+    for (int i = 0; ok && i < 100; i++) {
+        const std::uint64_t before = head();
+        ok = wait_until([&] { return head() != before; });  // writing now
+        ok = ok && ch->pause_output();
+        const std::uint64_t h = head();
+        std::uint64_t last_seq = ~0ULL, last_time = ~0ULL;
+        auto r = rd.read([&](const kring::record& rec) {
+            std::uint64_t seq = 0, t = 0;
+            if (!synth_ok(rec, 0, &seq, &t)) {
+                bad++;
+                return;
+            }
+            disorder += seq >= last_seq;  // newest first
+            backwards += t > last_time;
+            last_seq = seq;
+            last_time = t;
+            n++;
+        });
+        ok = ok && r && grace_period();
+        moved += head() != h;
+        ok = ok && ch->resume_output();
+    }
+    unpin();
+    ASSERT_TRUE(ok) << "no record written, or pause, read, membarrier or resume failed";
+    ASSERT_TRUE(ch->disable());
+    EXPECT_GT(n, 0u);
+    EXPECT_EQ(moved, 0u) << "data_head moved while output was paused: a writer was in flight";
+    EXPECT_EQ(bad, 0u);
+    EXPECT_EQ(disorder, 0u);
+    EXPECT_EQ(backwards, 0u);
+    std::printf("kring paused snapshots: 100, %llu records read, head moved in %llu\n",
+                (unsigned long long)n, (unsigned long long)moved);
+}
+
 // Two CPUs' channels through one poller, rate-limited so that it sleeps.
 TEST(LibPoller, ManyChannelsNoMissedWakeup) {
     const int ncpu = std::min(online_cpus(), 2);

@@ -167,6 +167,73 @@ TEST(LibPerf, OverwriteRingPausedRead) {
     EXPECT_EQ(forwards, 0u);
 }
 
+// A writer that passed perf's pause check before PERF_EVENT_IOC_PAUSE_OUTPUT
+// still writes its record - at the far end of the window a reader walks from
+// data_head - and publishes data_head after it. pause_output() returns once
+// such writers are done, so data_head stays where the reader found it until
+// resume_output(). cpu-clock samples on CPU 0, where a thread spins, each
+// copying 8 KiB of that thread's stack every 20 us of its CPU time (a writer
+// is often inside a record; each round waits for one to have written); 100
+// snapshots from CPU 1. After each read a grace period of the test's own
+// lets any writer still in flight publish, so a moved head is always seen.
+TEST(LibPerf, PauseOutputWaitsForWritersInFlight) {
+    if (online_cpus() < 2)
+        GTEST_SKIP() << "needs two CPUs";
+    if (!grace_period())
+        GTEST_SKIP() << "membarrier(MEMBARRIER_CMD_GLOBAL): " << std::strerror(errno);
+    auto a = cpu_clock(true);
+    a.sample_type = perf_type | PERF_SAMPLE_STACK_USER;
+    a.sample_period = 20000;
+    a.sample_stack_user = 8192;
+    PERF_OPEN(pr, a, 0, 4);
+    std::atomic<bool> stop{false};
+    std::atomic<int> pinned{-1};
+    std::thread spinner([&] {
+        pinned = pin_to(0);
+        while (!stop)
+            spin_for(std::chrono::milliseconds(10));
+    });
+    const bool on_cpu1 = pin_to(1);
+    kring::overwrite_reader rd(pr->ring());
+    auto head = [&] { return __atomic_load_n(&pr->page()->data_head, __ATOMIC_ACQUIRE); };
+    bool ok = bool(pr->enable());
+    std::uint64_t moved = 0, forwards = 0, samples = 0, torn = 0;
+    for (int i = 0; ok && i < 100; i++) {
+        const std::uint64_t before = head();
+        ok = wait_until([&] { return head() != before; });  // sampling now
+        ok = ok && pr->pause_output();
+        const std::uint64_t h = head();
+        std::uint64_t last = ~0ULL;
+        auto r = rd.read([&](const kring::record& rec) {
+            // TID, then TIME: at the same place whatever follows.
+            if (rec.type() != PERF_RECORD_SAMPLE || rec.size() < 24) {
+                torn += rec.type() == PERF_RECORD_SAMPLE;
+                return;
+            }
+            std::uint64_t t;
+            std::memcpy(&t, rec.bytes().data() + 16, sizeof(t));
+            forwards += t > last;  // newest first
+            last = t;
+            samples++;
+        });
+        ok = ok && r && grace_period();
+        moved += head() != h;
+        ok = ok && pr->resume_output();
+    }
+    stop = true;
+    spinner.join();
+    unpin();
+    ASSERT_TRUE(ok) << "no sample written, or pause, read, membarrier or resume failed";
+    ASSERT_TRUE(pinned == 1 && on_cpu1) << "cannot pin to CPUs 0 and 1";
+    ASSERT_TRUE(pr->disable());
+    EXPECT_GT(samples, 0u);
+    EXPECT_EQ(moved, 0u) << "data_head moved while output was paused: a writer was in flight";
+    EXPECT_EQ(forwards, 0u);
+    EXPECT_EQ(torn, 0u);
+    std::printf("perf paused snapshots: 100, %llu samples read, head moved in %llu\n",
+                (unsigned long long)samples, (unsigned long long)moved);
+}
+
 TEST(LibPerf, PollerAndMergerAcrossCpus) {
     const int ncpu = online_cpus();
     if (ncpu < 2)

@@ -1,6 +1,8 @@
 // Helpers of libkring's in-guest tests (kring_vm_lib_tests).
 #pragma once
 
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -51,6 +53,11 @@ inline bool synth_ok(const kring::record& r, int cpu, std::uint64_t* seq_out = n
         *time_out = s->time;
     return true;
 }
+
+// An RCU grace period (membarrier's MEMBARRIER_CMD_GLOBAL, Linux 4.3+): a
+// writer of perf's or kring's ring that was inside a record when it began
+// has finished and published data_head when it returns.
+inline bool grace_period() { return ::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0; }
 
 // Open a channel or skip the test when /dev/kring is missing.
 #define LIB_OPEN(var, opts)                    \

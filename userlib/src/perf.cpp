@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <string>
 
+#include <linux/membarrier.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -66,7 +67,27 @@ result<void> perf_ring::disable() {
     return perf_ioctl(fd(), PERF_EVENT_IOC_DISABLE, 0, "PERF_EVENT_IOC_DISABLE");
 }
 result<void> perf_ring::pause_output() {
-    return perf_ioctl(fd(), PERF_EVENT_IOC_PAUSE_OUTPUT, 1, "PERF_EVENT_IOC_PAUSE_OUTPUT");
+    if (auto p = perf_ioctl(fd(), PERF_EVENT_IOC_PAUSE_OUTPUT, 1, "PERF_EVENT_IOC_PAUSE_OUTPUT");
+        !p)
+        return p;
+    // The ioctl only sets the buffer's paused flag: a writer that tested it
+    // before (perf's __perf_output_begin(), under rcu_read_lock() until
+    // perf_output_end() has published data_head) still writes its record,
+    // below data_head, i.e. over the oldest bytes of the window a reader is
+    // about to walk. membarrier(MEMBARRIER_CMD_GLOBAL) is synchronize_rcu():
+    // when it returns, those writers are done and data_head is final; a
+    // writer that starts later sees the flag. With one CPU online the kernel
+    // skips the grace period: perf writes from interrupt, NMI or
+    // preemption-disabled context, so no writer is half-way through a
+    // record while this thread runs on that CPU.
+    if (::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0) {
+        const int e = errno;
+        (void)resume_output();
+        return error::from_errno(e,
+                                 "membarrier(MEMBARRIER_CMD_GLOBAL) after "
+                                 "PERF_EVENT_IOC_PAUSE_OUTPUT (waiting for perf's writers)");
+    }
+    return {};
 }
 result<void> perf_ring::resume_output() {
     return perf_ioctl(fd(), PERF_EVENT_IOC_PAUSE_OUTPUT, 0, "PERF_EVENT_IOC_PAUSE_OUTPUT");

@@ -91,7 +91,9 @@ public:
     result<void> enable();
     result<void> disable();
     // Stop/restart output; every record written meanwhile is counted
-    // lost_paused. On an overwrite ring this gives a stable window to read.
+    // lost_paused. The pause returns once the writers past it are done (the
+    // module waits a grace period): on an overwrite ring the window stays
+    // put until resume_output().
     result<void> pause_output();
     result<void> resume_output();
     // Zero the counters (the channel must be disabled).

@@ -43,7 +43,11 @@ public:
 
     result<void> enable();
     result<void> disable();
-    // PERF_EVENT_IOC_PAUSE_OUTPUT (Linux 4.7+): stable overwrite window.
+    // PERF_EVENT_IOC_PAUSE_OUTPUT (Linux 4.7+), then an RCU grace period
+    // (membarrier(MEMBARRIER_CMD_GLOBAL)) for the writers already past
+    // perf's pause check: on return data_head and the window below it stay
+    // as they are until resume_output(). Fails (output resumed) where
+    // membarrier cannot do that (a nohz_full kernel: EINVAL).
     result<void> pause_output();
     result<void> resume_output();
 

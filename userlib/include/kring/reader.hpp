@@ -213,8 +213,10 @@ result<std::size_t> reader::drain(F&& f, std::size_t max) {
 }
 
 // Reads a backward (overwrite) ring as perf's tool does: with output paused
-// (channel::pause_output()), walk from data_head - the newest record - to
-// older ones until a never-written header or the end of the data area.
+// (channel::pause_output(), perf_ring::pause_output(): they return once the
+// writers in flight are done, see docs/LIBKRING.md), walk from data_head -
+// the newest record - to older ones until a never-written header, the end of
+// the data area or a record whose end newer records overwrote.
 // read() hands every record, newest first, to f; a view is valid during the
 // call only. Returns the number of records or EBADMSG (a malformed header
 // inside the window).
