@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -28,6 +29,8 @@ const char* const bench_run = "/sys/kernel/debug/kring_bench/run";
 constexpr std::uint32_t bench_record = KRING_RECORD_KRING_BASE + 0x200;
 constexpr int task_cpu = 0;      // the followed task and its partner
 constexpr int producer_cpu = 1;  // kring_bench.ko's writer
+constexpr int rounds = 30;       // of the producer's writes, see below
+constexpr std::uint64_t per_round = 10000;
 
 // kring_bench.ko, loaded for the test and unloaded after it (unless it was
 // loaded before).
@@ -198,7 +201,30 @@ TEST_P(CaptureProducer, SchedChannelWithProducerOnAnotherCpu) {
     std::uint64_t head = 0, head_after = 0;
     if (e == 0) {
         std::thread w([&] {
-            r = bench(producer_cpu, cmd + "300000");
+            // In rounds, each begun only once the followed task's switches
+            // have produced a record since the last one began: the two
+            // writers overlap in every round, however the host schedules
+            // the guest's CPUs.
+            std::uint64_t attempted = 0;
+            for (int round = 0; round < rounds && r.err.empty(); round++) {
+                if (round > 0) {
+                    const std::uint64_t before = c.ch.stats().produced - attempted;
+                    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+                    while (c.ch.stats().produced - attempted == before) {
+                        if (std::chrono::steady_clock::now() > limit) {
+                            r.err = "no switch recorded in 60 s";
+                            break;
+                        }
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    }
+                    if (!r.err.empty())
+                        break;
+                }
+                bench_result part = bench(producer_cpu, cmd + std::to_string(per_round));
+                attempted += per_round;
+                r.ok += part.ok;
+                r.err = part.err;
+            }
             // The channel still publishes: one more record.
             head = c.ch.head();
             if (r.err.empty())
