@@ -460,7 +460,11 @@ static int kring_aux_tracer_start(struct kring_channel *ch)
 		if (ret)
 			return ret;
 	}
-	return tr->paused ? 0 : kring_aux_tracer_run(tr);
+	ret = tr->paused ? 0 : kring_aux_tracer_run(tr);
+	/* A failed start is not stopped: give back what was enabled. */
+	if (ret && tr->follow)
+		kring_capture_disable(&tr->cap);
+	return ret;
 }
 
 static void kring_aux_tracer_stop(struct kring_channel *ch)
