@@ -19,53 +19,19 @@
 #include <gtest/gtest.h>
 
 #include "capture.hpp"
+#include "bench_module.hpp"
 #include "errno_assert.hpp"
 
 namespace {
 
-const char* const bench_ko = "/kring/kring_bench.ko";
-const char* const bench_run = "/sys/kernel/debug/kring_bench/run";
-// kring_bench.ko's record type (BENCH_RECORD_TYPE): header, time, payload.
-constexpr std::uint32_t bench_record = KRING_RECORD_KRING_BASE + 0x200;
+using kt::bench_module;
+using kt::bench_record;
+using kt::bench_run;
+
 constexpr int task_cpu = 0;      // the followed task and its partner
 constexpr int producer_cpu = 1;  // kring_bench.ko's writer
 constexpr int rounds = 30;       // of the producer's writes, see below
 constexpr std::uint64_t per_round = 10000;
-
-// kring_bench.ko, loaded for the test and unloaded after it (unless it was
-// loaded before).
-class bench_module {
-public:
-    bench_module() {
-        if (::access("/sys/module/kring_bench", F_OK) == 0) {
-            ok_ = true;
-            return;
-        }
-        int fd = ::open(bench_ko, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            why_ = "kring_bench.ko is not in this guest";
-            return;
-        }
-        if (::syscall(SYS_finit_module, fd, "", 0) == 0)
-            ok_ = loaded_ = true;
-        else
-            why_ = "cannot load kring_bench.ko: " + kt::errno_name(errno);
-        ::close(fd);
-    }
-    bench_module(const bench_module&) = delete;
-    bench_module& operator=(const bench_module&) = delete;
-    ~bench_module() {
-        if (loaded_)
-            ::syscall(SYS_delete_module, "kring_bench", O_NONBLOCK);
-    }
-    explicit operator bool() const { return ok_; }
-    const std::string& why() const { return why_; }
-
-private:
-    bool ok_ = false;
-    bool loaded_ = false;
-    std::string why_;
-};
 
 // One run of kring_bench.ko from this thread, pinned to @cpu: its records
 // accepted (ok=) or why there are none.

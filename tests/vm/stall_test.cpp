@@ -50,61 +50,27 @@
 
 #include "capture.hpp"
 #include "raw_ring.hpp"
+#include "bench_module.hpp"
 #include "errno_assert.hpp"
 
 namespace {
 
+using kt::bench_module;
+using kt::bench_record;
+using kt::bench_run;
+
 using namespace std::chrono_literals;
 using clk = std::chrono::steady_clock;
 
-const char* const bench_ko = "/kring/kring_bench.ko";
-const char* const bench_run = "/sys/kernel/debug/kring_bench/run";
 const char* const bench_release = "/sys/kernel/debug/kring_bench/release";
 // The longest hold kring_bench.ko takes: a bound for a broken module only,
 // the tests release the writer as soon as they have seen what they check.
 constexpr std::uint64_t hold_max_ns = 10'000'000'000ull;
-// A record of kring_bench.ko (its BENCH_RECORD_TYPE).
-constexpr std::uint32_t bench_record = KRING_RECORD_KRING_BASE + 0x200;
 // Generous bounds for what a working module does at once; reaching one is
 // a failure of the setup, reported as such, never a figure.
 constexpr auto patience = 60s;
 
 using kt::errno_name;
-
-// kring_bench.ko, loaded for one test and unloaded after it (unless it
-// was loaded before: then it is left as it was).
-class bench_module {
-public:
-    bench_module() {
-        if (::access("/sys/module/kring_bench", F_OK) == 0) {
-            ok_ = true;
-            return;
-        }
-        int fd = ::open(bench_ko, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            why_ = "kring_bench.ko is not in this guest";
-            return;
-        }
-        if (::syscall(SYS_finit_module, fd, "", 0) == 0)
-            ok_ = loaded_ = true;
-        else
-            why_ = "cannot load kring_bench.ko: " + errno_name(errno);
-        ::close(fd);
-    }
-    bench_module(const bench_module&) = delete;
-    bench_module& operator=(const bench_module&) = delete;
-    ~bench_module() {
-        if (loaded_)
-            ::syscall(SYS_delete_module, "kring_bench", O_NONBLOCK);
-    }
-    explicit operator bool() const { return ok_; }
-    const std::string& why() const { return why_; }
-
-private:
-    bool ok_ = false;
-    bool loaded_ = false;
-    std::string why_;
-};
 
 // Why a test of this file cannot run here, "" when it can.
 std::string cannot_hold(const bench_module& m) {
