@@ -345,7 +345,7 @@ void make(corpus& c) {
         }
         if (auto r = w->finish({}); !r)
             die(r.error().message());
-        c.add("tp_outside", "readable");
+        c.add("tp_outside", "formats");
     }
 
     // The tracing data itself cut short: its formats unreadable.
