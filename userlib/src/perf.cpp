@@ -2,17 +2,58 @@
 #include "kring/perf.hpp"
 
 #include <cerrno>
+#include <fstream>
 #include <string>
 
 #include <linux/membarrier.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "kring/barrier.hpp"
+#include "kring/cpus.hpp"
 
 namespace kring {
+
+namespace {
+
+// Without membarrier() (a kernel built without CONFIG_MEMBARRIER): this
+// thread runs on every online CPU in turn. perf writes from interrupt,
+// NMI or preemption-disabled context, so once this thread has run on a
+// CPU, no writer that began there before is half-way through a record.
+// Refused (EPERM) when an online CPU is outside this thread's affinity.
+result<void> run_on_every_cpu() {
+    std::ifstream f("/sys/devices/system/cpu/online");
+    std::string list;
+    std::getline(f, list);
+    const auto online = parse_cpu_list(list);
+    if (!online)
+        return error(EIO, "/sys/devices/system/cpu/online: '" + list + "'");
+    cpu_set_t old;
+    if (::sched_getaffinity(0, sizeof(old), &old) != 0)
+        return error::from_errno(errno, "sched_getaffinity");
+    result<void> r;
+    for (unsigned cpu : *online) {
+        if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &old)) {
+            r = error(EPERM, "CPU " + std::to_string(cpu) + " is outside this thread's affinity");
+            break;
+        }
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        // Returns once this thread has been moved to @cpu and runs there.
+        if (::sched_setaffinity(0, sizeof(one), &one) != 0 || ::sched_getcpu() != int(cpu)) {
+            r = error::from_errno(errno ? errno : EAGAIN, "running on CPU " + std::to_string(cpu));
+            break;
+        }
+    }
+    (void)::sched_setaffinity(0, sizeof(old), &old);
+    return r;
+}
+
+}  // namespace
 
 result<perf_ring> perf_ring::open(const perf_event_attr& attr, int pid, int cpu,
                                   unsigned pages_order) {
@@ -80,12 +121,18 @@ result<void> perf_ring::pause_output() {
     // skips the grace period: perf writes from interrupt, NMI or
     // preemption-disabled context, so no writer is half-way through a
     // record while this thread runs on that CPU.
+    // Without membarrier() (ENOSYS, or EINVAL on nohz_full): this thread
+    // visits every online CPU instead (run_on_every_cpu()).
     if (::syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0) {
         const int e = errno;
-        (void)resume_output();
-        return error::from_errno(e,
-                                 "membarrier(MEMBARRIER_CMD_GLOBAL) after "
-                                 "PERF_EVENT_IOC_PAUSE_OUTPUT (waiting for perf's writers)");
+        result<void> r = error::from_errno(e, "membarrier(MEMBARRIER_CMD_GLOBAL)");
+        if (e == ENOSYS || e == EINVAL)
+            r = run_on_every_cpu();
+        if (!r) {
+            (void)resume_output();
+            return r.error().with_context(
+                "PERF_EVENT_IOC_PAUSE_OUTPUT, waiting for perf's writers");
+        }
     }
     return {};
 }
