@@ -46,8 +46,9 @@ public:
     // PERF_EVENT_IOC_PAUSE_OUTPUT (Linux 4.7+), then an RCU grace period
     // (membarrier(MEMBARRIER_CMD_GLOBAL)) for the writers already past
     // perf's pause check: on return data_head and the window below it stay
-    // as they are until resume_output(). Fails (output resumed) where
-    // membarrier cannot do that (a nohz_full kernel: EINVAL).
+    // as they are until resume_output(). Without that membarrier (ENOSYS,
+    // or EINVAL with nohz_full) the thread runs on every online CPU in
+    // turn instead; fails (output resumed) where it may not (EPERM).
     result<void> pause_output();
     result<void> resume_output();
 
