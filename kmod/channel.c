@@ -339,6 +339,20 @@ static __always_inline int kring_channel_wbuf(struct kring_channel *ch,
 }
 
 /*
+ * The write lock of a buffer whose producers lock: taken, or in NMI only
+ * tried (a writer it interrupted on this CPU may hold it). False: not
+ * taken, the write is refused with -EBUSY.
+ */
+static __always_inline bool kring_producer_lock(struct kring_buffer *buf, unsigned long *flags)
+{
+	if (!in_nmi()) {
+		raw_spin_lock_irqsave(&buf->write_lock, *flags);
+		return true;
+	}
+	return raw_spin_trylock_irqsave(&buf->write_lock, *flags);
+}
+
+/*
  * Producers of a buffer kring writes from more than one CPU
  * (@buf->lock_producers, buffer.h) take its write_lock, as kring's own
  * writers do (the *_locked() functions below), so that the ring has one
@@ -363,9 +377,7 @@ static noinline int kring_channel_begin_locked(struct kring_output_handle *h,
 	unsigned long flags;
 	int ret;
 
-	if (!in_nmi())
-		raw_spin_lock_irqsave(&buf->write_lock, flags);
-	else if (!raw_spin_trylock_irqsave(&buf->write_lock, flags))
+	if (!kring_producer_lock(buf, &flags))
 		return -EBUSY;
 	ret = kring_output_begin(h, &buf->ring, size, 0);
 	if (ret) {
@@ -465,9 +477,7 @@ static noinline int kring_channel_write_locked(struct kring_buffer *buf, u32 typ
 	unsigned long flags;
 	int ret;
 
-	if (!in_nmi())
-		raw_spin_lock_irqsave(&buf->write_lock, flags);
-	else if (!raw_spin_trylock_irqsave(&buf->write_lock, flags))
+	if (!kring_producer_lock(buf, &flags))
 		return -EBUSY;
 	ret = kring_output_write(&buf->ring, type, misc, body, len, 0);
 	raw_spin_unlock_irqrestore(&buf->write_lock, flags);
@@ -528,9 +538,7 @@ static noinline int channel_write_sample_locked(struct kring_buffer *buf, u64 ty
 	unsigned long flags;
 	int ret;
 
-	if (!in_nmi())
-		raw_spin_lock_irqsave(&buf->write_lock, flags);
-	else if (!raw_spin_trylock_irqsave(&buf->write_lock, flags))
+	if (!kring_producer_lock(buf, &flags))
 		return -EBUSY;
 	ret = kring_sample_write(&buf->ring, type, data);
 	raw_spin_unlock_irqrestore(&buf->write_lock, flags);
