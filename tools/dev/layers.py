@@ -14,8 +14,8 @@ through a table of operations, sources/sources.c). File names may be
 globs, relative to ROOT.
 
 Rules, for the files each table names (every .c/.h of kmod/, every file
-of userlib/include/kring/, userlib/src/, userlib/perf_data/ and
-tools/kring/ must be in one row, and only one):
+of userlib/include/kring/, userlib/src/, userlib/perf_data/, userlib/wire/
+and tools/kring/ must be in one row, and only one):
 
   includes  a file includes only files of its own layer or below it
             ("..." resolved against its own directory, then as <...>;
@@ -54,12 +54,13 @@ SIDES = {
               "kmod/include/kring/*.h", "kmod/examples/*.c"],
     "./": ["userlib/include/kring/*.hpp", "userlib/src/*.cpp", "userlib/src/*.hpp",
            "userlib/perf_data/include/kring/*.hpp", "userlib/perf_data/src/*.cpp",
-           "userlib/perf_data/src/*.hpp", "tools/kring/*.cpp", "tools/kring/*.hpp"],
+           "userlib/perf_data/src/*.hpp", "userlib/wire/*.hpp", "tools/kring/*.cpp",
+           "tools/kring/*.hpp"],
 }
 # Where an include that is not next to its file is looked for, in order, on
 # each side (the include paths of its builds).
 ANGLED = {"kmod/": ["kmod/include"],
-          "./": ["userlib/include", "userlib/perf_data/include", "userlib/src"]}
+          "./": ["userlib/include", "userlib/perf_data/include", "userlib/wire"]}
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
