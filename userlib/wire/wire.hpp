@@ -47,6 +47,17 @@ struct byte_cursor {
         p += n;
         return true;
     }
+    // A NUL-terminated string within what is left, the NUL consumed; false
+    // (the cursor unchanged) when there is no NUL.
+    bool cstring(std::string& s) {
+        const auto* c = reinterpret_cast<const char*>(p);
+        const std::size_t n = strnlen(c, left());
+        if (n == left())
+            return false;
+        s.assign(c, n);
+        p += n + 1;
+        return true;
+    }
     // perf's do_read_string(): a u32 length, then the string up to its
     // first NUL within that many bytes.
     bool string(std::string& s) noexcept {
