@@ -14,8 +14,8 @@ through a table of operations, sources/sources.c). File names may be
 globs, relative to ROOT.
 
 Rules, for the files each table names (every .c/.h of kmod/, every file
-of userlib/include/kring/, userlib/src/, userlib/perf_data/ and
-tools/kring/ must be in one row, and only one):
+of userlib/include/kring/, userlib/src/, userlib/perf_data/, userlib/wire/
+and tools/kring/ must be in one row, and only one):
 
   includes  a file includes only files of its own layer or below it
             ("..." resolved against its own directory, then as <...>;
@@ -28,6 +28,25 @@ tools/kring/ must be in one row, and only one):
             tools/dev/build-modules.sh prints) and of the user build
             (--user-build, $KRING_BUILD/user with libkring and the tool
             built).
+
+The user side has components too, the table between <!-- components: ./ -->
+and <!-- /components -->, one row per component:
+
+    | name | `file` ... | `public file` ... | shared with | raw offsets |
+
+Every file of the side is in one component, and
+
+  components  a file includes a file of another component only if it is
+              one of that component's public files, or that component is
+              shared with the file's (its names in "shared with");
+  offsets     a file of a component whose "raw offsets" cell is "no" reads
+              no record bytes at a literal offset: no load_at<>, no
+              data() + N, no bytes[N] (comments aside). Those reads belong
+              in the parsers of libkring and perf_data.
+
+Includes are resolved as above, then against the directories of the
+side's private files (ELSEWHERE): an include that only a build's extra
+include path or a relative path lets through still names its file.
 
 Prints every edge that goes up and exits 1 if there is one. With --graph,
 prints a side's graph instead (its includes, its calls, or its includes
@@ -54,12 +73,23 @@ SIDES = {
               "kmod/include/kring/*.h", "kmod/examples/*.c"],
     "./": ["userlib/include/kring/*.hpp", "userlib/src/*.cpp", "userlib/src/*.hpp",
            "userlib/perf_data/include/kring/*.hpp", "userlib/perf_data/src/*.cpp",
-           "userlib/perf_data/src/*.hpp", "tools/kring/*.cpp", "tools/kring/*.hpp"],
+           "userlib/perf_data/src/*.hpp", "userlib/wire/*.hpp", "tools/kring/*.cpp",
+           "tools/kring/*.hpp"],
 }
 # Where an include that is not next to its file is looked for, in order, on
 # each side (the include paths of its builds).
 ANGLED = {"kmod/": ["kmod/include"],
-          "./": ["userlib/include", "userlib/perf_data/include", "userlib/src"]}
+          "./": ["userlib/include", "userlib/perf_data/include", "userlib/wire"]}
+# Where else an include of the side may find a file (its private
+# directories): an include that resolves only here reaches across.
+ELSEWHERE = {"kmod/": [],
+             "./": ["userlib/src", "userlib/perf_data/src", "userlib/wire", "tools/kring"]}
+# A read of record bytes at a literal offset (see "offsets" above).
+RAW_OFFSET = [
+    (re.compile(r"\bload_at\s*<"), "load_at<>"),
+    (re.compile(r"\.data\(\)\s*\)?\s*\+\s*(0x[0-9a-fA-F]+|[0-9]+)\b"), "data() + a literal"),
+    (re.compile(r"\bbytes(\(\))?\s*\[\s*(0x[0-9a-fA-F]+|[0-9]+)\s*\]"), "bytes[a literal]"),
+]
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
@@ -109,7 +139,7 @@ def include_edges(root, files):
         src = open(os.path.join(TOP, f), encoding="utf-8").read()
         for kind, inc in INCLUDE.findall(src):
             cands = [os.path.join(os.path.dirname(f), inc)] if kind == '"' else []
-            cands += [os.path.join(d, inc) for d in ANGLED[root]]
+            cands += [os.path.join(d, inc) for d in ANGLED[root] + ELSEWHERE[root]]
             for c in cands:
                 c = os.path.normpath(c)
                 if c in files:
@@ -124,6 +154,76 @@ def check_includes(root, files):
         if files[c][0] > files[f][0]:
             errors.append(f"include up: {f} (layer {files[f][0]}) includes "
                           f"{c} (layer {files[c][0]})")
+    return errors
+
+
+def expand(root, pats, what):
+    """The files of the side that the backquoted globs of @pats name."""
+    files = []
+    for pat in re.findall(r"`([^`]+)`", pats):
+        hits = sorted(glob.glob(os.path.join(TOP, os.path.normpath(os.path.join(root, pat)))))
+        if not hits:
+            sys.exit(f"layers.py: {DOC}: {pat} ({what}) names no file")
+        files += [os.path.relpath(h, TOP) for h in hits]
+    return files
+
+
+def read_components():
+    """{root: {name: {files, public, shared, offsets}}} from the document."""
+    text = open(DOC, encoding="utf-8").read()
+    comps = {}
+    for m in re.finditer(r"<!-- components: (\S+) -->(.*?)<!-- /components -->", text, re.S):
+        root, side = m.group(1), {}
+        for line in m.group(2).splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < 5 or not re.match(r"^[a-z_]+$", cells[0]):
+                continue
+            side[cells[0]] = {"files": set(expand(root, cells[1], cells[0])),
+                              "public": set(expand(root, cells[2], cells[0])),
+                              "shared": set(cells[3].replace(",", " ").split()),
+                              "offsets": cells[4] != "no"}
+        comps[root] = side
+    return comps
+
+
+def component_of(comps):
+    """{file: component name}; exits when a file is in two components."""
+    owner = {}
+    for name, c in comps.items():
+        for f in c["files"]:
+            if f in owner:
+                sys.exit(f"layers.py: {f} is in components {owner[f]} and {name}")
+            owner[f] = name
+    return owner
+
+
+def check_components(root, files, comps):
+    """Includes across components and raw offsets (see the docstring)."""
+    owner = component_of(comps)
+    errors = [f"{f}: in no component of docs/ARCHITECTURE.md" for f in sorted(files)
+              if f not in owner]
+    for f, c in include_edges(root, files):
+        a, b = owner.get(f), owner.get(c)
+        if not a or not b or a == b or c in comps[b]["public"] or a in comps[b]["shared"]:
+            continue
+        errors.append(f"include across: {f} ({a}) includes {c}, private to {b}")
+    for f in sorted(files):
+        if owner.get(f) and not comps[owner[f]]["offsets"]:
+            errors += raw_offsets(f)
+    return errors
+
+
+def raw_offsets(f):
+    src = open(os.path.join(TOP, f), encoding="utf-8").read()
+    # Comments and string literals out, newlines kept for the line numbers.
+    src = re.sub(r"//[^\n]*|/\*.*?\*/|'(\\.|[^'\\\n])'|\"(\\.|[^\"\\\n])*\"",
+                 lambda m: re.sub(r"[^\n]", " ", m.group(0)), src, flags=re.S)
+    errors = []
+    for n, line in enumerate(src.splitlines(), 1):
+        for pat, what in RAW_OFFSET:
+            if pat.search(line):
+                errors.append(f"raw offset: {f}:{n}: {what} (a parser of libkring or "
+                              f"perf_data reads records)")
     return errors
 
 
@@ -232,9 +332,12 @@ def main():
         print_graph(args.graph, edges)
         return 0
     errors = []
+    comps = read_components()
     for root, files in tables.items():
         errors += covered(root, files)
         errors += check_includes(root, files)
+        if root in comps:
+            errors += check_components(root, files, comps[root])
     if args.kmod_build:
         errors += check_calls(kmod_objects(args.kmod_build, tables["kmod/"]), tables["kmod/"])
     if args.user_build:

@@ -42,6 +42,7 @@
 #include "kring/reader.hpp"
 #include "kring/record.hpp"
 #include "record_convert.hpp"
+#include "record_session.hpp"
 #include "record_synth.hpp"
 #include "triggers.hpp"
 
@@ -50,31 +51,7 @@ namespace {
 
 using namespace record;
 
-struct options {
-    bool all_cpus = false;
-    std::string cpu_list;
-    int pid_arg = 0, tid_arg = 0;
-    std::optional<int> pid, tid;
-    std::vector<std::string> events;
-    unsigned pages = 64;
-    bool mirror = false, overwrite = false;
-    unsigned aux_pages = 16;
-    bool snapshot = false;
-    bool call_graph = false;
-    std::string snapshot_size;
-    std::string clock = "monotonic";
-    double duration = 0;
-    std::string output = "perf.data";
-    std::string control;
-    std::vector<std::string> command;
-};
-
 // What -e asked for.
-struct event_set {
-    bool sched = false, wakeups = false, timer = false, aux = false, producer = false;
-    std::uint64_t timer_hz = 1000;
-};
-
 std::optional<event_set> parse_events(const std::vector<std::string>& ev, std::string& bad) {
     event_set s;
     for (const auto& list : ev) {
@@ -123,22 +100,6 @@ std::optional<std::uint32_t> parse_clock(const std::string& c) {
     return std::nullopt;
 }
 
-// The POSIX clock a user-space reading of the channel clock uses;
-// KRING_CLOCK_LOCAL (local_clock()) has none.
-std::optional<clockid_t> posix_clock(std::uint32_t k) {
-    switch (k) {
-        case KRING_CLOCK_DEFAULT:
-        case KRING_CLOCK_MONOTONIC:
-            return CLOCK_MONOTONIC;
-        case KRING_CLOCK_MONOTONIC_RAW:
-            return CLOCK_MONOTONIC_RAW;
-        case KRING_CLOCK_BOOTTIME:
-            return CLOCK_BOOTTIME;
-        default:
-            return std::nullopt;
-    }
-}
-
 std::uint64_t clock_now(clockid_t c) {
     timespec ts;
     ::clock_gettime(c, &ts);
@@ -179,14 +140,6 @@ std::string hint(const kring::error& e, bool followed, kind k) {
     }
 }
 
-// The command's child: waits on @go until every channel is enabled, then
-// execs. @ready's write end is close-on-exec: the parent sees EOF once the
-// exec happened, or the child's errno if it failed.
-struct child_proc {
-    pid_t pid = -1;
-    int go_w = -1, ready_r = -1;
-};
-
 // @stdout_is_data (-o -): the command's standard output goes to standard
 // error, as perf's workload's does in pipe mode, so that it cannot mix
 // into the stream.
@@ -221,11 +174,6 @@ kring::result<child_proc> fork_command(const std::vector<std::string>& argv, boo
     return child_proc{p, go[1], ready[0]};
 }
 
-std::string signal_name(int sig) {
-    const char* s = ::sigabbrev_np(sig);
-    return s ? fmt::format("SIG{}", s) : fmt::format("signal {}", sig);
-}
-
 std::string human_bytes(double b) {
     if (b >= 1e6)
         return fmt::format("{:.1f} MB", b / 1e6);
@@ -237,50 +185,6 @@ std::string human_bytes(double b) {
 // ---- run()'s steps, as perf's __cmd_record has them: check the options,
 // fork the command, open the channels, create the file and synthesize what
 // was there before, start, loop, drain, write the file's end.
-
-// One channel's target: a CPU, a task, or a task on a CPU (inherited by
-// its children when the command is followed).
-struct target {
-    std::optional<int> cpu;
-    std::optional<pid_t> pid;
-    bool inherit = false;
-};
-
-// The recording's state, passed from step to step.
-struct session {
-    const context& ctx;
-    options o;
-    event_set ev;
-    std::uint32_t clock = KRING_CLOCK_MONOTONIC;
-    std::vector<int> cpus;
-    bool command = false;   // -- COMMAND
-    bool followed = false;  // a task's channels (the hint for EACCES)
-    triggers trig;
-    std::optional<child_proc> child;
-    std::optional<recorder> rec;
-    std::chrono::steady_clock::time_point t0;  // just before the channels are enabled
-    bool tty = false;
-    int child_status = -1;  // the command's wait status, once it ended
-    bool stop_signal = false;
-    std::uint64_t first_id = 0;  // the file's first event's id, for synthesized records
-    std::uint64_t lost_by[4] = {0, 0, 0, 0};  // no_space, too_big, paused, overwritten
-
-    session(const context& c, options opts) : ctx(c), o(std::move(opts)) {}
-
-    // Before the command is released: it exits 127 without exec.
-    void abandon_child() {
-        if (child) {
-            ::close(child->go_w);
-            ::waitpid(child->pid, nullptr, 0);
-            child.reset();
-        }
-    }
-    // A failure before the command is released.
-    int abandon(const kring::error& e, std::string_view hint = {}) {
-        abandon_child();
-        return report(e, hint);
-    }
-};
 
 // The usage error of a bad option: one line, exit_usage.
 template <class... Args>
@@ -775,150 +679,6 @@ int drain(session& s, int rc) {
         if (auto r = rec.flush(true); !r)
             rc = report(r.error());
     }
-    return rc;
-}
-
-// kring's section of the file: the clock and every ring's counters; the
-// loss by cause is also summed into s.lost_by. A failure is reported if
-// it is the first (@rc).
-pd::kring_section kring_section(session& s, int& rc) {
-    pd::kring_section ks;
-    ks.clockid = s.clock;
-    for (auto& r : s.rec->rings) {
-        pd::kring_ring_info ri;
-        ri.cpu = r->cpu;
-        ri.pid = r->pid;
-        ri.source = r->source;
-        ri.id = r->id;
-        if (auto st = r->ch.stats()) {
-            ri.produced = st->produced;
-            ri.written = st->written;
-            ri.lost_no_space = st->lost_no_space;
-            ri.lost_too_big = st->lost_too_big;
-            ri.lost_paused = st->lost_paused;
-            ri.lost_overwritten = st->lost_overwritten;
-            ri.throttled = st->throttled;
-            ri.wakeups = st->wakeups;
-            ri.nested = st->nested;
-            ri.aux_bytes = st->aux_bytes;
-            ri.aux_records = st->aux_records;
-            ri.aux_truncated = st->aux_truncated;
-        } else if (rc == exit_ok) {
-            rc = report(st.error());
-        }
-        ri.aux_snapshots = r->snapshots;
-        ri.lost_ranges = r->lost_ranges;
-        s.lost_by[0] += ri.lost_no_space;
-        s.lost_by[1] += ri.lost_too_big;
-        s.lost_by[2] += ri.lost_paused;
-        s.lost_by[3] += ri.lost_overwritten;
-        ks.rings.push_back(std::move(ri));
-    }
-    return ks;
-}
-
-// The file's features (perf's header sections and kring's) and its
-// header: the file is complete.
-int finish_file(session& s, const std::vector<std::string>& argv_all, int rc) {
-    pd::kring_section ks = kring_section(s, rc);
-    std::vector<const char*> cargv;
-    for (const auto& a : argv_all)
-        cargv.push_back(a.c_str());
-    auto f = pd::features::from_system(int(cargv.size()), cargv.data());
-    // HEADER_CLOCKID: the record clock's resolution in ns (what perf keeps
-    // there); the clock itself is in the kring section.
-    if (auto pc = posix_clock(s.clock)) {
-        timespec res{};
-        if (::clock_getres(*pc, &res) == 0)
-            f.clockid = std::uint64_t(res.tv_sec) * 1000000000ull + std::uint64_t(res.tv_nsec);
-    }
-    if (s.rec->first_time)
-        f.sample_time = std::make_pair(s.rec->first_time, s.rec->last_time);
-    f.kring = ks;
-    // The tracepoints' formats, the producer's as they came: the file's
-    // tracing data is given again, with all of them.
-    if (!s.rec->producer_events.empty())
-        if (auto r = s.rec->w->write_tracing_data(s.rec->tracing_data()); !r && rc == exit_ok)
-            rc = report(r.error());
-    if (auto r = s.rec->w->finish(f); !r && rc == exit_ok)
-        rc = report(r.error());
-    return rc;
-}
-
-// On a terminal, a last human line under the status line; everywhere the
-// summary. Then the malformed records, if any, are the failure.
-int print_end(const session& s, int rc) {
-    const recorder& rec = *s.rec;
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.t0).count();
-    std::uint64_t snaps = 0, aux_rings = 0;
-    for (auto& r : rec.rings) {
-        snaps += r->snapshots;
-        aux_rings += r->k == kind::aux;
-    }
-    const int cs = s.child_status;
-    if (s.tty)
-        fmt::print("kring record: {} records from {} rings in {:.2f} s into {} ({} bytes){}\n",
-                   rec.records, rec.rings.size(), secs, s.o.output, rec.w->data_size(),
-                   cs >= 0 ? (WIFEXITED(cs) ? fmt::format(", command exited {}", WEXITSTATUS(cs))
-                                            : fmt::format(", command killed by {}",
-                                                          signal_name(WTERMSIG(cs))))
-                           : std::string());
-    std::vector<std::pair<std::string, std::uint64_t>> sum = {
-        {"rings", rec.rings.size()},
-        {"records", rec.records},
-        {"written", rec.written_records},
-        {"switches", rec.switches},
-        {"samples", rec.samples},
-        {"forks", rec.forks},
-        {"exits", rec.exits},
-        {"wakeups", rec.wakeups},
-        {"aux_records", rec.aux_records},
-        {"aux_republished", rec.dup_aux},
-        {"aux_bytes", rec.auxtrace_bytes},
-        {"snapshots", aux_rings ? snaps / aux_rings : 0},
-        {"lost", rec.lost},
-        {"lost_no_space", s.lost_by[0]},
-        {"lost_too_big", s.lost_by[1]},
-        {"lost_paused", s.lost_by[2]},
-        {"lost_overwritten", s.lost_by[3]},
-        {"bad", rec.bad},
-        {"tracepoints", rec.tp_samples},
-        {"runtimes", rec.runtimes},
-        {"producer_records", rec.producer_records},
-        {"producer_formats", rec.producer_events.size()},
-        {"producer_undescribed", rec.producer_undescribed_total},
-        {"producer_short", rec.producer_short},
-        {"stopped_by_signal", s.stop_signal ? 1u : 0u},
-    };
-    if (cs >= 0) {
-        sum.push_back({"command_exited", WIFEXITED(cs) ? 1u : 0u});
-        sum.push_back({"command_status", WIFEXITED(cs) ? WEXITSTATUS(cs) : 128 + WTERMSIG(cs)});
-    }
-    // A producer's records that are not in the file, and why.
-    if (rec.producer_undescribed_total) {
-        std::string types;
-        std::uint64_t listed = 0;
-        for (const auto& [t, n] : rec.producer_undescribed) {
-            types += fmt::format("{}type {:#x}: {}", types.empty() ? "" : ", ", t, n);
-            listed += n;
-        }
-        if (listed < rec.producer_undescribed_total)
-            types += fmt::format(", other types: {}", rec.producer_undescribed_total - listed);
-        fmt::print(stderr,
-                   "kring: note: {} producer records of types without a format were not "
-                   "written ({})\n",
-                   rec.producer_undescribed_total, types);
-    }
-    if (rec.producer_short)
-        fmt::print(stderr,
-                   "kring: note: {} producer records shorter than their format were not "
-                   "written\n",
-                   rec.producer_short);
-    if (!rec.producer_format_error.empty())
-        fmt::print(stderr, "kring: note: the producer's formats: {}\n", rec.producer_format_error);
-    print_summary("record", sum);
-    if (rc == exit_ok && rec.bad)
-        rc = report(fmt::format("{} malformed records", rec.bad));
     return rc;
 }
 

@@ -16,38 +16,6 @@ namespace pd = kring::perf_data;
 
 namespace {
 
-template <class T>
-T load_at(std::span<const std::byte> b, std::size_t off) {
-    T v{};
-    if (off + sizeof(T) <= b.size())
-        std::memcpy(&v, b.data() + off, sizeof(T));
-    return v;
-}
-
-// PERF_RECORD_MMAP / MMAP2: start, len, pgoff and the file name, which
-// ends at its NUL within the record.
-bool parse_mmap(const pd::record_view& r, trace_event& e) {
-    const bool two = r.type() == PERF_RECORD_MMAP2;
-    const std::size_t name_at = two ? 72 : 40;
-    if (r.bytes.size() < name_at)
-        return false;
-    e.task = {load_at<std::uint32_t>(r.bytes, 8), load_at<std::uint32_t>(r.bytes, 12)};
-    e.has_task = true;
-    e.a = load_at<std::uint64_t>(r.bytes, 16);
-    e.b = load_at<std::uint64_t>(r.bytes, 24);
-    e.c = load_at<std::uint64_t>(r.bytes, 32);
-    const char* name = reinterpret_cast<const char*>(r.bytes.data() + name_at);
-    e.text.assign(name, strnlen(name, r.bytes.size() - name_at));
-    // MMAP2's build id in place of maj, min, ino: u8 size, 3 reserved
-    // bytes, 20 bytes of id.
-    if (two && (r.misc() & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
-        const auto n = std::min<std::size_t>(std::to_integer<std::size_t>(r.bytes[40]), 20);
-        for (std::size_t i = 0; i < n; i++)
-            e.build_id.push_back(std::to_integer<std::uint8_t>(r.bytes[44 + i]));
-    }
-    return true;
-}
-
 // The fields a non-SAMPLE record's sample_id trailer holds.
 void take_sample_id(const pd::record_view& r, const pd::event_attr* attr, trace_event& e) {
     if (!attr || !attr->attr.sample_id_all)
@@ -72,8 +40,161 @@ void take_sample_id(const pd::record_view& r, const pd::event_attr* attr, trace_
     }
 }
 
-// One record into an event; false when the record is too short for its
-// type (the event still counts, as kind other).
+// Each parse_<record>() below fills @e from one kind of record; false when
+// the record is too short or malformed for its type.
+
+bool parse_sample(const pd::record_view& r, const pd::event_attr* attr, trace_event& e,
+                  const tracepoint_decoder& tpd) {
+    if (!attr)
+        return false;
+    const std::uint64_t st = attr->attr.sample_type;
+    auto s = pd::parse_sample(r, st);
+    if (!s)
+        return false;
+    e.kind = event_kind::sample;
+    e.a = s->ip;
+    e.b = s->period;
+    e.callchain = s->callchain.to_vector();
+    if (attr->attr.type == PERF_TYPE_TRACEPOINT) {
+        e.kind = event_kind::tracepoint;
+        if (auto v = tpd.decode(s->raw)) {
+            e.tp = std::move(*v);
+            e.tp_decoded = true;
+        }
+    }
+    // A wakeup: the woken task in TID, the waker in RAW (kring record).
+    kring_sched_raw raw;
+    if (attr->name == "kring:sched_wakeup" && s->raw.size() >= sizeof(raw)) {
+        std::memcpy(&raw, s->raw.data(), sizeof(raw));
+        if (raw.kind == KRING_SCHED_WAKEUP) {
+            e.kind = event_kind::wakeup;
+            e.other = {raw.prev_pid, raw.prev_tid};
+            e.idx = std::uint32_t(raw.prev_state);
+        }
+    }
+    if (st & PERF_SAMPLE_TID) {
+        e.task = {s->pid, s->tid};
+        e.has_task = true;
+    }
+    e.time = s->time;
+    e.has_time = s->has_time;
+    if (st & PERF_SAMPLE_CPU)
+        e.cpu = std::int32_t(s->cpu);
+    if (st & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) {
+        e.id = s->id;
+        e.has_id = true;
+    }
+    return true;
+}
+
+bool parse_switch(const pd::record_view& r, trace_event& e) {
+    auto s = pd::parse_switch(r);
+    if (!s)
+        return false;
+    e.kind = s->out ? event_kind::switch_out : event_kind::switch_in;
+    e.preempt = s->preempt;
+    e.cpu_wide = e.type == PERF_RECORD_SWITCH_CPU_WIDE;
+    e.other = {s->next_prev_pid, s->next_prev_tid};
+    return true;
+}
+
+bool parse_comm(const pd::record_view& r, trace_event& e) {
+    auto c = pd::parse_comm(r);
+    if (!c)
+        return false;
+    e.kind = event_kind::comm;
+    e.task = {c->pid, c->tid};
+    e.has_task = true;
+    e.text = c->comm;
+    e.exec = c->exec;
+    return true;
+}
+
+bool parse_task(const pd::record_view& r, trace_event& e) {
+    auto t = pd::parse_task(r);
+    if (!t)
+        return false;
+    e.kind = e.type == PERF_RECORD_FORK ? event_kind::fork : event_kind::exit;
+    e.task = {t->pid, t->tid};
+    e.has_task = true;
+    e.other = {t->ppid, t->ptid};
+    if (!e.has_time) {
+        e.time = t->time;
+        e.has_time = true;
+    }
+    return true;
+}
+
+bool parse_mmap(const pd::record_view& r, trace_event& e) {
+    auto m = pd::parse_mmap(r);
+    if (!m)
+        return false;
+    e.kind = event_kind::mmap;
+    e.task = {m->pid, m->tid};
+    e.has_task = true;
+    e.a = m->start;
+    e.b = m->len;
+    e.c = m->pgoff;
+    e.text = std::move(m->filename);
+    e.build_id = std::move(m->build_id);
+    return true;
+}
+
+bool parse_lost(const pd::record_view& r, trace_event& e) {
+    auto l = pd::parse_lost(r);
+    if (!l)
+        return false;
+    e.kind = event_kind::lost;
+    e.a = l->id;
+    e.b = l->lost;
+    return true;
+}
+
+bool parse_aux(const pd::record_view& r, trace_event& e) {
+    auto a = pd::parse_aux(r);
+    if (!a)
+        return false;
+    e.kind = event_kind::aux;
+    e.a = a->aux_offset;
+    e.b = a->aux_size;
+    e.c = a->flags;
+    return true;
+}
+
+bool parse_itrace_start(const pd::record_view& r, trace_event& e) {
+    auto i = pd::parse_itrace_start(r);
+    if (!i)
+        return false;
+    e.kind = event_kind::itrace_start;
+    e.task = {i->pid, i->tid};
+    e.has_task = true;
+    return true;
+}
+
+bool parse_auxtrace(const pd::record_view& r, trace_event& e) {
+    auto a = pd::parse_auxtrace(r);
+    if (!a)
+        return false;
+    e.kind = event_kind::auxtrace;
+    e.a = a->size;
+    e.b = a->offset;
+    e.c = a->reference;
+    e.idx = a->idx;
+    e.cpu = std::int32_t(a->cpu);
+    e.task = {0, a->tid};
+    // kring's emulated tracer: packets from the first SYNC on (a snapshot
+    // window starts mid-packet).
+    packet_stats d;
+    const std::size_t from = find_sync(r.auxtrace);
+    decode_packets(r.auxtrace, from, d);
+    e.packets = d.packets;
+    e.gaps = d.gaps;
+    e.bad = d.bad || from == r.auxtrace.size();
+    return true;
+}
+
+// One record into an event; false when the record is too short or
+// malformed for its type (the event still counts, as kind other).
 bool parse(const pd::file& f, const pd::record_view& r, trace_event& e,
            const tracepoint_decoder& tpd) {
     e.type = r.type();
@@ -84,153 +205,39 @@ bool parse(const pd::file& f, const pd::record_view& r, trace_event& e,
     if (attr)
         e.event_name = attr->name;
     switch (e.type) {
-        case PERF_RECORD_SAMPLE: {
-            if (!attr)
-                return false;
-            const std::uint64_t st = attr->attr.sample_type;
-            auto s = pd::parse_sample(r, st);
-            if (!s)
-                return false;
-            e.kind = event_kind::sample;
-            e.a = s->ip;
-            e.b = s->period;
-            e.callchain = s->callchain.to_vector();
-            if (attr->attr.type == PERF_TYPE_TRACEPOINT) {
-                e.kind = event_kind::tracepoint;
-                if (auto v = tpd.decode(s->raw)) {
-                    e.tp = std::move(*v);
-                    e.tp_decoded = true;
-                }
-            }
-            // A wakeup: the woken task in TID, the waker in RAW (kring record).
-            kring_sched_raw raw;
-            if (attr->name == "kring:sched_wakeup" && s->raw.size() >= sizeof(raw)) {
-                std::memcpy(&raw, s->raw.data(), sizeof(raw));
-                if (raw.kind == KRING_SCHED_WAKEUP) {
-                    e.kind = event_kind::wakeup;
-                    e.other = {raw.prev_pid, raw.prev_tid};
-                    e.idx = std::uint32_t(raw.prev_state);
-                }
-            }
-            if (st & PERF_SAMPLE_TID) {
-                e.task = {s->pid, s->tid};
-                e.has_task = true;
-            }
-            e.time = s->time;
-            e.has_time = s->has_time;
-            if (st & PERF_SAMPLE_CPU)
-                e.cpu = std::int32_t(s->cpu);
-            if (st & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) {
-                e.id = s->id;
-                e.has_id = true;
-            }
-            return true;
-        }
-        case PERF_RECORD_SWITCH:
-        case PERF_RECORD_SWITCH_CPU_WIDE: {
-            take_sample_id(r, attr, e);
-            auto s = pd::parse_switch(r);
-            if (!s)
-                return false;
-            e.kind = s->out ? event_kind::switch_out : event_kind::switch_in;
-            e.preempt = s->preempt;
-            e.cpu_wide = e.type == PERF_RECORD_SWITCH_CPU_WIDE;
-            e.other = {s->next_prev_pid, s->next_prev_tid};
-            return true;
-        }
-        case PERF_RECORD_COMM: {
-            take_sample_id(r, attr, e);
-            auto c = pd::parse_comm(r);
-            if (!c)
-                return false;
-            e.kind = event_kind::comm;
-            e.task = {c->pid, c->tid};
-            e.has_task = true;
-            e.text = c->comm;
-            e.exec = c->exec;
-            return true;
-        }
-        case PERF_RECORD_FORK:
-        case PERF_RECORD_EXIT: {
-            take_sample_id(r, attr, e);
-            auto t = pd::parse_task(r);
-            if (!t)
-                return false;
-            e.kind = e.type == PERF_RECORD_FORK ? event_kind::fork : event_kind::exit;
-            e.task = {t->pid, t->tid};
-            e.has_task = true;
-            e.other = {t->ppid, t->ptid};
-            if (!e.has_time) {
-                e.time = t->time;
-                e.has_time = true;
-            }
-            return true;
-        }
-        case PERF_RECORD_MMAP:
-        case PERF_RECORD_MMAP2: {
-            take_sample_id(r, attr, e);
-            if (!parse_mmap(r, e))
-                return false;
-            e.kind = event_kind::mmap;
-            return true;
-        }
-        case PERF_RECORD_LOST: {
-            take_sample_id(r, attr, e);
-            auto l = pd::parse_lost(r);
-            if (!l)
-                return false;
-            e.kind = event_kind::lost;
-            e.a = l->id;
-            e.b = l->lost;
-            return true;
-        }
-        case PERF_RECORD_AUX: {
-            take_sample_id(r, attr, e);
-            auto a = pd::parse_aux(r);
-            if (!a)
-                return false;
-            e.kind = event_kind::aux;
-            e.a = a->aux_offset;
-            e.b = a->aux_size;
-            e.c = a->flags;
-            return true;
-        }
-        case PERF_RECORD_ITRACE_START: {
-            take_sample_id(r, attr, e);
-            if (r.bytes.size() < 16)
-                return false;
-            e.kind = event_kind::itrace_start;
-            e.task = {load_at<std::uint32_t>(r.bytes, 8), load_at<std::uint32_t>(r.bytes, 12)};
-            e.has_task = true;
-            return true;
-        }
-        case pd::record_auxtrace: {
-            auto a = pd::parse_auxtrace(r);
-            if (!a)
-                return false;
-            e.kind = event_kind::auxtrace;
-            e.a = a->size;
-            e.b = a->offset;
-            e.c = a->reference;
-            e.idx = a->idx;
-            e.cpu = std::int32_t(a->cpu);
-            e.task = {0, a->tid};
-            // kring's emulated tracer: packets from the first SYNC on (a
-            // snapshot window starts mid-packet).
-            packet_stats d;
-            const std::size_t from = find_sync(r.auxtrace);
-            decode_packets(r.auxtrace, from, d);
-            e.packets = d.packets;
-            e.gaps = d.gaps;
-            e.bad = d.bad || from == r.auxtrace.size();
-            return true;
-        }
+        case PERF_RECORD_SAMPLE:
+            return parse_sample(r, attr, e, tpd);
+        case pd::record_auxtrace:
+            return parse_auxtrace(r, e);
         case pd::record_finished_round:
             e.kind = event_kind::finished_round;
             return true;
         default:
-            if (e.type < PERF_RECORD_MAX)
-                take_sample_id(r, attr, e);
+            break;
+    }
+    // The kernel's records: the sample_id trailer first, then the body
+    // (whose task, when it has one, is the record's).
+    if (e.type < PERF_RECORD_MAX)
+        take_sample_id(r, attr, e);
+    switch (e.type) {
+        case PERF_RECORD_SWITCH:
+        case PERF_RECORD_SWITCH_CPU_WIDE:
+            return parse_switch(r, e);
+        case PERF_RECORD_COMM:
+            return parse_comm(r, e);
+        case PERF_RECORD_FORK:
+        case PERF_RECORD_EXIT:
+            return parse_task(r, e);
+        case PERF_RECORD_MMAP:
+        case PERF_RECORD_MMAP2:
+            return parse_mmap(r, e);
+        case PERF_RECORD_LOST:
+            return parse_lost(r, e);
+        case PERF_RECORD_AUX:
+            return parse_aux(r, e);
+        case PERF_RECORD_ITRACE_START:
+            return parse_itrace_start(r, e);
+        default:
             return true;
     }
 }
@@ -406,33 +413,30 @@ void warn_refused_formats(const trace_model& m) {
                     : std::string("its samples are not decoded"));
 }
 
-kring::result<trace_model> trace_model::load(const std::string& path) {
-    auto f = pd::file::open(path);
-    if (!f)
-        return f.error();
-    trace_model m;
-    m.path = path;
-    m.attrs = f->attrs();
-    m.feats = f->feats();
+namespace {
+
+// Every record of @f in file order, parsed; those too short or malformed
+// for their type counted in @unparsed.
+kring::result<std::vector<trace_event>> read_events(const pd::file& f,
+                                                    const tracepoint_decoder& tpd,
+                                                    std::uint64_t& unparsed) {
     std::vector<trace_event> in_file;
-    const tracepoint_decoder tpd(m.feats.tracing_data);
-    m.tp_undecoded = tpd.unavailable();
-    m.tp_refused = tpd.refused();
-    auto r = f->for_each([&](const pd::record_view& rv) {
+    auto r = f.for_each([&](const pd::record_view& rv) {
         trace_event e;
-        if (!parse(*f, rv, e, tpd)) {
-            m.unparsed++;
+        if (!parse(f, rv, e, tpd)) {
+            unparsed++;
             e.kind = event_kind::other;
         }
         in_file.push_back(std::move(e));
     });
     if (!r)
         return r.error();
-    if (f->truncated())
-        m.truncation = f->truncation_info();
+    return in_file;
+}
 
-    // Time order across CPUs: a record without a time keeps its place
-    // after the record before it in the file.
+// Time order across CPUs: a record without a time keeps its place after
+// the record before it in the file.
+std::vector<trace_event> in_time_order(std::vector<trace_event> in_file) {
     std::vector<std::uint64_t> key(in_file.size());
     std::uint64_t last = 0;
     for (std::size_t i = 0; i < in_file.size(); i++) {
@@ -445,15 +449,19 @@ kring::result<trace_model> trace_model::load(const std::string& path) {
         order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return key[a] < key[b]; });
-    m.events.reserve(in_file.size());
+    std::vector<trace_event> events;
+    events.reserve(in_file.size());
     for (std::size_t i : order) {
         // pid and tid -1: perf's "no task" (a producer's own record types).
         trace_event& e = in_file[i];
         if (e.has_task && e.task.pid == UINT32_MAX && e.task.tid == UINT32_MAX)
             e.has_task = false;
-        m.events.push_back(std::move(e));
+        events.push_back(std::move(e));
     }
+    return events;
+}
 
+void take_time_span(trace_model& m) {
     for (const auto& e : m.events) {
         if (e.has_time && e.time) {
             if (!m.has_times || e.time < m.first_time)
@@ -463,8 +471,85 @@ kring::result<trace_model> trace_model::load(const std::string& path) {
             m.has_times = true;
         }
     }
+}
 
-    // One pass in time order: comms, tasks, slices, totals.
+// One event into the totals, the comms and the tasks' counts.
+void count_event(trace_model& m, const trace_event& e) {
+    switch (e.kind) {
+        case event_kind::comm:
+            m.comms[e.task] = e.text;
+            break;
+        case event_kind::fork:
+            if (!m.comms.count(e.task))
+                if (auto it = m.comms.find(e.other); it != m.comms.end())
+                    m.comms[e.task] = it->second;
+            break;
+        case event_kind::sample:
+            m.samples++;
+            if (e.has_task)
+                m.tasks[e.task].samples++;
+            break;
+        case event_kind::tracepoint:
+            m.tracepoints++;
+            break;
+        case event_kind::wakeup:
+            m.wakeups++;
+            if (e.has_task)
+                m.tasks[e.task].wakeups++;
+            break;
+        case event_kind::switch_out:
+        case event_kind::switch_in: {
+            m.switches++;
+            const bool out = e.kind == event_kind::switch_out;
+            (out ? m.switches_out : m.switches_in)++;
+            if (!e.has_task)
+                break;
+            auto& t = m.tasks[e.task];
+            t.switches += out;
+            t.preempted += out && e.preempt;
+            break;
+        }
+        case event_kind::lost:
+            m.lost_records++;
+            m.lost += e.b;
+            break;
+        case event_kind::aux:
+            m.aux_records++;
+            m.aux_bytes += e.b;
+            m.aux_truncated += !!(e.c & PERF_AUX_FLAG_TRUNCATED);
+            m.aux_overwrite += !!(e.c & PERF_AUX_FLAG_OVERWRITE);
+            m.aux_partial += !!(e.c & PERF_AUX_FLAG_PARTIAL);
+            m.aux_collision += !!(e.c & PERF_AUX_FLAG_COLLISION);
+            break;
+        case event_kind::auxtrace:
+            m.auxtrace_records++;
+            m.auxtrace_bytes += e.a;
+            m.aux_packets += e.packets;
+            m.aux_gaps += e.gaps;
+            m.aux_undecoded += e.bad;
+            break;
+        default:
+            break;
+    }
+}
+
+// In time order: the totals, the comms (each event's comm as it was when
+// the event happened) and the tasks' counts.
+void count(trace_model& m) {
+    for (auto& e : m.events) {
+        m.by_type[e.type]++;
+        m.by_cpu[e.cpu]++;
+        if (e.cpu >= 0)
+            m.cpus.insert(e.cpu);
+        count_event(m, e);
+        if (e.has_task)
+            e.comm = m.comm_of(e.task);
+    }
+}
+
+// The tasks' slices on each CPU from the switch records with a task, a CPU
+// and a time, and each task's runtime (the sum of its slices).
+void build_slices(trace_model& m) {
     struct running {
         task_id task;
         std::uint64_t start = 0;
@@ -476,95 +561,22 @@ kring::result<trace_model> trace_model::load(const std::string& path) {
         m.slices[cpu].push_back(
             {cpu, run.task, run.start, std::max(end, run.start), run.open_start, open_end});
     };
-    for (auto& e : m.events) {
-        m.by_type[e.type]++;
-        m.by_cpu[e.cpu]++;
-        if (e.cpu >= 0)
-            m.cpus.insert(e.cpu);
-        switch (e.kind) {
-            case event_kind::comm:
-                m.comms[e.task] = e.text;
-                break;
-            case event_kind::fork:
-                if (!m.comms.count(e.task))
-                    if (auto it = m.comms.find(e.other); it != m.comms.end())
-                        m.comms[e.task] = it->second;
-                break;
-            case event_kind::sample:
-                m.samples++;
-                if (e.has_task)
-                    m.tasks[e.task].samples++;
-                break;
-            case event_kind::tracepoint:
-                m.tracepoints++;
-                break;
-            case event_kind::wakeup:
-                m.wakeups++;
-                if (e.has_task)
-                    m.tasks[e.task].wakeups++;
-                break;
-            case event_kind::switch_out:
-            case event_kind::switch_in: {
-                m.switches++;
-                const bool out = e.kind == event_kind::switch_out;
-                (out ? m.switches_out : m.switches_in)++;
-                if (!e.has_task)
-                    break;
-                if (out) {
-                    auto& t = m.tasks[e.task];
-                    t.switches++;
-                    if (e.preempt)
-                        t.preempted++;
-                } else {
-                    m.tasks[e.task];
-                }
-                if (e.cpu < 0 || !e.has_time)
-                    break;
-                auto& cur = on_cpu[e.cpu];
-                const bool first = cpu_seen_switch.insert(e.cpu).second;
-                if (out) {
-                    if (cur && cur->task == e.task)
-                        close(e.cpu, *cur, e.time, false);
-                    else if (cur)  // the switch-in of this task is missing
-                        close(e.cpu, *cur, e.time, false);
-                    else if (first)  // on CPU since before the recording
-                        close(e.cpu, {e.task, std::min(m.first_time, e.time), true}, e.time, false);
-                    cur.reset();
-                } else {
-                    if (cur)  // the switch-out of the previous task is missing
-                        close(e.cpu, *cur, e.time, false);
-                    cur = running{e.task, e.time, false};
-                }
-                break;
-            }
-            case event_kind::lost:
-                m.lost_records++;
-                m.lost += e.b;
-                break;
-            case event_kind::aux:
-                m.aux_records++;
-                m.aux_bytes += e.b;
-                m.aux_truncated += !!(e.c & PERF_AUX_FLAG_TRUNCATED);
-                m.aux_overwrite += !!(e.c & PERF_AUX_FLAG_OVERWRITE);
-                m.aux_partial += !!(e.c & PERF_AUX_FLAG_PARTIAL);
-                m.aux_collision += !!(e.c & PERF_AUX_FLAG_COLLISION);
-                break;
-            case event_kind::auxtrace:
-                m.auxtrace_records++;
-                m.auxtrace_bytes += e.a;
-                m.aux_packets += e.packets;
-                m.aux_gaps += e.gaps;
-                m.aux_undecoded += e.bad;
-                break;
-            default:
-                break;
-        }
-        if (e.has_task) {
-            if (auto it = m.comms.find(e.task); it != m.comms.end())
-                e.comm = it->second;
-            else
-                e.comm = m.comm_of(e.task);
-        }
+    for (const auto& e : m.events) {
+        const bool out = e.kind == event_kind::switch_out;
+        if ((!out && e.kind != event_kind::switch_in) || !e.has_task || e.cpu < 0 || !e.has_time)
+            continue;
+        auto& cur = on_cpu[e.cpu];
+        const bool first = cpu_seen_switch.insert(e.cpu).second;
+        // The running task's slice ends here, whether this is its own
+        // switch-out or the switch-in of another (its switch-out missing).
+        if (cur)
+            close(e.cpu, *cur, e.time, false);
+        else if (out && first)  // on CPU since before the recording
+            close(e.cpu, {e.task, std::min(m.first_time, e.time), true}, e.time, false);
+        if (out)
+            cur.reset();
+        else
+            cur = running{e.task, e.time, false};
     }
     for (auto& [cpu, cur] : on_cpu)
         if (cur)
@@ -572,6 +584,30 @@ kring::result<trace_model> trace_model::load(const std::string& path) {
     for (auto& [cpu, list] : m.slices)
         for (const auto& s : list)
             m.tasks[s.task].runtime += s.end - s.start;
+}
+
+}  // namespace
+
+kring::result<trace_model> trace_model::load(const std::string& path) {
+    auto f = pd::file::open(path);
+    if (!f)
+        return f.error();
+    trace_model m;
+    m.path = path;
+    m.attrs = f->attrs();
+    m.feats = f->feats();
+    const tracepoint_decoder tpd(m.feats.tracing_data);
+    m.tp_undecoded = tpd.unavailable();
+    m.tp_refused = tpd.refused();
+    auto in_file = read_events(*f, tpd, m.unparsed);
+    if (!in_file)
+        return in_file.error();
+    if (f->truncated())
+        m.truncation = f->truncation_info();
+    m.events = in_time_order(std::move(*in_file));
+    take_time_span(m);
+    count(m);
+    build_slices(m);
     for (auto& [id, t] : m.tasks) {
         t.id = id;
         t.comm = m.comm_of(id);

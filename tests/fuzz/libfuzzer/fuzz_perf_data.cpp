@@ -91,6 +91,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)pd::parse_aux(r);
         if (auto a = pd::parse_auxtrace(r))
             KF_CHECK(r.auxtrace.size() == a->size);
+        // MMAP and MMAP2: a name within the record, a build id of at most
+        // 20 bytes; a refusal is EINVAL with a message.
+        if (auto m = pd::parse_mmap(r)) {
+            KF_CHECK(m->filename.size() < r.bytes.size());
+            KF_CHECK(m->build_id.size() <= pd::max_build_id_size);
+        } else {
+            KF_CHECK(m.error().code() == EINVAL && !m.error().message().empty());
+        }
+        if (auto it = pd::parse_itrace_start(r); !it)
+            KF_CHECK(it.error().code() == EINVAL && !it.error().message().empty());
         for (const auto& a : attrs)
             parse_all(r, a.attr.sample_type);
         parse_all(r, k_all);

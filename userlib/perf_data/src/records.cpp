@@ -151,6 +151,75 @@ std::optional<auxtrace_info> parse_auxtrace(const record_view& r) noexcept {
     return a;
 }
 
+namespace {
+
+error bad_record(const record_view& r, const char* type, const std::string& what) {
+    return einval(std::string(type) + " record at offset " + std::to_string(r.offset) + ": " +
+                  what);
+}
+
+// MMAP2's file identity: the device and inode, or the build id in their
+// place (u8 size, 3 reserved bytes, 20 bytes of id).
+bool mmap2_identity(cursor& c, bool has_build_id, mmap_info& m, std::string& why) {
+    if (!has_build_id)
+        return c.get(m.maj) && c.get(m.min) && c.get(m.ino) && c.get(m.ino_generation);
+    std::uint8_t n;
+    std::byte id[max_build_id_size];
+    if (!c.get(n) || !c.skip(3) || !c.get(id))  // the body is at least 72 bytes
+        return false;
+    if (n > max_build_id_size) {
+        why = "build id size " + std::to_string(n) + " beyond " + std::to_string(max_build_id_size);
+        return false;
+    }
+    for (std::size_t i = 0; i < n; i++)
+        m.build_id.push_back(std::to_integer<std::uint8_t>(id[i]));
+    return true;
+}
+
+}  // namespace
+
+result<mmap_info> parse_mmap(const record_view& r) {
+    const auto t = r.type();
+    const char* name = t == PERF_RECORD_MMAP2 ? "MMAP2" : "MMAP";
+    if (t != PERF_RECORD_MMAP && t != PERF_RECORD_MMAP2)
+        return bad_record(r, "MMAP", "of type " + std::to_string(t));
+    mmap_info m;
+    m.mmap2 = t == PERF_RECORD_MMAP2;
+    const std::size_t fixed = m.mmap2 ? 72 : 40;  // where the file name starts
+    if (r.bytes.size() < fixed)
+        return bad_record(r, name,
+                          std::to_string(r.bytes.size()) + " bytes, shorter than its " +
+                              std::to_string(fixed) + "-byte fixed part");
+    cursor c{r.bytes.data() + 8, r.bytes.data() + r.bytes.size()};
+    c.get(m.pid);
+    c.get(m.tid);
+    c.get(m.start);
+    c.get(m.len);
+    c.get(m.pgoff);
+    std::string why;
+    if (m.mmap2) {
+        if (!mmap2_identity(c, r.misc() & PERF_RECORD_MISC_MMAP_BUILD_ID, m, why))
+            return bad_record(r, name, why.empty() ? "cut short" : why);
+        c.get(m.prot);
+        c.get(m.flags);
+    }
+    if (!c.cstring(m.filename))
+        return bad_record(r, name, "file name without its NUL");
+    return m;
+}
+
+result<itrace_start_info> parse_itrace_start(const record_view& r) {
+    if (r.type() != PERF_RECORD_ITRACE_START)
+        return bad_record(r, "ITRACE_START", "of type " + std::to_string(r.type()));
+    itrace_start_info i;
+    cursor c{r.bytes.data() + std::min<std::size_t>(8, r.bytes.size()),
+             r.bytes.data() + r.bytes.size()};
+    if (!c.get(i.pid) || !c.get(i.tid))
+        return bad_record(r, "ITRACE_START",
+                          std::to_string(r.bytes.size()) + " bytes, shorter than its 16");
+    return i;
+}
+
 // ---------------------------------------------------------------------------
 // Builders
 

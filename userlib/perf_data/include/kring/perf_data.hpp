@@ -349,6 +349,32 @@ struct auxtrace_info {  // PERF_RECORD_AUXTRACE (the payload is record_view::aux
 };
 std::optional<auxtrace_info> parse_auxtrace(const record_view& r) noexcept;
 
+// PERF_RECORD_MMAP and PERF_RECORD_MMAP2: the mapping, and MMAP2's file
+// identity, which is the device and inode or, with
+// PERF_RECORD_MISC_MMAP_BUILD_ID, the file's build id in their place.
+struct mmap_info {
+    bool mmap2 = false;
+    std::uint32_t pid = 0, tid = 0;
+    std::uint64_t start = 0, len = 0, pgoff = 0;
+    std::uint32_t maj = 0, min = 0;  // MMAP2 without a build id
+    std::uint64_t ino = 0, ino_generation = 0;
+    std::uint32_t prot = 0, flags = 0;   // MMAP2
+    std::vector<std::uint8_t> build_id;  // MMAP2 with a build id: at most 20 bytes
+    std::string filename;
+};
+constexpr std::size_t max_build_id_size = 20;  // perf's BUILD_ID_SIZE
+// EINVAL naming the record's offset and what is wrong: another type, a
+// record shorter than its fixed part, a build id size beyond 20, a file
+// name without its NUL within the record.
+result<mmap_info> parse_mmap(const record_view& r);
+
+struct itrace_start_info {  // PERF_RECORD_ITRACE_START
+    std::uint32_t pid = 0, tid = 0;
+};
+// EINVAL naming the record's offset: another type, or shorter than its
+// pid and tid.
+result<itrace_start_info> parse_itrace_start(const record_view& r);
+
 // Builders of perf records, each returning the record's bytes (8-byte
 // aligned, header.size set). @id: the sample_id trailer to append, built
 // for @sample_type (nullopt: none).
