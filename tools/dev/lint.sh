@@ -6,7 +6,8 @@
 #   tools/dev/lint.sh format       clang-format (.clang-format) on every C++ file:
 #                              libkring, the tool, the examples and the tests
 #   tools/dev/lint.sh shellcheck   shellcheck on every shell script
-#   tools/dev/lint.sh layers       every include and call goes down a layer
+#   tools/dev/lint.sh layers       every include and call goes down a layer and
+#                              no two files depend on each other
 #                              (tools/dev/layers.py, docs/ARCHITECTURE.md): the
 #                              sources, a stock-6.12 module build and the user
 #                              build (libkring and the tool, built if need be)
