@@ -13,10 +13,13 @@
 #include "compat.h"
 #include "channel.h"
 
+/* The kernel's, as kring_format_validate() wants it (kmod/format.c). */
+#define CHAR_SIGNED	is_signed_type(char)
+
 static const struct kring_format_field good_fields[] = {
 	{ "__u64", "seq", 0, 8, false },
 	{ "s32", "delta", 8, 4, true },
-	{ "char[4]", "tag", 12, 4, true },
+	{ "char[4]", "tag", 12, 4, CHAR_SIGNED },
 	{ "unsigned short", "port", 16, 2, false },
 };
 
