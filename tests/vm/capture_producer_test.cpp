@@ -398,8 +398,9 @@ TEST(CaptureProducerFork, SharedChannelsRaceEnableDisableClose) {
         ::close(fd);
     ASSERT_TRUE(have_id) << "the child set up nothing: status " << status;
     EXPECT_TRUE(said_done) << "the child stopped before its race was over";
-    if (said_done)  // the child held the channel open until then
+    if (said_done) {  // the child held the channel open until then
         EXPECT_EQ(r.err, "") << "the producer failed while the channel was open";
+    }
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
         << "status " << status << " (11: an ioctl refused in the first process; 1xx: "
         << "step xx of the second; 13: an unreadable header; 15: fewer than the bound "
