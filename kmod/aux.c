@@ -14,6 +14,11 @@
  * aux_tail), a read-only one snapshot mode (the producer overwrites).
  * The area lives until its last mapping goes; producers find it under RCU.
  *
+ * Above channel.c in its layer: file.c sends it the mmap of aux_offset,
+ * ioctl.c the AUX ioctls, and it calls down into the channel (its vma count,
+ * kring_channel_vma_gone(); its pollers, kring_channel_wakeup()), which
+ * never calls here.
+ *
  * Producer protocol, perf's (section 3.2):
  *
  *	producer			consumer

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * File operations of /dev/kring: one open file is one channel. Its ioctls
- * are in ioctl.c, set-output in redirect.c, the per-user count of open
- * channels in user.c.
+ * The channel: one open /dev/kring file. Its life (open, release, the
+ * ids producers find it by), its wakeups and poll, the mapping of its data
+ * ring, its enable state, its set-output links and the producer API. The
+ * file operations are dispatched from file.c, above this file: the ioctls
+ * to ioctl.c, which makes set-output links with redirect.c, and the AUX
+ * area's mmap to aux.c; all three call down here, never the reverse. The
+ * per-user count of open channels is user.c's.
  *
  * Locking: ch->lock (a mutex) serialises configuration, enable/disable,
  * pause and buffer attach/detach. mmap and munmap take it with mmap_lock
@@ -36,7 +40,6 @@
 #include "compat.h"
 #include "channel.h"
 #include "source.h"
-#include "aux.h"
 #include "user.h"
 #include "sample.h"
 
@@ -65,9 +68,9 @@ static DEFINE_XARRAY(kring_channels);
  *
  * The smp_mb() orders what the caller published (data_head, aux_head)
  * before the loads of @poll_pending; it pairs with the full barrier of
- * the atomic_xchg() in kring_poll(), after which the poller reads the
- * buffer: a writer that sees a flag still set leaves its record to the
- * poll that clears it, which reports readiness and whose reader sees
+ * the atomic_xchg() in kring_channel_poll(), after which the poller reads
+ * the buffer: a writer that sees a flag still set leaves its record to
+ * the poll that clears it, which reports readiness and whose reader sees
  * the record.
  *
  * Context: any, up to NMI; the buffer found under RCU (or preemption
@@ -77,7 +80,7 @@ void kring_channel_wakeup(struct kring_channel *ch)
 {
 	struct kring_redirect_link *l;
 
-	smp_mb(); /* pairs with atomic_xchg() in kring_poll() */
+	smp_mb(); /* pairs with atomic_xchg() in kring_channel_poll() */
 	if (!atomic_read(&ch->poll_pending))
 		goto queue;
 	list_for_each_entry_rcu(l, &ch->redirected, node)
@@ -179,6 +182,39 @@ static void kring_channel_attach(struct kring_channel *ch, struct kring_buffer *
 	rcu_assign_pointer(ch->buf, buf);
 }
 
+/* ---- the channel of a file ------------------------------------------ */
+
+/*
+ * The file operations of /dev/kring (kring_fops, file.c): set at module
+ * init, before the device exists, and read-only from then on. Known here
+ * only through kring_channels_init(): file.c, above this file, refers to
+ * the functions of this file, and this file never to file.c.
+ */
+static const struct file_operations *kring_channel_fops __ro_after_init;
+
+/**
+ * kring_channels_init() - the file operations that make a file a channel
+ * @fops: those of /dev/kring
+ *
+ * Context: module init, before /dev/kring is registered.
+ */
+void __init kring_channels_init(const struct file_operations *fops)
+{
+	kring_channel_fops = fops;
+}
+
+/**
+ * kring_channel_from_file() - the channel of an open file, if it is one
+ * @file: any open file
+ *
+ * Return: the channel, with no reference taken (the file holds one while
+ * the caller holds @file), or NULL when @file is not a /dev/kring file.
+ */
+struct kring_channel *kring_channel_from_file(const struct file *file)
+{
+	return file->f_op == kring_channel_fops ? file->private_data : NULL;
+}
+
 /* ---- producer API (<kring/producer.h>) ------------------------------- */
 
 /**
@@ -231,7 +267,7 @@ EXPORT_SYMBOL_GPL(__kring_channel_get);
  */
 struct kring_channel *__kring_channel_get_fd(int fd, unsigned int api_version)
 {
-	struct kring_channel *ch = NULL;
+	struct kring_channel *ch;
 	struct file *file;
 
 	if (api_version != KRING_PRODUCER_API_VERSION) {
@@ -245,10 +281,9 @@ struct kring_channel *__kring_channel_get_fd(int fd, unsigned int api_version)
 	file = fget(fd);
 	if (!file)
 		return NULL;
-	if (file->f_op == &kring_fops) {
-		ch = file->private_data;
+	ch = kring_channel_from_file(file);
+	if (ch)
 		refcount_inc(&ch->refs);
-	}
 	fput(file);
 	return ch;
 }
@@ -636,16 +671,17 @@ EXPORT_SYMBOL_GPL(kring_channel_write_raw);
 /* ---- mmap -------------------------------------------------------------- */
 
 /**
- * kring_channel_mmap() - mmap of a channel
+ * kring_channel_mmap() - mmap of a channel's data ring (file.c sends the
+ *	AUX area's, at aux_offset, to kring_aux_mmap())
  * @file: the channel
- * @vma: at offset 0, the data ring: 1 + 2^n pages, or 1 + 2 * 2^n pages
- *	with KRING_ATTR_F_MIRROR (buffer.c); elsewhere the AUX area (aux.c)
+ * @vma: at offset 0: 1 + 2^n pages, or 1 + 2 * 2^n pages with
+ *	KRING_ATTR_F_MIRROR (buffer.c)
  *
  * Return: 0, -EINVAL for a wrong length, offset or flags, for an
  * unconfigured or redirected (KRING_IOC_SET_OUTPUT) channel or one whose
  * buffer has another size, -EPERM beyond the locked-memory limits, -ENOMEM.
  */
-static int kring_channel_mmap(struct file *file, struct vm_area_struct *vma)
+int kring_channel_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct kring_channel *ch = file->private_data;
 	unsigned long data_pages;
@@ -654,7 +690,7 @@ static int kring_channel_mmap(struct file *file, struct vm_area_struct *vma)
 	int ret;
 
 	if (vma->vm_pgoff != 0)
-		return kring_aux_mmap(file, vma);
+		return -EINVAL;
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;		/* MAP_PRIVATE would copy on write */
 	if (vma->vm_flags & VM_EXEC)
@@ -704,6 +740,51 @@ out:
 	return ret;
 }
 
+/* ---- set-output links (redirect.c makes them) ------------------------ */
+
+/*
+ * @ch's writers start (+1) or stop (-1) counting as writers of its
+ * set-output target's buffer, for KRING_IOC_RESET of the target (ch->lock
+ * held: @ch->out cannot change).
+ */
+static void kring_channel_out_writers(struct kring_channel *ch, int delta)
+{
+	struct kring_channel *t = rcu_dereference_protected(ch->out, lockdep_is_held(&ch->lock));
+
+	if (!t)
+		return;
+	spin_lock(&t->out_lock);
+	t->out_writers += delta;
+	spin_unlock(&t->out_lock);
+}
+
+/**
+ * kring_channel_out_unlink() - take @ch out of its set-output target's list
+ * @ch: the channel, its lock held, disabled
+ *
+ * Readers of the old list may still be on the link (freed after a grace
+ * period) and follow it to @ch (channels are RCU-freed).
+ *
+ * Return: the old target, NULL for none, for the caller to put
+ * (kring_channel_put()) once the locks are dropped.
+ */
+struct kring_channel *kring_channel_out_unlink(struct kring_channel *ch)
+{
+	struct kring_redirect_link *link = ch->out_link;
+	struct kring_channel *old;
+
+	old = rcu_dereference_protected(ch->out, lockdep_is_held(&ch->lock));
+	if (!old)
+		return NULL;
+	spin_lock(&old->out_lock);
+	list_del_rcu(&link->node);
+	spin_unlock(&old->out_lock);
+	RCU_INIT_POINTER(ch->out, NULL);
+	ch->out_link = NULL;
+	kfree_rcu(link, rcu);
+	return old;
+}
+
 /* ---- enable state ---------------------------------------------------- */
 
 /*
@@ -722,11 +803,11 @@ int kring_channel_switch(struct kring_channel *ch, bool enable)
 	if (ch->enabled == enable)
 		return 0;
 	if (enable) {
-		kring_redirect_writers(ch, 1);
+		kring_channel_out_writers(ch, 1);
 		if (ch->source)
 			ret = ch->source->start(ch);
 		if (ret) {
-			kring_redirect_writers(ch, -1);
+			kring_channel_out_writers(ch, -1);
 			return ret;
 		}
 		WRITE_ONCE(ch->enabled, true);	/* producers READ_ONCE() it */
@@ -736,13 +817,13 @@ int kring_channel_switch(struct kring_channel *ch, bool enable)
 		ch->source->stop(ch);
 	WRITE_ONCE(ch->enabled, false);
 	ch->quiet_gp = get_state_synchronize_rcu();
-	kring_redirect_writers(ch, -1);
+	kring_channel_out_writers(ch, -1);
 	return 0;
 }
 
 /* ---- poll -------------------------------------------------------------- */
 
-static __poll_t kring_poll(struct file *file, poll_table *wait)
+__poll_t kring_channel_poll(struct file *file, struct poll_table_struct *wait)
 {
 	struct kring_channel *ch = file->private_data;
 	struct kring_buffer *buf;
@@ -769,11 +850,11 @@ static __poll_t kring_poll(struct file *file, poll_table *wait)
 /* ---- open/release ------------------------------------------------------ */
 
 /*
- * The end of a release, after a grace period, on kring's workqueue (module
- * exit drains it), so that close() does not wait: a producer that found
- * the buffer before the last munmap detached it may have been writing and
- * about to queue a wakeup; those RCU readers are done, then the wakeups
- * they queued, and the file's reference can go.
+ * The end of kring_channel_release(), after a grace period, on kring's
+ * workqueue (module exit drains it), so that close() does not wait: a
+ * producer that found the buffer before the last munmap detached it may
+ * have been writing and about to queue a wakeup; those RCU readers are
+ * done, then the wakeups they queued, and the file's reference can go.
  */
 static void kring_release_work(struct work_struct *work)
 {
@@ -784,7 +865,7 @@ static void kring_release_work(struct work_struct *work)
 	kring_channel_put(ch);
 }
 
-static int kring_open(struct inode *inode, struct file *file)
+int kring_channel_open(struct inode *inode, struct file *file)
 {
 	struct kring_channel *ch;
 	int ret;
@@ -820,9 +901,14 @@ static int kring_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 }
 
-static int kring_release(struct inode *inode, struct file *file)
+/*
+ * The file goes, and with it @ch's own set-output link; the channels
+ * redirected into @ch hold references of their own (their links).
+ */
+int kring_channel_release(struct inode *inode, struct file *file)
 {
 	struct kring_channel *ch = file->private_data;
+	struct kring_channel *old;
 
 	/* No new producer finds the channel by id. */
 	xa_erase(&kring_channels, ch->id);
@@ -831,23 +917,12 @@ static int kring_release(struct inode *inode, struct file *file)
 	kring_channel_switch(ch, false);
 	if (ch->source && ch->source->release)
 		ch->source->release(ch);
+	old = kring_channel_out_unlink(ch);
 	mutex_unlock(&ch->lock);
-	kring_redirect_release(ch);
+	kring_channel_put(old);
 	kring_user_channel_del(ch->user);
 	ch->user = NULL;
 	/* The file's reference goes after a grace period: kring_release_work(). */
 	kring_queue_rcu_work(&ch->release_work);
 	return 0;
 }
-
-const struct file_operations kring_fops = {
-	.owner = THIS_MODULE,
-	.open = kring_open,
-	.release = kring_release,
-	.unlocked_ioctl = kring_ioctl,
-#ifdef CONFIG_COMPAT
-	.compat_ioctl = kring_compat_ioctl,
-#endif
-	.mmap = kring_channel_mmap,
-	.poll = kring_poll,
-};

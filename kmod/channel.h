@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Layer 3 of kring.ko, channel and ioctls (docs/ARCHITECTURE.md): one open
- * /dev/kring file is one channel (channel.c: file operations and the
- * producer API; ioctl.c: the ioctls and the ABI checks; redirect.c:
- * set-output; aux.c: the channel's AUX area; perm.c: who may configure
- * what). Built on the buffer layer (buffer.h); calls the sources above it
- * only through their struct kring_source_ops (source.h).
+ * /dev/kring file is one channel (file.c: the file operations, dispatched;
+ * channel.c: the channel, its mapping, enable state and set-output links,
+ * and the producer API; ioctl.c: the ioctls and the ABI checks;
+ * redirect.c: set-output; aux.c: the channel's AUX area; format.c: record
+ * layouts; perm.c: who may configure what). Built on the buffer layer
+ * (buffer.h); calls the sources above it only through their struct
+ * kring_source_ops (source.h).
  */
 #ifndef _KRING_CHANNEL_H
 #define _KRING_CHANNEL_H
@@ -25,6 +27,9 @@
 #include "buffer.h"
 
 struct file;
+struct inode;
+struct poll_table_struct;
+struct vm_area_struct;
 struct task_struct;
 struct cred;
 struct kring_source_ops;
@@ -69,7 +74,8 @@ struct kring_redirect_link;
  *		after the ring's pause: writers that passed the ring's pause
  *		check before are done once it completes (KRING_IOC_PAUSE_OUTPUT
  *		waits for it, outside any lock)
- * @release_work: the last steps of kring_release(), after a grace period
+ * @release_work: the last steps of kring_channel_release(), after a grace
+ *		period
  */
 struct kring_channel {
 	refcount_t refs;		/* the file, kring_channel_get() users */
@@ -182,11 +188,30 @@ static inline struct kring_buffer *kring_channel_buf(struct kring_channel *ch)
 	return rcu_dereference_protected(ch->buf, lockdep_is_held(&ch->lock));
 }
 
+/*
+ * kring_channel_redirected() - whether set-output sends @ch's records away
+ * (its lock held): a redirected channel has no buffer of its own, and
+ * kring_channel_mmap() refuses it.
+ */
+static inline bool kring_channel_redirected(struct kring_channel *ch)
+{
+	return rcu_access_pointer(ch->out);
+}
+
 /* channel.c */
-extern const struct file_operations kring_fops;
+void kring_channels_init(const struct file_operations *fops);
 void kring_channels_exit(void);
+struct kring_channel *kring_channel_from_file(const struct file *file);
+int kring_channel_open(struct inode *inode, struct file *file);
+int kring_channel_release(struct inode *inode, struct file *file);
+int kring_channel_mmap(struct file *file, struct vm_area_struct *vma);
+__poll_t kring_channel_poll(struct file *file, struct poll_table_struct *wait);
 void kring_channel_wakeup(struct kring_channel *ch);
 int kring_channel_switch(struct kring_channel *ch, bool enable);
+struct kring_channel *kring_channel_out_unlink(struct kring_channel *ch);
+
+/* file.c */
+extern const struct file_operations kring_fops;
 
 /*
  * What this module accepts in a kring_attr (kring_attr_validate()). Masks
@@ -215,9 +240,6 @@ long kring_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 long kring_compat_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 /* redirect.c */
-bool kring_channel_redirected(struct kring_channel *ch);
-void kring_redirect_writers(struct kring_channel *ch, int delta);
-void kring_redirect_release(struct kring_channel *ch);
 long kring_redirect_set(struct kring_channel *ch, int fd);
 
 /* perm.c */

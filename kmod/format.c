@@ -46,13 +46,20 @@ struct kring_ftype {
 	bool is_signed;
 };
 
+/*
+ * char's signedness is the kernel's, as ftrace prints it: unsigned on
+ * every architecture since Linux 6.2 (-funsigned-char), signed on x86
+ * before.
+ */
+#define KRING_CHAR_SIGNED	is_signed_type(char)
+
 /* The C types a field may have, with their sizes and signedness. */
 static const struct kring_ftype kring_ftypes[] = {
 	{ "u8", 1, false }, { "s8", 1, true }, { "u16", 2, false }, { "s16", 2, true },
 	{ "u32", 4, false }, { "s32", 4, true }, { "u64", 8, false }, { "s64", 8, true },
 	{ "__u8", 1, false }, { "__s8", 1, true }, { "__u16", 2, false },
 	{ "__s16", 2, true }, { "__u32", 4, false }, { "__s32", 4, true },
-	{ "__u64", 8, false }, { "__s64", 8, true }, { "char", 1, true },
+	{ "__u64", 8, false }, { "__s64", 8, true }, { "char", 1, KRING_CHAR_SIGNED },
 	{ "unsigned char", 1, false }, { "short", 2, true }, { "unsigned short", 2, false },
 	{ "int", 4, true }, { "unsigned int", 4, false }, { "long", 8, true },
 	{ "unsigned long", 8, false }, { "long long", 8, true },

@@ -33,6 +33,7 @@ static int __init kring_init(void)
 	int ret;
 
 	kring_misc.mode = kring_dev_mode & 0666;
+	kring_channels_init(&kring_fops);
 	ret = kring_buffer_module_init();
 	if (ret)
 		return ret;

@@ -2,7 +2,10 @@
 /*
  * Set-output (KRING_IOC_SET_OUTPUT): a channel's records redirected into
  * another channel's buffer, as perf_event_set_output() does. The graph's
- * rules and locks are in docs/ARCHITECTURE.md ("Set-output graph").
+ * rules and locks are in docs/ARCHITECTURE.md ("Set-output graph"). This
+ * file makes the links, on the ioctl; what the rest of a channel's life
+ * does with them (the writers a target counts, the unlink at release) is
+ * channel.c's, below it.
  */
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -18,19 +21,6 @@
 static bool kring_channel_redirectable(struct kring_channel *ch)
 {
 	return ch->configured && kring_source_can(ch->source, KRING_SRC_REDIRECTABLE);
-}
-
-/**
- * kring_channel_redirected() - whether set-output sends @ch's records away
- * @ch:	a channel, its lock held
- *
- * A redirected channel has no buffer of its own: kring_channel_mmap() refuses it.
- *
- * Return: true while @ch writes into another channel's buffer.
- */
-bool kring_channel_redirected(struct kring_channel *ch)
-{
-	return rcu_access_pointer(ch->out);
 }
 
 /*
@@ -74,61 +64,6 @@ static int kring_redirect_compatible(struct kring_channel *ch, struct kring_chan
 	return 0;
 }
 
-/*
- * @ch's writers start (+1) or stop (-1) counting as writers of its
- * set-output target's buffer, for KRING_IOC_RESET of the target (ch->lock
- * held: @ch->out cannot change).
- */
-void kring_redirect_writers(struct kring_channel *ch, int delta)
-{
-	struct kring_channel *t = rcu_dereference_protected(ch->out, lockdep_is_held(&ch->lock));
-
-	if (!t)
-		return;
-	spin_lock(&t->out_lock);
-	t->out_writers += delta;
-	spin_unlock(&t->out_lock);
-}
-
-/*
- * Take @ch out of its target's list (ch->lock held, @ch disabled). Returns
- * the old target for the caller to put once the locks are dropped; readers
- * of the old list may still be on the link (freed after a grace period)
- * and follow it to @ch (channels are RCU-freed).
- */
-static struct kring_channel *kring_redirect_unlink(struct kring_channel *ch)
-{
-	struct kring_redirect_link *link = ch->out_link;
-	struct kring_channel *old;
-
-	old = rcu_dereference_protected(ch->out, lockdep_is_held(&ch->lock));
-	if (!old)
-		return NULL;
-	spin_lock(&old->out_lock);
-	list_del_rcu(&link->node);
-	spin_unlock(&old->out_lock);
-	RCU_INIT_POINTER(ch->out, NULL);
-	ch->out_link = NULL;
-	kfree_rcu(link, rcu);
-	return old;
-}
-
-/**
- * kring_redirect_release() - a channel goes: undo its set-output
- * @ch:	the channel, disabled
- *
- * Its file is going: no set-output names @ch, as source or as target.
- */
-void kring_redirect_release(struct kring_channel *ch)
-{
-	struct kring_channel *old;
-
-	mutex_lock(&ch->lock);
-	old = kring_redirect_unlink(ch);
-	mutex_unlock(&ch->lock);
-	kring_channel_put(old);
-}
-
 /**
  * kring_redirect_set() - KRING_IOC_SET_OUTPUT
  * @ch:	the channel whose records are redirected
@@ -161,11 +96,11 @@ long kring_redirect_set(struct kring_channel *ch, int fd)
 		file = fget(fd);
 		if (!file)
 			return -EBADF;
-		if (file->f_op != &kring_fops || file->private_data == ch) {
+		target = kring_channel_from_file(file);
+		if (!target || target == ch) {
 			ret = -EINVAL;
 			goto out_fput;
 		}
-		target = file->private_data;
 		link = kzalloc(sizeof(*link), GFP_KERNEL_ACCOUNT);
 		if (!link) {
 			ret = -ENOMEM;
@@ -197,7 +132,7 @@ long kring_redirect_set(struct kring_channel *ch, int fd)
 		if (ret)
 			goto out_unlock;
 	}
-	old = kring_redirect_unlink(ch);
+	old = kring_channel_out_unlink(ch);
 	if (target) {
 		refcount_inc(&target->refs);	/* the file holds one */
 		spin_lock(&target->out_lock);

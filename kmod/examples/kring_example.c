@@ -32,20 +32,25 @@
 /* A kring-only record type of this example: header + u64 records written. */
 #define KRING_RECORD_EXAMPLE	(KRING_RECORD_KRING_BASE + 0x100)
 
-struct kring_example_record {
-	struct kring_record_header hdr;
+/* Its body, after the header: what its format describes. */
+struct kring_example_body {
 	u64 total;
 };
 
-/* Its layout: the body after the header, as ftrace would describe it. */
+struct kring_example_record {
+	struct kring_record_header hdr;
+	struct kring_example_body body;
+};
+
+/* Its layout, as ftrace would describe it: the compiler's, from the struct. */
 static const struct kring_format_field kring_example_fields[] = {
-	{ .type = "u64", .name = "total", .offset = 0, .size = 8, .is_signed = false },
+	KRING_FORMAT_FIELD(struct kring_example_body, total, u64),
 };
 
 static const struct kring_format kring_example_format = {
 	.name = "kring_example",
 	.type = KRING_RECORD_EXAMPLE,
-	.size = sizeof(u64),
+	.size = sizeof(struct kring_example_body),
 	.fields = kring_example_fields,
 	.nr_fields = ARRAY_SIZE(kring_example_fields),
 	.print_fmt = "\"total=%llu\", REC->total",
@@ -76,11 +81,11 @@ MODULE_PARM_DESC(written, "records that were accepted by the channel");
 static int __init kring_example_init(void)
 {
 	struct kring_record_header hdr = { .type = KRING_RECORD_EXAMPLE };
+	struct kring_example_body body;
 	struct kring_output_handle h;
 	struct kring_channel *ch;
 	char text[48];
 	u32 size;
-	u64 total;
 	uint i;
 	int ret;
 
@@ -104,8 +109,8 @@ static int __init kring_example_init(void)
 	}
 
 	/* One call: the header and the body, from any context. */
-	total = written;
-	kring_channel_write(ch, KRING_RECORD_EXAMPLE, 1, &total, sizeof(total));
+	body.total = written;
+	kring_channel_write(ch, KRING_RECORD_EXAMPLE, 1, &body, sizeof(body));
 
 	/*
 	 * The handle API: a record of our own type, written in place (a
@@ -119,10 +124,10 @@ static int __init kring_example_init(void)
 
 		if (r) {
 			r->hdr = hdr;
-			r->total = total;
+			r->body = body;
 		} else {
 			kring_output_copy(&h, &hdr, sizeof(hdr));
-			kring_output_copy(&h, &total, sizeof(total));
+			kring_output_copy(&h, &body, sizeof(body));
 		}
 		kring_channel_output_end(&h);
 	}

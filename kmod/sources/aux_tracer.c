@@ -521,12 +521,12 @@ static int kring_aux_tracer_resume(struct kring_channel *ch)
 
 /* struct kring_aux_packet, the header every packet of the AUX area starts with. */
 static const struct kring_format_field kring_aux_packet_fields[] = {
-	{ "__u64", "magic", 0, 8, false },
-	{ "__u16", "type", 8, 2, false },
-	{ "__u16", "len", 10, 2, false },
-	{ "__u32", "cpu", 12, 4, false },
-	{ "__u64", "seq", 16, 8, false },
-	{ "__u64", "time", 24, 8, false },
+	KRING_FORMAT_FIELD(struct kring_aux_packet, magic, __u64),
+	KRING_FORMAT_FIELD(struct kring_aux_packet, type, __u16),
+	KRING_FORMAT_FIELD(struct kring_aux_packet, len, __u16),
+	KRING_FORMAT_FIELD(struct kring_aux_packet, cpu, __u32),
+	KRING_FORMAT_FIELD(struct kring_aux_packet, seq, __u64),
+	KRING_FORMAT_FIELD(struct kring_aux_packet, time, __u64),
 };
 
 static const struct kring_format kring_aux_packet_format = {

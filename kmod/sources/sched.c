@@ -267,18 +267,18 @@ static struct kring_capture *kring_sched_capture(struct kring_channel *ch)
 
 /* struct kring_sched_raw, the RAW data of every sched SAMPLE. */
 static const struct kring_format_field kring_sched_fields[] = {
-	{ "__u16", "kind", 0, 2, false },
-	{ "__u16", "flags", 2, 2, false },
-	{ "__u32", "cpu", 4, 4, false },
-	{ "__u32", "prev_pid", 8, 4, false },
-	{ "__u32", "prev_tid", 12, 4, false },
-	{ "__u32", "next_pid", 16, 4, false },
-	{ "__u32", "next_tid", 20, 4, false },
-	{ "__s32", "prev_prio", 24, 4, true },
-	{ "__s32", "next_prio", 28, 4, true },
-	{ "__u64", "prev_state", 32, 8, false },
-	{ "char[16]", "prev_comm", 40, 16, true },
-	{ "char[16]", "next_comm", 56, 16, true },
+	KRING_FORMAT_FIELD(struct kring_sched_raw, kind, __u16),
+	KRING_FORMAT_FIELD(struct kring_sched_raw, flags, __u16),
+	KRING_FORMAT_FIELD(struct kring_sched_raw, cpu, __u32),
+	KRING_FORMAT_FIELD(struct kring_sched_raw, prev_pid, __u32),
+	KRING_FORMAT_FIELD(struct kring_sched_raw, prev_tid, __u32),
+	KRING_FORMAT_FIELD(struct kring_sched_raw, next_pid, __u32),
+	KRING_FORMAT_FIELD(struct kring_sched_raw, next_tid, __u32),
+	KRING_FORMAT_FIELD(struct kring_sched_raw, prev_prio, __s32),
+	KRING_FORMAT_FIELD(struct kring_sched_raw, next_prio, __s32),
+	KRING_FORMAT_FIELD(struct kring_sched_raw, prev_state, __u64),
+	KRING_FORMAT_ARRAY(struct kring_sched_raw, prev_comm, char, 16),
+	KRING_FORMAT_ARRAY(struct kring_sched_raw, next_comm, char, 16),
 };
 
 static const struct kring_format kring_sched_format = {

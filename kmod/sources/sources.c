@@ -4,6 +4,7 @@
  * channel layer looks a source up here at configure time and from then on
  * asks its operations and capabilities (source.h).
  */
+#include "../compat.h"
 #include "../source.h"
 #include "sources.h"
 
@@ -13,3 +14,4 @@ const struct kring_source_ops *const kring_sources[KRING_SOURCE_MAX] = {
 	[KRING_SOURCE_TIMER] = &kring_timer_source,
 	[KRING_SOURCE_AUX_TRACER] = &kring_aux_tracer_source,
 };
+EXPORT_SYMBOL_IF_KUNIT(kring_sources);

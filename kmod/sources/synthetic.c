@@ -509,10 +509,10 @@ static void kring_synth_release(struct kring_channel *ch)
 
 /* struct kring_synth_payload, the start of every synthetic SAMPLE's RAW data. */
 static const struct kring_format_field kring_synth_fields[] = {
-	{ "__u64", "seq", 0, 8, false },
-	{ "__u32", "cpu", 8, 4, false },
-	{ "__u32", "len", 12, 4, false },
-	{ "__u64", "checksum", 16, 8, false },
+	KRING_FORMAT_FIELD(struct kring_synth_payload, seq, __u64),
+	KRING_FORMAT_FIELD(struct kring_synth_payload, cpu, __u32),
+	KRING_FORMAT_FIELD(struct kring_synth_payload, len, __u32),
+	KRING_FORMAT_FIELD(struct kring_synth_payload, checksum, __u64),
 };
 
 static const struct kring_format kring_synth_format = {

@@ -432,9 +432,9 @@ static struct kring_capture *kring_timer_capture(struct kring_channel *ch)
 
 /* struct kring_timer_raw, the RAW data of a timer SAMPLE when asked for. */
 static const struct kring_format_field kring_timer_fields[] = {
-	{ "__u32", "flags", 0, 4, false },
-	{ "__u32", "cpu", 4, 4, false },
-	{ "__u64", "overruns", 8, 8, false },
+	KRING_FORMAT_FIELD(struct kring_timer_raw, flags, __u32),
+	KRING_FORMAT_FIELD(struct kring_timer_raw, cpu, __u32),
+	KRING_FORMAT_FIELD(struct kring_timer_raw, overruns, __u64),
 };
 
 static const struct kring_format kring_timer_format = {

@@ -3,20 +3,29 @@
  * KUnit suite "kring_format": kring_format_validate(), the check a record
  * layout passes before a channel keeps it (kmod/format.c). A good
  * declaration passes; each way a declaration can be wrong is refused with
- * its errno, one mistake at a time. The guest tests check the ioctl and
- * the producer call on real channels (Formats.*).
+ * its errno, one mistake at a time. The SDK's KRING_FORMAT_FIELD() and
+ * KRING_FORMAT_ARRAY() take a field from its struct (their type checks
+ * are the build's: a table below that disagreed with its struct would not
+ * compile), and every format of kring's own sources covers its struct.
+ * The guest tests check the ioctl and the producer call on real channels
+ * (Formats.*).
  */
 #include <kunit/test.h>
 #include <linux/kernel.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 
 #include "compat.h"
 #include "channel.h"
+#include "source.h"
+
+/* The kernel's, as kring_format_validate() wants it (kmod/format.c). */
+#define CHAR_SIGNED	is_signed_type(char)
 
 static const struct kring_format_field good_fields[] = {
 	{ "__u64", "seq", 0, 8, false },
 	{ "s32", "delta", 8, 4, true },
-	{ "char[4]", "tag", 12, 4, true },
+	{ "char[4]", "tag", 12, 4, CHAR_SIGNED },
 	{ "unsigned short", "port", 16, 2, false },
 };
 
@@ -256,9 +265,113 @@ static void format_bad_is_refused(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), c->err);
 }
 
+/* good_fields' layout, as a struct: what the macros describe. */
+struct format_test_body {
+	__u64 seq;
+	s32 delta;
+	char tag[4];
+	unsigned short port;
+	bool flag;
+	u8 pad;
+	pid_t pid;
+};
+
+/* At file scope: the macros give constant initializers. */
+static const struct kring_format_field macro_fields[] = {
+	KRING_FORMAT_FIELD(struct format_test_body, seq, __u64),
+	KRING_FORMAT_FIELD(struct format_test_body, delta, s32),
+	KRING_FORMAT_ARRAY(struct format_test_body, tag, char, 4),
+	KRING_FORMAT_FIELD(struct format_test_body, port, unsigned short),
+	KRING_FORMAT_FIELD(struct format_test_body, flag, bool),
+	KRING_FORMAT_FIELD(struct format_test_body, pad, u8),
+	KRING_FORMAT_FIELD(struct format_test_body, pid, pid_t),
+};
+
+/* The fields the macros wrote are the struct's, and they validate. */
+static void format_macros_take_the_struct(struct kunit *test)
+{
+	const struct kring_format_field *fl = macro_fields;
+	struct kring_format f = {
+		.name = "my_event",
+		.type = KRING_RECORD_SAMPLE,
+		.size = sizeof(struct format_test_body),
+		.fields = macro_fields,
+		.nr_fields = ARRAY_SIZE(macro_fields),
+	};
+	unsigned int i;
+
+	/* good_fields, written by hand, say the same of the first four. */
+	for (i = 0; i < ARRAY_SIZE(good_fields); i++) {
+		KUNIT_EXPECT_STREQ(test, fl[i].type, good_fields[i].type);
+		KUNIT_EXPECT_STREQ(test, fl[i].name, good_fields[i].name);
+		KUNIT_EXPECT_EQ(test, fl[i].offset, good_fields[i].offset);
+		KUNIT_EXPECT_EQ(test, fl[i].size, good_fields[i].size);
+		KUNIT_EXPECT_EQ(test, fl[i].is_signed, good_fields[i].is_signed);
+	}
+	KUNIT_EXPECT_STREQ(test, fl[3].type, "unsigned short");
+	KUNIT_EXPECT_EQ(test, fl[4].offset, offsetof(struct format_test_body, flag));
+	KUNIT_EXPECT_FALSE(test, fl[4].is_signed);
+	KUNIT_EXPECT_EQ(test, fl[6].offset, offsetof(struct format_test_body, pid));
+	KUNIT_EXPECT_EQ(test, fl[6].size, sizeof(pid_t));
+	KUNIT_EXPECT_TRUE(test, fl[6].is_signed);
+	KUNIT_EXPECT_EQ(test, kring_format_validate(&f), 0);
+}
+
+static int format_field_cmp(const void *a, const void *b)
+{
+	const struct kring_format_field *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/*
+ * One format of a source: it validates, and its fields, in offset order,
+ * cover [0, size) with no gap and no overlap. Its size is its struct's
+ * (sizeof() in the source) and its fields are the struct's members
+ * (KRING_FORMAT_FIELD()): a member missing from the table leaves a gap.
+ */
+static void format_check_covers(struct kunit *test, const char *source,
+				const struct kring_format *f)
+{
+	struct kring_format_field *sorted;
+	unsigned int i, end = 0;
+
+	KUNIT_EXPECT_EQ_MSG(test, kring_format_validate(f), 0, "%s: %s", source, f->name);
+	sorted = kunit_kmalloc_array(test, f->nr_fields, sizeof(*sorted), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sorted);
+	memcpy(sorted, f->fields, f->nr_fields * sizeof(*sorted));
+	sort(sorted, f->nr_fields, sizeof(*sorted), format_field_cmp, NULL);
+	for (i = 0; i < f->nr_fields; i++) {
+		KUNIT_EXPECT_EQ_MSG(test, sorted[i].offset, end, "%s: %s: before %s",
+				    source, f->name, sorted[i].name);
+		end = sorted[i].offset + sorted[i].size;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, end, f->size, "%s: %s: after the last field", source, f->name);
+}
+
+/* Every format of every built-in source covers its struct. */
+static void format_sources_cover_their_structs(struct kunit *test)
+{
+	const struct kring_format * const *fmt;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < KRING_SOURCE_MAX; i++) {
+		const struct kring_source_ops *src = kring_sources[i];
+
+		if (!src || !src->formats)
+			continue;
+		for (fmt = src->formats; *fmt; fmt++, n++)
+			format_check_covers(test, src->name, *fmt);
+	}
+	/* sched, timer, synthetic, the AUX tracer's packets */
+	KUNIT_EXPECT_EQ(test, n, 4);
+}
+
 static struct kunit_case format_cases[] = {
 	KUNIT_CASE(format_good_passes),
 	KUNIT_CASE_PARAM(format_bad_is_refused, bad_gen_params),
+	KUNIT_CASE(format_macros_take_the_struct),
+	KUNIT_CASE(format_sources_cover_their_structs),
 	{}
 };
 

@@ -27,7 +27,10 @@ and tools/kring/ must be in one row, and only one):
             module build (--kmod-build, the directory
             tools/dev/build-modules.sh prints) and of the user build
             (--user-build, $KRING_BUILD/user with libkring and the tool
-            built).
+            built);
+  cycles    no two files depend on each other, even in one layer: the
+            graph of the includes and the calls above (what uses an ops
+            table excepted, the one sanctioned way up) has no cycle.
 
 The user side has components too, the table between <!-- components: ./ -->
 and <!-- /components -->, one row per component:
@@ -48,7 +51,8 @@ Includes are resolved as above, then against the directories of the
 side's private files (ELSEWHERE): an include that only a build's extra
 include path or a relative path lets through still names its file.
 
-Prints every edge that goes up and exits 1 if there is one. With --graph,
+Prints every edge that goes up and every cycle, and exits 1 if there is
+one. With --graph,
 prints a side's graph instead (its includes, its calls, or its includes
 for graphviz), paths relative to the repository.
 
@@ -250,15 +254,95 @@ def call_edges(objs):
     return edges
 
 
-def check_calls(objs, files):
+def check_calls(calls, files):
+    """@calls: call_edges()."""
     errors = []
-    for f, uses in call_edges(objs).items():
+    for f, uses in calls.items():
         layer = files[f][0]
         for g, syms in sorted(uses.items()):
             glayer, table = files[g]
             if glayer > layer and not table:
                 errors.append(f"call up: {f} (layer {layer}) uses {g} (layer {glayer}): "
                               + " ".join(sorted(syms)[:5]))
+    return errors
+
+
+def components(edges):
+    """The strongly connected components of more than one node of the graph
+    @edges ({node: set of nodes}), each sorted: Tarjan's, iteratively."""
+    index, low, on, stack, sccs = {}, {}, set(), [], []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        return (v, iter(sorted(edges.get(v, ()))))
+
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [visit(root)]
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None and w not in index:
+                work.append(visit(w))
+            elif w is not None:
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    scc = []
+                    while not scc or scc[-1] != v:
+                        scc.append(stack.pop())
+                        on.discard(scc[-1])
+                    if len(scc) > 1:
+                        sccs.append(sorted(scc))
+    return sorted(sccs)
+
+
+def shortest_cycle(edges, scc):
+    """A shortest cycle from the first node of @scc back to it: [a, ..., a]."""
+    start, members = scc[0], set(scc)
+    prev, queue = {start: None}, [start]
+    for v in queue:
+        for w in sorted(edges.get(v, ())):
+            if w == start:
+                path = [start]
+                while v is not None:
+                    path.append(v)
+                    v = prev[v]
+                return path[::-1]
+            if w in members and w not in prev:
+                prev[w] = v
+                queue.append(w)
+    raise AssertionError(f"no cycle in {scc}")
+
+
+def check_cycles(files, includes, calls):
+    """One line per cycle of the include and call graph of @files: each
+    strongly connected component of more than one file, shown by one of
+    its shortest cycles. @includes: [(file, included)]; @calls:
+    call_edges(). What uses an ops table is no edge: the table is the way
+    up (a source's ops call the channel layer that calls them)."""
+    edges, why = {}, {}
+    for f, c in includes:
+        edges.setdefault(f, set()).add(c)
+        why.setdefault((f, c), "includes")
+    for f, uses in calls.items():
+        for g, syms in uses.items():
+            if not files[g][1]:
+                edges.setdefault(f, set()).add(g)
+                why[(f, g)] = "calls " + " ".join(sorted(syms)[:3])
+    errors = []
+    for scc in components(edges):
+        path = shortest_cycle(edges, scc)
+        steps = "".join(f" -> {b} ({why[(a, b)]})" for a, b in zip(path, path[1:]))
+        more = f" [{len(scc)} files: {' '.join(scc)}]" if len(scc) > len(path) - 1 else ""
+        errors.append(f"cycle: {path[0]}{steps}{more}")
     return errors
 
 
@@ -333,15 +417,18 @@ def main():
         return 0
     errors = []
     comps = read_components()
+    builds = {"kmod/": (args.kmod_build, kmod_objects), "./": (args.user_build, user_objects)}
     for root, files in tables.items():
         errors += covered(root, files)
         errors += check_includes(root, files)
         if root in comps:
             errors += check_components(root, files, comps[root])
-    if args.kmod_build:
-        errors += check_calls(kmod_objects(args.kmod_build, tables["kmod/"]), tables["kmod/"])
-    if args.user_build:
-        errors += check_calls(user_objects(args.user_build, tables["./"]), tables["./"])
+        build, objects = builds[root]
+        calls = {}
+        if build:
+            calls = call_edges(objects(build, files))
+            errors += check_calls(calls, files)
+        errors += check_cycles(files, include_edges(root, files), calls)
     for e in errors:
         print(e)
     return 1 if errors else 0

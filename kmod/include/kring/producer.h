@@ -111,6 +111,11 @@
 #define _KRING_PRODUCER_H
 
 #include <linux/types.h>
+#include <linux/build_bug.h>
+#include <linux/compiler.h>
+#include <linux/limits.h>
+#include <linux/stddef.h>
+#include <linux/stringify.h>
 #include <linux/kring.h>
 #include <kring/output.h>
 
@@ -184,8 +189,32 @@ int kring_channel_write_raw(struct kring_channel *ch, const void *raw, u32 size)
 
 /*
  * Describing your records (docs/PRODUCER.md): the layout of a record type
- * the channel carries, once, as ftrace describes a trace event; consumers
- * read it with KRING_IOC_GET_FORMATS and decode the fields by name.
+ * the channel carries, as ftrace describes a trace event; consumers read
+ * it with KRING_IOC_GET_FORMATS and decode the fields by name. The layout
+ * is the struct's: each field is KRING_FORMAT_FIELD() or
+ * KRING_FORMAT_ARRAY() of a member, which take offset, size and
+ * signedness from the compiler, never a number written by hand:
+ *
+ *	struct my_body {
+ *		__u64 seq;
+ *		__s32 delta;
+ *		char tag[4];
+ *	};
+ *
+ *	static const struct kring_format_field my_fields[] = {
+ *		KRING_FORMAT_FIELD(struct my_body, seq, __u64),
+ *		KRING_FORMAT_FIELD(struct my_body, delta, __s32),
+ *		KRING_FORMAT_ARRAY(struct my_body, tag, char, 4),
+ *	};
+ *
+ *	static const struct kring_format my_format = {
+ *		.name = "my_event",
+ *		.type = MY_RECORD_TYPE,
+ *		.size = sizeof(struct my_body),
+ *		.fields = my_fields,
+ *		.nr_fields = ARRAY_SIZE(my_fields),
+ *		.print_fmt = "\"seq=%llu\", REC->seq",
+ *	};
  */
 #define KRING_FORMAT_NAME_MAX	63	/* a name's characters */
 #define KRING_FORMAT_PRINT_MAX	1024	/* print fmt's characters */
@@ -200,7 +229,11 @@ int kring_channel_write_raw(struct kring_channel *ch, const void *raw, u32 size)
  * @name:	an identifier (not common_*, which ftrace reserves)
  * @offset:	bytes from the start of what the format describes
  * @size:	the type's size (times N for an array)
- * @is_signed:	the type's signedness
+ * @is_signed:	the type's signedness (char's is the kernel's: signed
+ *		before Linux 6.2 on x86, unsigned from then on, everywhere)
+ *
+ * Written with KRING_FORMAT_FIELD() or KRING_FORMAT_ARRAY() (below), which
+ * take all of it from a member of the struct the format describes.
  */
 struct kring_format_field {
 	const char *type;
@@ -231,6 +264,58 @@ struct kring_format {
 	unsigned int nr_fields;
 	const char *print_fmt;
 };
+
+/*
+ * A field too far into its struct for struct kring_format_field's u16
+ * offset and size fails the build.
+ */
+#define __KRING_FORMAT_FIT(_s, _member)						\
+	BUILD_BUG_ON_ZERO(offsetof(_s, _member) + sizeof_field(_s, _member) > U16_MAX)
+
+/**
+ * KRING_FORMAT_FIELD() - the struct kring_format_field of a member
+ * @_s:		the struct the format describes (struct my_body)
+ * @_member:	a member of @_s, not an array (KRING_FORMAT_ARRAY())
+ * @_type:	@_member's C type, as a type (__u32, unsigned long, pid_t),
+ *		one of those struct kring_format_field lists
+ *
+ * The field's name is @_member, its type @_type as spelt, its offset,
+ * size and signedness the compiler's: offsetof(), sizeof_field() and
+ * is_signed_type(), as ftrace's __field() derives an event's format. A
+ * @_type that is not @_member's (another size or signedness, an array, a
+ * pointer) fails the build; a spelling outside the list fails
+ * kring_channel_add_format().
+ */
+#define KRING_FORMAT_FIELD(_s, _member, _type) {				\
+	.type = #_type,								\
+	.name = #_member,							\
+	.offset = offsetof(_s, _member) + __KRING_FORMAT_FIT(_s, _member) +	\
+		  BUILD_BUG_ON_ZERO(!__same_type(((_s *)0)->_member, _type)),	\
+	.size = sizeof_field(_s, _member),					\
+	.is_signed = is_signed_type(_type),					\
+}
+
+/**
+ * KRING_FORMAT_ARRAY() - the struct kring_format_field of an array member
+ * @_s:		the struct the format describes
+ * @_member:	an array member of @_s
+ * @_type:	its element type, as for KRING_FORMAT_FIELD()
+ * @_n:		its element count: a number, or a macro that expands to one
+ *		(the type reads "@_type[@_n]")
+ *
+ * As KRING_FORMAT_FIELD(), ftrace's __array(): a member that is not an
+ * array of @_n @_type fails the build. Signedness is the element's, so a
+ * char array is signed only where the kernel's char is (not since Linux
+ * 6.2, built with -funsigned-char everywhere), as ftrace prints it.
+ */
+#define KRING_FORMAT_ARRAY(_s, _member, _type, _n) {				\
+	.type = #_type "[" __stringify(_n) "]",					\
+	.name = #_member,							\
+	.offset = offsetof(_s, _member) + __KRING_FORMAT_FIT(_s, _member) +	\
+		  BUILD_BUG_ON_ZERO(!__same_type(((_s *)0)->_member, _type[_n])), \
+	.size = sizeof_field(_s, _member),					\
+	.is_signed = is_signed_type(_type),					\
+}
 
 int kring_channel_add_format(struct kring_channel *ch, const struct kring_format *f);
 
