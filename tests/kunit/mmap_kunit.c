@@ -16,12 +16,12 @@
 
 #include "compat.h"
 #include "channel.h"
+#include "kunit_dev.h"
 
 #ifdef KRING_HAVE_KUNIT_VM_MMAP
 
 struct mmap_ctx {
-	struct file *file;
-	unsigned long scratch;	/* one anonymous page for ioctl arguments */
+	struct kunit_dev dev;
 };
 
 static int mmap_test_init(struct kunit *test)
@@ -29,20 +29,8 @@ static int mmap_test_init(struct kunit *test)
 	struct mmap_ctx *ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
-	ctx->file = filp_open("/dev/" KRING_DEVICE_NAME, O_RDWR, 0);
-	if (IS_ERR(ctx->file)) {
-		long err = PTR_ERR(ctx->file);
-
-		ctx->file = NULL;
-		test->priv = ctx;
-		kunit_skip(test, "cannot open /dev/kring: %ld", err);
-	}
-	ctx->scratch = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
-				     PROT_READ | PROT_WRITE,
-				     MAP_ANONYMOUS | MAP_PRIVATE, 0);
 	test->priv = ctx;
-	KUNIT_ASSERT_FALSE_MSG(test, !ctx->scratch || IS_ERR_VALUE(ctx->scratch),
-			       "no scratch mapping: %ld", (long)ctx->scratch);
+	kunit_dev_open(test, &ctx->dev);
 	return 0;
 }
 
@@ -50,24 +38,16 @@ static void mmap_test_exit(struct kunit *test)
 {
 	struct mmap_ctx *ctx = test->priv;
 
-	/* Mappings keep their own file and buffer references. */
-	if (ctx && ctx->file)
-		filp_close(ctx->file, NULL);
+	if (ctx)
+		kunit_dev_close(&ctx->dev);
 }
 
 /* Pass @len bytes at @arg to the channel's ioctl @cmd through user memory. */
 static long chan_ioctl(struct kunit *test, unsigned int cmd, void *arg, size_t len)
 {
 	struct mmap_ctx *ctx = test->priv;
-	void __user *uarg = (void __user *)ctx->scratch;
-	long ret;
 
-	if (len && copy_to_user(uarg, arg, len))
-		return -EFAULT;
-	ret = ctx->file->f_op->unlocked_ioctl(ctx->file, cmd, (unsigned long)uarg);
-	if (!ret && len && copy_from_user(arg, uarg, len))
-		return -EFAULT;
-	return ret;
+	return kunit_dev_ioctl(&ctx->dev, cmd, arg, len);
 }
 
 static void configure(struct kunit *test, u64 flags, u64 sample_type)
@@ -89,7 +69,7 @@ static unsigned long map(struct kunit *test, unsigned long pages, unsigned long 
 {
 	struct mmap_ctx *ctx = test->priv;
 
-	return kunit_vm_mmap(test, ctx->file, 0, pages * PAGE_SIZE, prot, flags,
+	return kunit_vm_mmap(test, ctx->dev.file, 0, pages * PAGE_SIZE, prot, flags,
 			     pgoff * PAGE_SIZE);
 }
 

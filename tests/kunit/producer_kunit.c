@@ -35,6 +35,7 @@
 #include "ring.h"
 #include "channel.h"
 #include "capture.h"
+#include "kunit_dev.h"
 
 #define GUARD_BYTE	0x5a
 #define TEST_TYPE	(KRING_RECORD_KRING_BASE + 0x301)
@@ -552,8 +553,7 @@ static struct kunit_suite producer_suite = {
 /* ---- channels of /dev/kring --------------------------------------------- */
 
 struct chan {
-	struct file *file;
-	unsigned long scratch;		/* one page for ioctl arguments */
+	struct kunit_dev dev;
 	unsigned long addr;		/* the control page */
 	u8 __user *data;
 	unsigned long data_size;
@@ -568,17 +568,7 @@ static int chan_init(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	test->priv = c;
-	c->file = filp_open("/dev/" KRING_DEVICE_NAME, O_RDWR, 0);
-	if (IS_ERR(c->file)) {
-		long err = PTR_ERR(c->file);
-
-		c->file = NULL;
-		kunit_skip(test, "cannot open /dev/kring: %ld", err);
-	}
-	c->scratch = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
-				   MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, !c->scratch || IS_ERR_VALUE(c->scratch),
-			       "no scratch mapping: %ld", (long)c->scratch);
+	kunit_dev_open(test, &c->dev);
 	return 0;
 }
 
@@ -588,23 +578,15 @@ static void chan_exit(struct kunit *test)
 
 	if (c && c->ch)
 		kring_channel_put(c->ch);
-	/* Mappings keep their own file and buffer references. */
-	if (c && c->file)
-		filp_close(c->file, NULL);
+	if (c)
+		kunit_dev_close(&c->dev);
 }
 
 static long chan_ioctl(struct kunit *test, unsigned int cmd, void *arg, size_t len)
 {
 	struct chan *c = test->priv;
-	void __user *uarg = (void __user *)c->scratch;
-	long ret;
 
-	if (len && copy_to_user(uarg, arg, len))
-		return -EFAULT;
-	ret = c->file->f_op->unlocked_ioctl(c->file, cmd, (unsigned long)uarg);
-	if (!ret && len && copy_from_user(arg, uarg, len))
-		return -EFAULT;
-	return ret;
+	return kunit_dev_ioctl(&c->dev, cmd, arg, len);
 }
 
 static u64 ctl_read(struct kunit *test, size_t off)
@@ -643,7 +625,7 @@ static void chan_setup(struct kunit *test, u64 type)
 	c->type = type;
 	KUNIT_ASSERT_EQ(test, chan_ioctl(test, KRING_IOC_CONFIGURE, &attr, sizeof(attr)), 0L);
 	c->data_size = MAX_RECORD_PAGES * PAGE_SIZE;
-	c->addr = kunit_vm_mmap(test, c->file, 0, PAGE_SIZE + c->data_size,
+	c->addr = kunit_vm_mmap(test, c->dev.file, 0, PAGE_SIZE + c->data_size,
 				PROT_READ | PROT_WRITE, MAP_SHARED, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(c->addr));
 	c->data = (u8 __user *)(c->addr + PAGE_SIZE);
@@ -1089,7 +1071,7 @@ static void producer_aux_bounds(struct kunit *test)
 	chan_setup(test, KRING_SAMPLE_TID);
 	ctl_write(test, CTL(aux_offset), PAGE_SIZE + c->data_size);
 	ctl_write(test, CTL(aux_size), aux_size);
-	aux_addr = kunit_vm_mmap(test, c->file, 0, aux_size, PROT_READ | PROT_WRITE,
+	aux_addr = kunit_vm_mmap(test, c->dev.file, 0, aux_size, PROT_READ | PROT_WRITE,
 				 MAP_SHARED, PAGE_SIZE + c->data_size);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(aux_addr));
 
@@ -1152,7 +1134,7 @@ static void producer_channel_get(struct kunit *test)
 	int fd, ofd, ret;
 
 	chan_setup(test, type);
-	KUNIT_EXPECT_PTR_EQ(test, c->ch, (struct kring_channel *)c->file->private_data);
+	KUNIT_EXPECT_PTR_EQ(test, c->ch, (struct kring_channel *)c->dev.file->private_data);
 	KUNIT_EXPECT_NULL(test, kring_channel_get(0));
 	KUNIT_EXPECT_NULL(test, kring_channel_get(U64_MAX));
 	KUNIT_EXPECT_NULL(test, kring_channel_get(c->id + (1ULL << 32)));
@@ -1161,7 +1143,7 @@ static void producer_channel_get(struct kunit *test)
 	/* A descriptor of this (kernel) thread's file table. */
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	KUNIT_ASSERT_GE(test, fd, 0);
-	fd_install(fd, get_file(c->file));
+	fd_install(fd, get_file(c->dev.file));
 	ch = kring_channel_get_fd(fd);
 	KUNIT_EXPECT_PTR_EQ(test, ch, c->ch);
 	KUNIT_EXPECT_NULL(test, __kring_channel_get_fd(fd, KRING_PRODUCER_API_VERSION + 1));
@@ -1246,7 +1228,7 @@ static void producer_channel_wakeup_per_poll(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, queued, 0U, "wakeups queued with no poll since the last");
 
 	/* A poll takes the wakeup in; the next record wakes it again. */
-	KUNIT_EXPECT_TRUE(test, vfs_poll(c->file, NULL) & EPOLLIN);
+	KUNIT_EXPECT_TRUE(test, vfs_poll(c->dev.file, NULL) & EPOLLIN);
 	local_irq_save(flags);
 	ret = kring_channel_write_sample(c->ch, &d);
 	queued = irq_work_is_pending(&c->ch->wakeup_work);
