@@ -214,13 +214,16 @@ struct kring_channel *kring_channel_out_unlink(struct kring_channel *ch);
 extern const struct file_operations kring_fops;
 
 /*
- * What this module accepts in a kring_attr (kring_attr_validate()). Masks
- * that grow with every version are the module's, not the ABI's: a consumer
- * asks KRING_IOC_QUERY_ABI's feature bits.
+ * What this module accepts in a kring_attr (kring_attr_validate()); the
+ * SAMPLE bits every source accepts (KRING_SAMPLE_CALLCHAIN only where the
+ * source can). Masks that grow with every version are the module's, not the
+ * ABI's: a consumer asks KRING_IOC_QUERY_ABI's feature bits. The uapi's
+ * KRING_ATTR_F_ALL, KRING_ATTR_F_CAPTURE_ALL and KRING_SAMPLE_SUPPORTED are
+ * these masks frozen at 1.0, deprecated.
  */
-#define KRING_ATTR_F_ALL		(KRING_ATTR_F_OVERWRITE | KRING_ATTR_F_MIRROR)
-#define KRING_ATTR_F_CAPTURE_ALL	(KRING_ATTR_F_INHERIT | KRING_ATTR_F_EXCLUDE_KERNEL)
-#define KRING_SAMPLE_SUPPORTED	(KRING_SAMPLE_IP | KRING_SAMPLE_TID |	\
+#define KRING_ATTR_F_ACCEPTED	(KRING_ATTR_F_OVERWRITE | KRING_ATTR_F_MIRROR |	\
+				 KRING_ATTR_F_INHERIT | KRING_ATTR_F_EXCLUDE_KERNEL)
+#define KRING_SAMPLE_ACCEPTED	(KRING_SAMPLE_IP | KRING_SAMPLE_TID |	\
 				 KRING_SAMPLE_TIME | KRING_SAMPLE_ID |	\
 				 KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | \
 				 KRING_SAMPLE_RAW | KRING_SAMPLE_IDENTIFIER | \

@@ -80,9 +80,9 @@ int kring_attr_validate(const struct kring_attr *attr)
 		return -EOPNOTSUPP;
 	if (!kring_clock_valid(attr->clockid))
 		return -EINVAL;
-	if (attr->flags & ~(KRING_ATTR_F_ALL | KRING_ATTR_F_CAPTURE_ALL))
+	if (attr->flags & ~KRING_ATTR_F_ACCEPTED)
 		return -EINVAL;
-	if (attr->sample_type & ~(KRING_SAMPLE_SUPPORTED | KRING_SAMPLE_CALLCHAIN))
+	if (attr->sample_type & ~(KRING_SAMPLE_ACCEPTED | KRING_SAMPLE_CALLCHAIN))
 		return -EINVAL;
 	if ((attr->sample_type & KRING_SAMPLE_CALLCHAIN) &&
 	    !kring_source_can(kring_sources[attr->source], KRING_SRC_CALLCHAIN))

@@ -62,12 +62,12 @@ static const u32 body_lens[] = {
 };
 
 /* Sample types: without RAW, RAW alone, RAW with every field, every bit. */
-#define ALL_FIELDS	(KRING_SAMPLE_SUPPORTED & ~KRING_SAMPLE_RAW)
+#define ALL_FIELDS	(KRING_SAMPLE_ACCEPTED & ~KRING_SAMPLE_RAW)
 static const u64 sample_types[] = {
 	KRING_SAMPLE_TID,
 	KRING_SAMPLE_RAW,
 	KRING_SAMPLE_RAW | KRING_SAMPLE_TID | KRING_SAMPLE_SEQ,
-	KRING_SAMPLE_SUPPORTED,
+	KRING_SAMPLE_ACCEPTED,
 	~0ULL,
 };
 
@@ -281,7 +281,7 @@ static void producer_sample_size_bounds(struct kunit *test)
 {
 	unsigned int i, j;
 
-	KUNIT_EXPECT_EQ(test, kring_sample_size(KRING_SAMPLE_SUPPORTED, KRING_SAMPLE_RAW_MAX),
+	KUNIT_EXPECT_EQ(test, kring_sample_size(KRING_SAMPLE_ACCEPTED, KRING_SAMPLE_RAW_MAX),
 			KRING_RECORD_MAX_SIZE);
 	for (i = 0; i < ARRAY_SIZE(sample_types); i++) {
 		for (j = 0; j < ARRAY_SIZE(raw_sizes); j++) {
@@ -413,7 +413,7 @@ static void producer_sample_bounds(struct kunit *test)
 	static const u64 types[] = {
 		KRING_SAMPLE_RAW,
 		KRING_SAMPLE_RAW | KRING_SAMPLE_TID | KRING_SAMPLE_SEQ,
-		KRING_SAMPLE_SUPPORTED,
+		KRING_SAMPLE_ACCEPTED,
 	};
 	const struct layout *l = test->param_value;
 	struct guarded_ring *gr = guarded_ring_new(test, l->scattered);

@@ -44,6 +44,12 @@ _Static_assert(KRING_RAW_PADDED(0) == 4 && KRING_RAW_PADDED(4) == 4 &&
 _Static_assert(KRING_RAW_PADDED(0xFFFFFFFDULL) == 0x100000004ULL, "RAW padding, wide");
 _Static_assert(KRING_SAMPLE_SEQ == 1ULL << 63, "SEQ is sample_type's top bit");
 
+/* Deprecated names keep their 1.0 values, frozen (docs/ARCHITECTURE.md). */
+_Static_assert(KRING_ATTR_F_ALL == 0x3ULL, "KRING_ATTR_F_ALL frozen at 1.0");
+_Static_assert(KRING_ATTR_F_CAPTURE_ALL == 0x300ULL, "KRING_ATTR_F_CAPTURE_ALL frozen at 1.0");
+_Static_assert(KRING_SAMPLE_SUPPORTED == 0x80000000000105c7ULL,
+	       "KRING_SAMPLE_SUPPORTED frozen at 1.0");
+
 /* AUX records: perf's PERF_RECORD_AUX and ITRACE_START bodies first. */
 _Static_assert(offsetof(struct kring_aux_record, aux_offset) == 8, "aux_offset offset");
 _Static_assert(offsetof(struct kring_aux_record, aux_size) == 16, "aux_size offset");

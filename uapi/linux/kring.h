@@ -27,19 +27,32 @@
  *
  * This header compiles as C (C89 with the kernel's __u types) and as C++.
  *
+ * What may change (docs/ARCHITECTURE.md, "The uapi: what may change"): a
+ * name this header has published stays, with its value and meaning. A name
+ * whose meaning moved stays as a deprecated alias, its comment saying
+ * "deprecated:" and what to use instead; it is never removed, and no
+ * removal is a reason for a new KRING_ABI_MAJOR. Names marked non-ABI (as
+ * perf marks PERF_TYPE_MAX) may change value. The one exemption: the test
+ * generators' payload names, never an interface (below).
+ *
  * Changes to this header since the ABI's first version (1.0):
  *
  *   - The test generators' payloads and configuration left this header for
  *     <linux/kring_test.h>, which is not installed: struct
  *     kring_synth_payload, kring_synth_byte(), kring_synth_checksum(),
  *     KRING_SYNTH_F_*, struct kring_aux_packet, KRING_AUX_PKT_* and
- *     KRING_AUX_SYNC_MAGIC. The records and packets the two sources write
- *     are unchanged, but code that used these names from <linux/kring.h>
- *     no longer compiles: an ABI change for anyone who used them, who may
- *     copy the definitions (they are not ABI and may change).
+ *     KRING_AUX_SYNC_MAGIC. They describe what two test generators write,
+ *     which may change with the module, so they are exempt from the rule
+ *     above and are not re-added here: a copy here would either freeze the
+ *     generators or go stale, and one defined in both headers would be a
+ *     second definition. The records and packets the two sources write are
+ *     unchanged; code that used these names from <linux/kring.h> includes
+ *     <linux/kring_test.h> from kring's source tree, or copies them. No
+ *     other name may leave this header this way.
  *   - KRING_ATTR_F_ALL, KRING_ATTR_F_CAPTURE_ALL and KRING_SAMPLE_SUPPORTED
- *     are gone: masks that grow with every version are the module's, not
- *     the ABI's (ask KRING_IOC_QUERY_ABI's feature bits instead).
+ *     are deprecated, frozen at their 1.0 values: masks that grow with every
+ *     version are the module's, not the ABI's (ask KRING_IOC_QUERY_ABI's
+ *     feature bits instead).
  *   - KRING_SOURCE_MAX is marked non-ABI, as perf marks PERF_TYPE_MAX: it
  *     grows with every source.
  *
@@ -273,6 +286,14 @@ struct kring_attr {
 #define KRING_ATTR_F_MIRROR		(1ULL << 1)	/* data pages mapped twice in a row */
 #define KRING_ATTR_F_INHERIT		(1ULL << 8)	/* follow children (pid != -1) */
 #define KRING_ATTR_F_EXCLUDE_KERNEL	(1ULL << 9)	/* timer: drop kernel-mode samples */
+
+/*
+ * deprecated: frozen at their 1.0 values, they do not grow with the flags a
+ * module accepts; check KRING_IOC_QUERY_ABI's feature bits for what a
+ * module offers (KRING_FEAT_OVERWRITE, _MIRROR, _CAPTURE, ...).
+ */
+#define KRING_ATTR_F_ALL		(KRING_ATTR_F_OVERWRITE | KRING_ATTR_F_MIRROR)
+#define KRING_ATTR_F_CAPTURE_ALL	(KRING_ATTR_F_INHERIT | KRING_ATTR_F_EXCLUDE_KERNEL)
 
 /*
  * kring_attr.clockid: the clock of TIME fields (every value is nanoseconds).
@@ -743,6 +764,18 @@ struct kring_itrace_start_record {
  * it or not.
  */
 #define KRING_SAMPLE_SEQ		(1ULL << 63)
+
+/*
+ * deprecated: frozen at its 1.0 value (without KRING_SAMPLE_CALLCHAIN); it
+ * does not grow with the fields a module writes. Check KRING_IOC_QUERY_ABI's
+ * feature bits for what a module offers, and kring_stats.sample_type for
+ * the fields a channel's records carry.
+ */
+#define KRING_SAMPLE_SUPPORTED	(KRING_SAMPLE_IP | KRING_SAMPLE_TID |	\
+				 KRING_SAMPLE_TIME | KRING_SAMPLE_ID |	\
+				 KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD | \
+				 KRING_SAMPLE_RAW | KRING_SAMPLE_IDENTIFIER | \
+				 KRING_SAMPLE_SEQ)
 
 /*
  * KRING_RECORD_SAMPLE body, perf's order, each field present when its bit
