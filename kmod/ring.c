@@ -1321,122 +1321,190 @@ void kring_output_discard(struct kring_output_handle *h)
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_discard);
 
-/* kring_output_write()'s record into the reservation of @h, and its end. */
-static void ring_write_handle(struct kring_output_handle *h,
-			      struct kring_record_header hdr,
-			      const void *body, unsigned int len)
+/*
+ * The one-call writes: a record stored whole by one call, with no handle
+ * between the reservation and the commit. Both go through one body,
+ * ring_write_rec(), with what differs as compile-time constants:
+ * @overwrite, the ring's mode, and @stamped: kring_output_write_stamped()
+ * (the ring's time read in the reservation loop and stored into the body
+ * at @time_off, the body in two pieces, zero padding, the record's
+ * sequence number as its last 8 bytes) or kring_output_write() (no ring
+ * time, the body in one piece, the padding zeroed). What a record holds
+ * besides its header is a struct ring_body; the inline path keeps it in
+ * registers, and the uncommon cases (losses to report first, no space, a
+ * reservation not in one piece, one to account) go out of line with its
+ * address, each one a tail call of the inline path.
+ */
+struct ring_body {
+	void *head;
+	const void *tail;
+	unsigned int head_len;
+	unsigned int tail_len;
+	unsigned int time_off;
+	bool stamped;
+	u64 *timep;
+	u64 seq;
+	u64 time;
+};
+
+/* The record's length before its padding: header, body, trailer. */
+static __always_inline unsigned int ring_body_end(const struct ring_body *b)
 {
-	/* In pieces; the end zeroes the rest. */
+	return sizeof(struct kring_record_header) + b->head_len + b->tail_len +
+	       (b->stamped ? sizeof(u64) : 0);
+}
+
+/*
+ * The record through the handle @h (its reservation, time and sequence
+ * number): the time into the head first, then the header, the body, the
+ * zero padding and the sequence number, and the end.
+ */
+static void ring_body_handle(struct kring_output_handle *h,
+			     struct kring_record_header hdr,
+			     const struct ring_body *b)
+{
+	if (b->stamped && b->time_off != KRING_WRITE_NO_TIME)
+		memcpy((char *)b->head + b->time_off, &h->time, sizeof(h->time));
+	if (b->timep)
+		*b->timep = h->time;
 	ring_write(h, &hdr, sizeof(hdr));
-	ring_write(h, body, len);
+	ring_write(h, b->head, b->head_len);
+	ring_write(h, b->tail, b->tail_len);
+	ring_write(h, NULL, hdr.size - ring_body_end(b));	/* zeroes */
+	if (b->stamped)
+		ring_write(h, &h->seq, sizeof(h->seq));
 	ring_end(h);
 }
 
 /*
- * The uncommon cases of kring_output_write() go out of line with at most
- * six arguments, each one a tail call of the inline path: the header
- * (@hdr, its size the record's, rounded up) stands for the type, the misc
- * bits and the size; the writer's nest level is read again from ->nest,
- * where writers that interrupted it left it. Nothing the inline path
- * computed lives across a call but @rb, across the copy of the body.
+ * With losses to report first (forward mode): the LOST record and the
+ * record in one reservation, through a handle. The writer's nest level is
+ * read again from ->nest, where writers that interrupted it left it.
  */
-
-/*
- * kring_output_write() with losses to report first (forward mode): the
- * LOST record and the record in one reservation, through a handle.
- */
-static noinline int ring_write_after_lost(struct kring_ring *rb, u64 seq, u64 time,
-					  struct kring_record_header hdr,
-					  const void *body, unsigned int len)
+static noinline int ring_body_after_lost(struct kring_ring *rb,
+					 struct kring_record_header hdr,
+					 void *head, unsigned int head_len,
+					 const void *tail, unsigned int tail_len,
+					 unsigned int time_off, u64 *timep,
+					 u64 seq, u64 time, bool stamped)
 {
+	const struct ring_body b = {
+		.head = head, .head_len = head_len, .tail = tail,
+		.tail_len = tail_len, .time_off = time_off,
+		.stamped = stamped, .timep = timep, .seq = seq, .time = time,
+	};
 	struct kring_output_handle h = { .rb = rb, .seq = seq, .time = time };
 	int err = ring_begin_lost(&h, READ_ONCE(rb->nest), hdr.size, time);
 
 	if (err)
 		return err;
-	ring_write_handle(&h, hdr, body, len);
+	ring_body_handle(&h, hdr, &b);
 	return 0;
 }
 
-/* kring_output_write() found no space (forward mode): a loss, timed now. */
-static noinline int ring_write_no_space(struct kring_ring *rb, u64 seq, u64 time)
-{
-	return ring_no_space(rb, seq, ring_lost_time(rb, time));
-}
-
 /*
- * kring_output_write() into a reservation at (masked) ring position @pos
- * that is not one piece (separate pages, as kring's tests build them, or
- * the wrap of an area not mapped twice).
- *
- * Return: 0.
+ * Into a reservation at (masked) ring position @pos that is not one piece
+ * (separate pages, as kring's tests build them, or the wrap of an area not
+ * mapped twice).
  */
-static noinline int ring_write_pieces(struct kring_ring *rb, unsigned long pos,
-				      struct kring_record_header hdr,
-				      const void *body, unsigned int len)
+static noinline int ring_body_pieces(struct kring_ring *rb, unsigned long pos,
+				     struct kring_record_header hdr,
+				     const struct ring_body *b)
 {
 	struct kring_output_handle h = {
 		.rb = rb, .rem = hdr.size, .rec_size = hdr.size,
+		.seq = b->seq, .time = b->time,
 	};
 
 	ring_handle_seek(&h, rb, pos);
 	h.rec_pos = pos;
-	ring_write_handle(&h, hdr, body, len);
+	ring_body_handle(&h, hdr, b);
 	return 0;
 }
 
 /*
- * The record of kring_output_write() into its accounted reservation at
- * ring position @pos, and its end: in place where the reservation is one
- * piece, as a channel's always is.
- *
- * Return: 0.
+ * The record into its accounted reservation at ring position @pos, and its
+ * commit: in place where the reservation is one piece, as a channel's
+ * always is. The body's parts are arguments: the inline path keeps them in
+ * registers, and builds a struct ring_body only to go out of line.
  */
-static __always_inline int ring_write_at(struct kring_ring *rb, unsigned long pos,
-					 struct kring_record_header hdr,
-					 const void *body, unsigned int len)
+static __always_inline int ring_body_at(struct kring_ring *rb, unsigned long pos,
+					struct kring_record_header hdr,
+					void *head, unsigned int head_len,
+					const void *tail, unsigned int tail_len,
+					unsigned int time_off, u64 *timep,
+					u64 seq, u64 time, const bool stamped)
 {
+	const unsigned int size = hdr.size;
 	char *addr;
 
 	pos &= rb->mask;
 	/* Without a contiguous area ->data_span is 0: in pieces too. */
-	if (unlikely(pos + hdr.size > rb->data_span))
-		return ring_write_pieces(rb, pos, hdr, body, len);
+	if (unlikely(pos + size > rb->data_span)) {
+		const struct ring_body b = {
+			.head = head, .head_len = head_len, .tail = tail,
+			.tail_len = tail_len, .time_off = time_off,
+			.stamped = stamped, .timep = timep, .seq = seq, .time = time,
+		};
+
+		return ring_body_pieces(rb, pos, hdr, &b);
+	}
 	addr = (char *)rb->data + pos;
+	if (stamped && time_off != KRING_WRITE_NO_TIME)
+		memcpy((char *)head + time_off, &time, sizeof(time));
+	if (timep)
+		*timep = time;
 	kring_irq_point(rb);
-	if (len & (KRING_RECORD_ALIGN - 1))	/* the padding: the last word */
-		memset(addr + hdr.size - KRING_RECORD_ALIGN, 0, KRING_RECORD_ALIGN);
+	/*
+	 * The padding, if any, is in the last word before the trailer:
+	 * zeroed first, stored over by the body where it is not padding.
+	 */
+	if (stamped)
+		memset(addr + size - 2 * sizeof(u64), 0, sizeof(u64));
+	else if (head_len & (KRING_RECORD_ALIGN - 1))
+		memset(addr + size - KRING_RECORD_ALIGN, 0, KRING_RECORD_ALIGN);
 	memcpy(addr, &hdr, sizeof(hdr));
-	kring_copy(addr + sizeof(hdr), body, len);
+	kring_copy(addr + sizeof(hdr), head, head_len);
+	if (stamped) {
+		kring_copy(addr + sizeof(hdr) + head_len, tail, tail_len);
+		memcpy(addr + size - sizeof(seq), &seq, sizeof(seq));
+	}
 	ring_commit(rb);
 	return 0;
 }
 
 /*
- * kring_output_write() after a reservation from @offset to @head that
- * counts for wakeup_events or crosses a slice boundary (backward mode):
- * its accounting, then the record.
+ * After a reservation from @offset to @head that counts for wakeup_events
+ * or crosses a slice boundary (backward mode): its accounting, then the
+ * record.
  */
-static noinline int ring_write_accounted(struct kring_ring *rb, unsigned long offset,
-					 unsigned long head,
-					 struct kring_record_header hdr,
-					 const void *body, unsigned int len)
+static noinline int ring_body_accounted(struct kring_ring *rb, unsigned long offset,
+					unsigned long head,
+					struct kring_record_header hdr,
+					const struct ring_body *b)
 {
 	bool overwrite = ring_overwrite(rb);
 
 	ring_reserved_slow(rb, overwrite, offset, head);
-	return ring_write_at(rb, overwrite ? head : offset, hdr, body, len);
+	return ring_body_at(rb, overwrite ? head : offset, hdr, b->head, b->head_len,
+			    b->tail, b->tail_len, b->time_off, b->timep, b->seq, b->time,
+			    b->stamped);
 }
 
 /*
- * kring_output_write() for one mode (@overwrite, a constant in each copy):
- * ring_begin() and ring_end() with the record stored in place between
- * them, and nothing in memory but the ring's own state.
+ * One one-call write for one mode (@overwrite) and one kind (@stamped),
+ * constants in each copy: ring_begin()'s steps and ring_end()'s with the
+ * record stored in place between them. @size is the record's, bounded by
+ * the caller (0 for one no record can have); @time the time of a loss
+ * (@stamped reads the ring's time in the reservation loop).
  */
-static __always_inline int ring_write_one(struct kring_ring *rb,
+static __always_inline int ring_write_rec(struct kring_ring *rb,
 					  struct kring_record_header hdr,
-					  const void *body, unsigned int len,
-					  unsigned int size, u64 time, bool overwrite)
+					  void *body, unsigned int body_len,
+					  const void *tail, unsigned int tail_len,
+					  unsigned int time_off, u64 *timep, u64 time,
+					  unsigned int size, const bool overwrite,
+					  const bool stamped)
 {
 	unsigned long offset, head;
 	unsigned int level;
@@ -1449,13 +1517,27 @@ static __always_inline int ring_write_one(struct kring_ring *rb,
 	hdr.size = size;
 
 	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
-		return ring_write_after_lost(rb, seq, time, hdr, body, len);
+		return ring_body_after_lost(rb, hdr, body, body_len, tail, tail_len,
+					    time_off, timep, seq, time, stamped);
 
-	if (unlikely(!ring_reserve(rb, size, overwrite, false, &offset, &head, &time)))
-		return ring_write_no_space(rb, seq, time);
-	if (unlikely(ring_reserved_uncommon(rb, overwrite, offset, head)))
-		return ring_write_accounted(rb, offset, head, hdr, body, len);
-	return ring_write_at(rb, overwrite ? head : offset, hdr, body, len);
+	/*
+	 * A stamped record's time is read in the reservation loop, as for
+	 * kring_output_begin(); the other carries none, and a lost one's time
+	 * is read when it is lost.
+	 */
+	if (unlikely(!ring_reserve(rb, size, overwrite, stamped, &offset, &head, &time)))
+		return ring_no_space(rb, seq, stamped ? time : ring_lost_time(rb, time));
+	if (unlikely(ring_reserved_uncommon(rb, overwrite, offset, head))) {
+		const struct ring_body b = {
+			.head = body, .head_len = body_len, .tail = tail,
+			.tail_len = tail_len, .time_off = time_off,
+			.stamped = stamped, .timep = timep, .seq = seq, .time = time,
+		};
+
+		return ring_body_accounted(rb, offset, head, hdr, &b);
+	}
+	return ring_body_at(rb, overwrite ? head : offset, hdr, body, body_len, tail,
+			    tail_len, time_off, timep, seq, time, stamped);
 }
 
 /**
@@ -1499,117 +1581,12 @@ int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
 	size = likely(len <= KRING_RECORD_MAX_SIZE - sizeof(struct kring_record_header)) ?
 	       len + sizeof(struct kring_record_header) : 0;
 	if (ring_overwrite(rb))
-		return ring_write_one(rb, hdr, body, len, size, time, true);
-	return ring_write_one(rb, hdr, body, len, size, time, false);
+		return ring_write_rec(rb, hdr, (void *)body, len, NULL, 0, KRING_WRITE_NO_TIME,
+				      NULL, time, size, true, false);
+	return ring_write_rec(rb, hdr, (void *)body, len, NULL, 0, KRING_WRITE_NO_TIME,
+			      NULL, time, size, false, false);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_write);
-
-/*
- * kring_output_write_stamped(): the record through the handle @h (its
- * reservation, time and sequence number): the time into @head at
- * @time_off first, then the header, @head, @tail, the zero padding to 8
- * bytes and the sequence number, and the end.
- */
-static void ring_stamped_handle(struct kring_output_handle *h,
-				struct kring_record_header hdr, void *head,
-				unsigned int head_len, const void *tail,
-				unsigned int tail_len, unsigned int time_off)
-{
-	unsigned int pad = hdr.size - 2 * sizeof(u64) - head_len - tail_len;
-
-	if (time_off != KRING_WRITE_NO_TIME)
-		memcpy((char *)head + time_off, &h->time, sizeof(h->time));
-	ring_write(h, &hdr, sizeof(hdr));
-	ring_write(h, head, head_len);
-	ring_write(h, tail, tail_len);
-	ring_write(h, NULL, pad);		/* zeroes */
-	ring_write(h, &h->seq, sizeof(h->seq));
-	ring_end(h);
-}
-
-/* kring_output_write_stamped() with losses to report first (forward mode). */
-static noinline int ring_stamped_after_lost(struct kring_ring *rb, u64 seq, u64 time,
-					    struct kring_record_header hdr, void *head,
-					    unsigned int head_len, const void *tail,
-					    unsigned int tail_len, unsigned int time_off,
-					    u64 *timep)
-{
-	struct kring_output_handle h = { .rb = rb, .seq = seq, .time = time };
-	int err = ring_begin_lost(&h, READ_ONCE(rb->nest), hdr.size, time);
-
-	if (err)
-		return err;
-	if (timep)
-		*timep = h.time;
-	ring_stamped_handle(&h, hdr, head, head_len, tail, tail_len, time_off);
-	return 0;
-}
-
-/* kring_output_write_stamped() into a reservation not in one piece. */
-static noinline void ring_stamped_pieces(struct kring_ring *rb, unsigned long pos,
-					 u64 seq, u64 time,
-					 struct kring_record_header hdr, void *head,
-					 unsigned int head_len, const void *tail,
-					 unsigned int tail_len, unsigned int time_off)
-{
-	struct kring_output_handle h = {
-		.rb = rb, .rem = hdr.size, .rec_size = hdr.size,
-		.seq = seq, .time = time,
-	};
-
-	ring_handle_seek(&h, rb, pos);
-	h.rec_pos = pos;
-	ring_stamped_handle(&h, hdr, head, head_len, tail, tail_len, time_off);
-}
-
-/* kring_output_write_stamped() for one mode (@overwrite, a constant in each copy). */
-static __always_inline int ring_stamped_one(struct kring_ring *rb,
-					    struct kring_record_header hdr, void *head,
-					    unsigned int head_len, const void *tail,
-					    unsigned int tail_len, unsigned int time_off,
-					    u64 *timep, unsigned int size, bool overwrite)
-{
-	unsigned long offset, end, pos;
-	unsigned int level;
-	u64 seq, time = 0;
-	char *addr;
-
-	seq = ring_enter_seq(rb, &level);
-	if (ring_size_refused(rb, size))
-		return ring_begin_refused(rb, level, size, seq, time);
-	size = round_up(size, KRING_RECORD_ALIGN);
-	hdr.size = size;
-
-	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
-		return ring_stamped_after_lost(rb, seq, time, hdr, head, head_len, tail,
-					       tail_len, time_off, timep);
-
-	/* The time is read in the reservation loop, as for kring_output_begin(). */
-	if (unlikely(!ring_reserve(rb, size, overwrite, true, &offset, &end, &time)))
-		return ring_no_space(rb, seq, time);
-	ring_reserved_account(rb, overwrite, offset, end);
-	if (timep)
-		*timep = time;
-
-	pos = (overwrite ? end : offset) & rb->mask;
-	if (unlikely(pos + size > rb->data_span)) {
-		ring_stamped_pieces(rb, pos, seq, time, hdr, head, head_len, tail,
-				    tail_len, time_off);
-		return 0;
-	}
-	addr = (char *)rb->data + pos;
-	if (time_off != KRING_WRITE_NO_TIME)
-		memcpy((char *)head + time_off, &time, sizeof(time));
-	kring_irq_point(rb);
-	/* The padding: the word before the sequence number, stored over after. */
-	memset(addr + size - 2 * sizeof(u64), 0, sizeof(u64));
-	memcpy(addr, &hdr, sizeof(hdr));
-	kring_copy(addr + sizeof(hdr), head, head_len);
-	kring_copy(addr + sizeof(hdr) + head_len, tail, tail_len);
-	memcpy(addr + size - sizeof(seq), &seq, sizeof(seq));
-	ring_commit(rb);
-	return 0;
-}
 
 /**
  * kring_output_write_stamped() - write one whole record of two pieces,
@@ -1658,10 +1635,10 @@ int kring_output_write_stamped(struct kring_ring *rb, u32 type, u16 misc,
 	size = likely(tail_len <= KRING_RECORD_MAX_SIZE) ?
 	       head_len + tail_len + 2 * sizeof(u64) : 0;
 	if (ring_overwrite(rb))
-		return ring_stamped_one(rb, hdr, head, head_len, tail, tail_len, time_off,
-					timep, size, true);
-	return ring_stamped_one(rb, hdr, head, head_len, tail, tail_len, time_off,
-				timep, size, false);
+		return ring_write_rec(rb, hdr, head, head_len, tail, tail_len, time_off,
+				      timep, 0, size, true, true);
+	return ring_write_rec(rb, hdr, head, head_len, tail, tail_len, time_off,
+			      timep, 0, size, false, true);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_write_stamped);
 
