@@ -1100,81 +1100,6 @@ static noinline int ring_begin_refused(struct kring_ring *rb,
 	return ring_begin_fail(rb, level, -E2BIG, seq, ring_lost_time(rb, time), NULL);
 }
 
-/*
- * kring_output_begin() for one mode (@overwrite, a constant in each copy):
- * nothing but @h, @rb, the position and the size lives across the clock
- * call; the nest level a failure after the reservation loop needs is read
- * again from ->nest, where writers that interrupted us left it.
- */
-static __always_inline int ring_begin(struct kring_output_handle *h,
-				      struct kring_ring *rb, unsigned int size,
-				      u64 time, bool overwrite)
-{
-	unsigned long offset, head;
-	unsigned int level;
-
-	/*
-	 * With a ring clock, the one clock read is the one inside the
-	 * reservation loop (a failure before it reads the clock for its LOST
-	 * record's time): the clock costs as much as the rest of a small
-	 * record. The handle's time is set on success only (ring_reserved()).
-	 */
-	h->rb = rb;
-	h->seq = ring_enter_seq(rb, &level);
-
-	if (ring_size_refused(rb, size))
-		return ring_begin_refused(rb, level, size, h->seq, time);
-	size = round_up(size, KRING_RECORD_ALIGN);
-
-	/* Losses to report first: a LOST record goes in the same reservation. */
-	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
-		return ring_begin_lost(h, level, size, time);
-
-	if (unlikely(!ring_reserve(rb, size, overwrite, true, &offset, &head, &time)))
-		return ring_no_space(rb, h->seq, time);
-	return ring_reserved(h, rb, overwrite, offset, head, size, size, time);
-}
-
-/* kring_output_begin(), inline for kring_output_write() too. */
-static __always_inline int ring_begin_any(struct kring_output_handle *h,
-					  struct kring_ring *rb, unsigned int size,
-					  u64 time)
-{
-	lockdep_assert_preemption_disabled();
-
-	if (kring_ring_overwrite(rb))
-		return ring_begin(h, rb, size, time, true);
-	return ring_begin(h, rb, size, time, false);
-}
-
-/**
- * kring_output_begin() - reserve space for one record
- * @h:		handle to fill in
- * @rb:		the ring
- * @size:	the whole record, header included; rounded up to 8 bytes
- * @time:	the record's timestamp (reported in LOST records if lost)
- *
- * Must be called with preemption disabled, on the one CPU that writes @rb
- * (see ring.h); may nest in any context on that CPU. On success the
- * caller writes exactly the record (the header first, with size
- * @h->rec_size, e.g. via kring_output_header()) with kring_output_copy()
- * and finishes with kring_output_end() or kring_output_discard().
- *
- * Every call takes a sequence number (@h->seq) whether it succeeds or not;
- * a failure is counted in one lost_* counter and reported in the next
- * KRING_RECORD_LOST record (forward mode), and needs no end call.
- *
- * Return: 0; -ENOSPC if the consumer has not freed enough space (forward
- * mode), -E2BIG if @size is larger than the ring can ever hold (or
- * smaller than a header), -EAGAIN if the ring is paused.
- */
-int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
-		       unsigned int size, u64 time)
-{
-	return ring_begin_any(h, rb, size, time);
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_output_begin);
-
 /**
  * kring_output_copy() - write the next @len bytes of the record
  * @h:		handle from a successful kring_output_begin()
@@ -1316,7 +1241,7 @@ EXPORT_SYMBOL_IF_KUNIT(kring_output_discard);
 /*
  * The one-call writes: a record stored whole by one call, with no handle
  * between the reservation and the commit. Both go through one body,
- * ring_write_rec(), with what differs as compile-time constants:
+ * ring_output(), with what differs as compile-time constants:
  * @overwrite, the ring's mode, and @stamped: kring_output_write_stamped()
  * (the ring's time read in the reservation loop and stored into the body
  * at @time_off, the body in two pieces, zero padding, the record's
@@ -1375,22 +1300,14 @@ static void ring_body_handle(struct kring_output_handle *h,
  */
 static noinline int ring_body_after_lost(struct kring_ring *rb,
 					 struct kring_record_header hdr,
-					 void *head, unsigned int head_len,
-					 const void *tail, unsigned int tail_len,
-					 unsigned int time_off, u64 *timep,
-					 u64 seq, u64 time, bool stamped)
+					 const struct ring_body *b)
 {
-	const struct ring_body b = {
-		.head = head, .head_len = head_len, .tail = tail,
-		.tail_len = tail_len, .time_off = time_off,
-		.stamped = stamped, .timep = timep, .seq = seq, .time = time,
-	};
-	struct kring_output_handle h = { .rb = rb, .seq = seq, .time = time };
-	int err = ring_begin_lost(&h, READ_ONCE(rb->nest), hdr.size, time);
+	struct kring_output_handle h = { .rb = rb, .seq = b->seq, .time = b->time };
+	int err = ring_begin_lost(&h, READ_ONCE(rb->nest), hdr.size, b->time);
 
 	if (err)
 		return err;
-	ring_body_handle(&h, hdr, &b);
+	ring_body_handle(&h, hdr, b);
 	return 0;
 }
 
@@ -1483,54 +1400,119 @@ static noinline int ring_body_accounted(struct kring_ring *rb, unsigned long off
 			    b->stamped);
 }
 
+/* What a write through ring_output() is. */
+enum ring_kind {
+	RING_BEGIN,	/* kring_output_begin(): a reservation for a handle */
+	RING_WRITE,	/* kring_output_write(): no ring time, no trailer */
+	RING_STAMPED,	/* kring_output_write_stamped() */
+};
+
 /*
- * One one-call write for one mode (@overwrite) and one kind (@stamped),
- * constants in each copy: ring_begin()'s steps and ring_end()'s with the
- * record stored in place between them. @size is the record's, bounded by
- * the caller (0 for one no record can have); @time the time of a loss
- * (@stamped reads the ring's time in the reservation loop).
+ * The one writer body: every record kring writes goes through it, for one
+ * mode (@overwrite) and one @kind, constants in each copy. It takes the
+ * record's sequence number, bounds its @size (0 for one no record can
+ * have), reserves it (with a LOST record first when losses wait to be
+ * reported), and then either points @h at the reservation (RING_BEGIN,
+ * whose writer stores the record and ends it) or stores the record in
+ * place and commits it. @time is the time of a loss; RING_BEGIN and
+ * RING_STAMPED read the ring's time in the reservation loop, where
+ * timestamps cannot go backwards in position order however writers nest.
+ * Nothing but @rb, @h, the position and the record's parts lives across
+ * the clock call; the nest level a failure after the reservation loop
+ * needs is read again from ->nest, where writers that interrupted us left
+ * it.
  */
-static __always_inline int ring_write_rec(struct kring_ring *rb,
-					  struct kring_record_header hdr,
-					  void *body, unsigned int body_len,
-					  const void *tail, unsigned int tail_len,
-					  unsigned int time_off, u64 *timep, u64 time,
-					  unsigned int size, const bool overwrite,
-					  const bool stamped)
+static __always_inline int ring_output(struct kring_ring *rb, struct kring_output_handle *h,
+				       struct kring_record_header hdr,
+				       void *body, unsigned int body_len,
+				       const void *tail, unsigned int tail_len,
+				       unsigned int time_off, u64 *timep, u64 time,
+				       unsigned int size, const bool overwrite,
+				       const enum ring_kind kind)
 {
+	const bool stamp = kind != RING_WRITE;
 	unsigned long offset, head;
 	unsigned int level;
 	u64 seq;
 
 	seq = ring_enter_seq(rb, &level);
+	if (kind == RING_BEGIN) {
+		h->rb = rb;
+		h->seq = seq;
+	}
 	if (ring_size_refused(rb, size))
 		return ring_begin_refused(rb, level, size, seq, time);
 	size = round_up(size, KRING_RECORD_ALIGN);
 	hdr.size = size;
 
-	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
-		return ring_body_after_lost(rb, hdr, body, body_len, tail, tail_len,
-					    time_off, timep, seq, time, stamped);
+	/* Losses to report first: a LOST record goes in the same reservation. */
+	if (!overwrite && unlikely(local_read(&rb->lost_pending))) {
+		const struct ring_body b = {
+			.head = body, .head_len = body_len, .tail = tail,
+			.tail_len = tail_len, .time_off = time_off,
+			.stamped = kind == RING_STAMPED, .timep = timep,
+			.seq = seq, .time = time,
+		};
 
-	/*
-	 * A stamped record's time is read in the reservation loop, as for
-	 * kring_output_begin(); the other carries none, and a lost one's time
-	 * is read when it is lost.
-	 */
-	if (unlikely(!ring_reserve(rb, size, overwrite, stamped, &offset, &head, &time)))
-		return ring_no_space(rb, seq, stamped ? time : ring_lost_time(rb, time));
+		if (kind == RING_BEGIN)
+			return ring_begin_lost(h, level, size, time);
+		return ring_body_after_lost(rb, hdr, &b);
+	}
+
+	/* A handle keeps the number: not live across the clock call. */
+	if (unlikely(!ring_reserve(rb, size, overwrite, stamp, &offset, &head, &time)))
+		return ring_no_space(rb, kind == RING_BEGIN ? h->seq : seq,
+				     stamp ? time : ring_lost_time(rb, time));
+	if (kind == RING_BEGIN)
+		return ring_reserved(h, rb, overwrite, offset, head, size, size, time);
 	if (unlikely(ring_reserved_uncommon(rb, overwrite, offset, head))) {
 		const struct ring_body b = {
 			.head = body, .head_len = body_len, .tail = tail,
 			.tail_len = tail_len, .time_off = time_off,
-			.stamped = stamped, .timep = timep, .seq = seq, .time = time,
+			.stamped = kind == RING_STAMPED, .timep = timep,
+			.seq = seq, .time = time,
 		};
 
 		return ring_body_accounted(rb, offset, head, hdr, &b);
 	}
 	return ring_body_at(rb, overwrite ? head : offset, hdr, body, body_len, tail,
-			    tail_len, time_off, timep, seq, time, stamped);
+			    tail_len, time_off, timep, seq, time, kind == RING_STAMPED);
 }
+
+/**
+ * kring_output_begin() - reserve space for one record
+ * @h:		handle to fill in
+ * @rb:		the ring
+ * @size:	the whole record, header included; rounded up to 8 bytes
+ * @time:	the record's timestamp (reported in LOST records if lost)
+ *
+ * Must be called with preemption disabled, on the one CPU that writes @rb
+ * (see ring.h); may nest in any context on that CPU. On success the
+ * caller writes exactly the record (the header first, with size
+ * @h->rec_size, e.g. via kring_output_header()) with kring_output_copy()
+ * and finishes with kring_output_end() or kring_output_discard().
+ *
+ * Every call takes a sequence number (@h->seq) whether it succeeds or not;
+ * a failure is counted in one lost_* counter and reported in the next
+ * KRING_RECORD_LOST record (forward mode), and needs no end call.
+ *
+ * Return: 0; -ENOSPC if the consumer has not freed enough space (forward
+ * mode), -E2BIG if @size is larger than the ring can ever hold (or
+ * smaller than a header), -EAGAIN if the ring is paused.
+ */
+int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
+		       unsigned int size, u64 time)
+{
+	const struct kring_record_header hdr = { 0 };
+
+	lockdep_assert_preemption_disabled();
+	if (kring_ring_overwrite(rb))
+		return ring_output(rb, h, hdr, NULL, 0, NULL, 0, KRING_WRITE_NO_TIME, NULL,
+				   time, size, true, RING_BEGIN);
+	return ring_output(rb, h, hdr, NULL, 0, NULL, 0, KRING_WRITE_NO_TIME, NULL,
+			   time, size, false, RING_BEGIN);
+}
+EXPORT_SYMBOL_IF_KUNIT(kring_output_begin);
 
 /**
  * kring_output_write() - write one whole record: a header and its body
@@ -1573,10 +1555,10 @@ int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
 	size = likely(len <= KRING_RECORD_MAX_SIZE - sizeof(struct kring_record_header)) ?
 	       len + sizeof(struct kring_record_header) : 0;
 	if (kring_ring_overwrite(rb))
-		return ring_write_rec(rb, hdr, (void *)body, len, NULL, 0, KRING_WRITE_NO_TIME,
-				      NULL, time, size, true, false);
-	return ring_write_rec(rb, hdr, (void *)body, len, NULL, 0, KRING_WRITE_NO_TIME,
-			      NULL, time, size, false, false);
+		return ring_output(rb, NULL, hdr, (void *)body, len, NULL, 0,
+				   KRING_WRITE_NO_TIME, NULL, time, size, true, RING_WRITE);
+	return ring_output(rb, NULL, hdr, (void *)body, len, NULL, 0,
+			   KRING_WRITE_NO_TIME, NULL, time, size, false, RING_WRITE);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_write);
 
@@ -1627,10 +1609,10 @@ int kring_output_write_stamped(struct kring_ring *rb, u32 type, u16 misc,
 	size = likely(tail_len <= KRING_RECORD_MAX_SIZE) ?
 	       head_len + tail_len + 2 * sizeof(u64) : 0;
 	if (kring_ring_overwrite(rb))
-		return ring_write_rec(rb, hdr, head, head_len, tail, tail_len, time_off,
-				      timep, 0, size, true, true);
-	return ring_write_rec(rb, hdr, head, head_len, tail, tail_len, time_off,
-			      timep, 0, size, false, true);
+		return ring_output(rb, NULL, hdr, head, head_len, tail, tail_len,
+				   time_off, timep, 0, size, true, RING_STAMPED);
+	return ring_output(rb, NULL, hdr, head, head_len, tail, tail_len,
+			   time_off, timep, 0, size, false, RING_STAMPED);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_write_stamped);
 
