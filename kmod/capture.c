@@ -958,7 +958,7 @@ void kring_capture_release(struct kring_capture *cap)
  * lost by the ring core. RAW's size is bounded before any arithmetic, as
  * for a producer module: above KRING_SAMPLE_RAW_MAX kring_sample_size()
  * answers 0, which the begin refuses (-E2BIG, counted in lost_too_big),
- * and kring_sample_write() writes only what its reservation was checked
+ * and kring_output_write_sample() writes only what its reservation was checked
  * to hold. Then the buffer's timestamp floor is raised
  * (kring_floor_advance(); docs/CAPTURE.md): always on a call without a
  * record, after a record on a bound channel or with a clock synchronised
@@ -979,7 +979,8 @@ void kring_capture_emit(struct kring_capture *cap, struct kring_sample_data *d)
 	if (d) {
 		d->id = ch->id;
 		/* -EINVAL: a source's RAW data without an address */
-		WARN_ON_ONCE(kring_sample_write(&buf->ring, ch->attr.sample_type, d) == -EINVAL);
+		WARN_ON_ONCE(kring_output_write_sample(&buf->ring, ch->attr.sample_type,
+						       d) == -EINVAL);
 	}
 	if (!d || cap->cpu >= 0 || ch->attr.clockid != KRING_CLOCK_LOCAL)
 		kring_floor_advance(&buf->ring);

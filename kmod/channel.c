@@ -575,7 +575,7 @@ static noinline int channel_write_sample_locked(struct kring_buffer *buf, u64 ty
 
 	if (!kring_producer_lock(buf, &flags))
 		return -EBUSY;
-	ret = kring_sample_write(&buf->ring, type, data);
+	ret = kring_output_write_sample(&buf->ring, type, data);
 	raw_spin_unlock_irqrestore(&buf->write_lock, flags);
 	return ret;
 }
@@ -587,19 +587,17 @@ static __always_inline int channel_write_sample(struct kring_channel *ch, u64 ty
 	int ret;
 
 	/*
-	 * RAW's address first, whatever the channel's state. Its size is
-	 * bounded in kring_sample_write(), before its arithmetic: beyond
-	 * KRING_SAMPLE_RAW_MAX the record is refused as too big.
+	 * RAW's address and size are checked in kring_output_write_sample(),
+	 * before its arithmetic: beyond KRING_SAMPLE_RAW_MAX the record is
+	 * refused as too big.
 	 */
-	if (unlikely((type & KRING_SAMPLE_RAW) && data->raw_size && !data->raw))
-		return -EINVAL;
 	data->id = ch->id;
 	ret = kring_channel_wbuf(ch, &buf);
 	if (ret)
 		return ret;
 	if (unlikely(READ_ONCE(buf->lock_producers)))
 		return channel_write_sample_locked(buf, type, data);
-	return kring_sample_write(&buf->ring, type, data);
+	return kring_output_write_sample(&buf->ring, type, data);
 }
 
 /**

@@ -127,14 +127,6 @@
 #define SLOT_ACTIVE	1UL	/* the half writers add to */
 #define SLOT_BUSY	2UL	/* a collector owns the other half */
 
-/* backward-mode checkpoint slice: 1/KRING_OVW_SLICES of the data area */
-#define OVW_SLICE_SHIFT	4
-
-static inline bool ring_overwrite(const struct kring_ring *rb)
-{
-	return rb->flags & KRING_RING_OVERWRITE;
-}
-
 #ifdef __KERNEL__
 u64 kring_clock_ns(void)
 {
@@ -473,7 +465,7 @@ static void ring_wakeup_issue(struct kring_ring *rb)
  */
 static noinline void ring_wakeup_eval(struct kring_ring *rb, unsigned long head)
 {
-	bool overwrite = ring_overwrite(rb);
+	bool overwrite = kring_ring_overwrite(rb);
 	unsigned long written = overwrite ? -head : head;
 	unsigned long cfg = READ_ONCE(rb->wake_cfg);
 	unsigned long wm, gen, stamp, lo, len;
@@ -1004,7 +996,7 @@ static noinline int ring_begin_fail(struct kring_ring *rb, unsigned int level,
 				    const struct kring_lost_acc *lost)
 {
 	ring_mark_counts(rb);	/* a lost_* counter moved */
-	if (!ring_overwrite(rb)) {
+	if (!kring_ring_overwrite(rb)) {
 		struct kring_lost_acc acc = { 0 }, self;
 
 		if (lost)
@@ -1107,81 +1099,6 @@ static noinline int ring_begin_refused(struct kring_ring *rb,
 	local64_inc(&rb->lost_too_big);
 	return ring_begin_fail(rb, level, -E2BIG, seq, ring_lost_time(rb, time), NULL);
 }
-
-/*
- * kring_output_begin() for one mode (@overwrite, a constant in each copy):
- * nothing but @h, @rb, the position and the size lives across the clock
- * call; the nest level a failure after the reservation loop needs is read
- * again from ->nest, where writers that interrupted us left it.
- */
-static __always_inline int ring_begin(struct kring_output_handle *h,
-				      struct kring_ring *rb, unsigned int size,
-				      u64 time, bool overwrite)
-{
-	unsigned long offset, head;
-	unsigned int level;
-
-	/*
-	 * With a ring clock, the one clock read is the one inside the
-	 * reservation loop (a failure before it reads the clock for its LOST
-	 * record's time): the clock costs as much as the rest of a small
-	 * record. The handle's time is set on success only (ring_reserved()).
-	 */
-	h->rb = rb;
-	h->seq = ring_enter_seq(rb, &level);
-
-	if (ring_size_refused(rb, size))
-		return ring_begin_refused(rb, level, size, h->seq, time);
-	size = round_up(size, KRING_RECORD_ALIGN);
-
-	/* Losses to report first: a LOST record goes in the same reservation. */
-	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
-		return ring_begin_lost(h, level, size, time);
-
-	if (unlikely(!ring_reserve(rb, size, overwrite, true, &offset, &head, &time)))
-		return ring_no_space(rb, h->seq, time);
-	return ring_reserved(h, rb, overwrite, offset, head, size, size, time);
-}
-
-/* kring_output_begin(), inline for kring_output_write() too. */
-static __always_inline int ring_begin_any(struct kring_output_handle *h,
-					  struct kring_ring *rb, unsigned int size,
-					  u64 time)
-{
-	lockdep_assert_preemption_disabled();
-
-	if (ring_overwrite(rb))
-		return ring_begin(h, rb, size, time, true);
-	return ring_begin(h, rb, size, time, false);
-}
-
-/**
- * kring_output_begin() - reserve space for one record
- * @h:		handle to fill in
- * @rb:		the ring
- * @size:	the whole record, header included; rounded up to 8 bytes
- * @time:	the record's timestamp (reported in LOST records if lost)
- *
- * Must be called with preemption disabled, on the one CPU that writes @rb
- * (see ring.h); may nest in any context on that CPU. On success the
- * caller writes exactly the record (the header first, with size
- * @h->rec_size, e.g. via kring_output_header()) with kring_output_copy()
- * and finishes with kring_output_end() or kring_output_discard().
- *
- * Every call takes a sequence number (@h->seq) whether it succeeds or not;
- * a failure is counted in one lost_* counter and reported in the next
- * KRING_RECORD_LOST record (forward mode), and needs no end call.
- *
- * Return: 0; -ENOSPC if the consumer has not freed enough space (forward
- * mode), -E2BIG if @size is larger than the ring can ever hold (or
- * smaller than a header), -EAGAIN if the ring is paused.
- */
-int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
-		       unsigned int size, u64 time)
-{
-	return ring_begin_any(h, rb, size, time);
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_output_begin);
 
 /**
  * kring_output_copy() - write the next @len bytes of the record
@@ -1321,142 +1238,281 @@ void kring_output_discard(struct kring_output_handle *h)
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_discard);
 
-/* kring_output_write()'s record into the reservation of @h, and its end. */
-static void ring_write_handle(struct kring_output_handle *h,
-			      struct kring_record_header hdr,
-			      const void *body, unsigned int len)
+/*
+ * The one-call writes: a record stored whole by one call, with no handle
+ * between the reservation and the commit. Both go through one body,
+ * ring_output(), with what differs as compile-time constants:
+ * @overwrite, the ring's mode, and @stamped: kring_output_write_stamped()
+ * (the ring's time read in the reservation loop and stored into the body
+ * at @time_off, the body in two pieces, zero padding, the record's
+ * sequence number as its last 8 bytes) or kring_output_write() (no ring
+ * time, the body in one piece, the padding zeroed). What a record holds
+ * besides its header is a struct ring_body; the inline path keeps it in
+ * registers, and the uncommon cases (losses to report first, no space, a
+ * reservation not in one piece, one to account) go out of line with its
+ * address, each one a tail call of the inline path.
+ */
+struct ring_body {
+	void *head;
+	const void *tail;
+	unsigned int head_len;
+	unsigned int tail_len;
+	unsigned int time_off;
+	bool stamped;
+	u64 *timep;
+	u64 seq;
+	u64 time;
+};
+
+/* The record's length before its padding: header, body, trailer. */
+static __always_inline unsigned int ring_body_end(const struct ring_body *b)
 {
-	/* In pieces; the end zeroes the rest. */
+	return sizeof(struct kring_record_header) + b->head_len + b->tail_len +
+	       (b->stamped ? sizeof(u64) : 0);
+}
+
+/*
+ * The record through the handle @h (its reservation, time and sequence
+ * number): the time into the head first, then the header, the body, the
+ * zero padding and the sequence number, and the end.
+ */
+static void ring_body_handle(struct kring_output_handle *h,
+			     struct kring_record_header hdr,
+			     const struct ring_body *b)
+{
+	if (b->stamped && b->time_off != KRING_WRITE_NO_TIME)
+		memcpy((char *)b->head + b->time_off, &h->time, sizeof(h->time));
+	if (b->timep)
+		*b->timep = h->time;
 	ring_write(h, &hdr, sizeof(hdr));
-	ring_write(h, body, len);
+	ring_write(h, b->head, b->head_len);
+	ring_write(h, b->tail, b->tail_len);
+	ring_write(h, NULL, hdr.size - ring_body_end(b));	/* zeroes */
+	if (b->stamped)
+		ring_write(h, &h->seq, sizeof(h->seq));
 	ring_end(h);
 }
 
 /*
- * The uncommon cases of kring_output_write() go out of line with at most
- * six arguments, each one a tail call of the inline path: the header
- * (@hdr, its size the record's, rounded up) stands for the type, the misc
- * bits and the size; the writer's nest level is read again from ->nest,
- * where writers that interrupted it left it. Nothing the inline path
- * computed lives across a call but @rb, across the copy of the body.
+ * With losses to report first (forward mode): the LOST record and the
+ * record in one reservation, through a handle. The writer's nest level is
+ * read again from ->nest, where writers that interrupted it left it.
  */
-
-/*
- * kring_output_write() with losses to report first (forward mode): the
- * LOST record and the record in one reservation, through a handle.
- */
-static noinline int ring_write_after_lost(struct kring_ring *rb, u64 seq, u64 time,
-					  struct kring_record_header hdr,
-					  const void *body, unsigned int len)
+static noinline int ring_body_after_lost(struct kring_ring *rb,
+					 struct kring_record_header hdr,
+					 const struct ring_body *b)
 {
-	struct kring_output_handle h = { .rb = rb, .seq = seq, .time = time };
-	int err = ring_begin_lost(&h, READ_ONCE(rb->nest), hdr.size, time);
+	struct kring_output_handle h = { .rb = rb, .seq = b->seq, .time = b->time };
+	int err = ring_begin_lost(&h, READ_ONCE(rb->nest), hdr.size, b->time);
 
 	if (err)
 		return err;
-	ring_write_handle(&h, hdr, body, len);
+	ring_body_handle(&h, hdr, b);
 	return 0;
 }
 
-/* kring_output_write() found no space (forward mode): a loss, timed now. */
-static noinline int ring_write_no_space(struct kring_ring *rb, u64 seq, u64 time)
-{
-	return ring_no_space(rb, seq, ring_lost_time(rb, time));
-}
-
 /*
- * kring_output_write() into a reservation at (masked) ring position @pos
- * that is not one piece (separate pages, as kring's tests build them, or
- * the wrap of an area not mapped twice).
- *
- * Return: 0.
+ * Into a reservation at (masked) ring position @pos that is not one piece
+ * (separate pages, as kring's tests build them, or the wrap of an area not
+ * mapped twice).
  */
-static noinline int ring_write_pieces(struct kring_ring *rb, unsigned long pos,
-				      struct kring_record_header hdr,
-				      const void *body, unsigned int len)
+static noinline int ring_body_pieces(struct kring_ring *rb, unsigned long pos,
+				     struct kring_record_header hdr,
+				     const struct ring_body *b)
 {
 	struct kring_output_handle h = {
 		.rb = rb, .rem = hdr.size, .rec_size = hdr.size,
+		.seq = b->seq, .time = b->time,
 	};
 
 	ring_handle_seek(&h, rb, pos);
 	h.rec_pos = pos;
-	ring_write_handle(&h, hdr, body, len);
+	ring_body_handle(&h, hdr, b);
 	return 0;
 }
 
 /*
- * The record of kring_output_write() into its accounted reservation at
- * ring position @pos, and its end: in place where the reservation is one
- * piece, as a channel's always is.
- *
- * Return: 0.
+ * The record into its accounted reservation at ring position @pos, and its
+ * commit: in place where the reservation is one piece, as a channel's
+ * always is. The body's parts are arguments: the inline path keeps them in
+ * registers, and builds a struct ring_body only to go out of line.
  */
-static __always_inline int ring_write_at(struct kring_ring *rb, unsigned long pos,
-					 struct kring_record_header hdr,
-					 const void *body, unsigned int len)
+static __always_inline int ring_body_at(struct kring_ring *rb, unsigned long pos,
+					struct kring_record_header hdr,
+					void *head, unsigned int head_len,
+					const void *tail, unsigned int tail_len,
+					unsigned int time_off, u64 *timep,
+					u64 seq, u64 time, const bool stamped)
 {
+	const unsigned int size = hdr.size;
 	char *addr;
 
 	pos &= rb->mask;
 	/* Without a contiguous area ->data_span is 0: in pieces too. */
-	if (unlikely(pos + hdr.size > rb->data_span))
-		return ring_write_pieces(rb, pos, hdr, body, len);
+	if (unlikely(pos + size > rb->data_span)) {
+		const struct ring_body b = {
+			.head = head, .head_len = head_len, .tail = tail,
+			.tail_len = tail_len, .time_off = time_off,
+			.stamped = stamped, .timep = timep, .seq = seq, .time = time,
+		};
+
+		return ring_body_pieces(rb, pos, hdr, &b);
+	}
 	addr = (char *)rb->data + pos;
+	if (stamped && time_off != KRING_WRITE_NO_TIME)
+		memcpy((char *)head + time_off, &time, sizeof(time));
+	if (timep)
+		*timep = time;
 	kring_irq_point(rb);
-	if (len & (KRING_RECORD_ALIGN - 1))	/* the padding: the last word */
-		memset(addr + hdr.size - KRING_RECORD_ALIGN, 0, KRING_RECORD_ALIGN);
+	/*
+	 * The padding, if any, is in the last word before the trailer:
+	 * zeroed first, stored over by the body where it is not padding.
+	 */
+	if (stamped)
+		memset(addr + size - 2 * sizeof(u64), 0, sizeof(u64));
+	else if (head_len & (KRING_RECORD_ALIGN - 1))
+		memset(addr + size - KRING_RECORD_ALIGN, 0, KRING_RECORD_ALIGN);
 	memcpy(addr, &hdr, sizeof(hdr));
-	kring_copy(addr + sizeof(hdr), body, len);
+	kring_copy(addr + sizeof(hdr), head, head_len);
+	if (stamped) {
+		kring_copy(addr + sizeof(hdr) + head_len, tail, tail_len);
+		memcpy(addr + size - sizeof(seq), &seq, sizeof(seq));
+	}
 	ring_commit(rb);
 	return 0;
 }
 
 /*
- * kring_output_write() after a reservation from @offset to @head that
- * counts for wakeup_events or crosses a slice boundary (backward mode):
- * its accounting, then the record.
+ * After a reservation from @offset to @head that counts for wakeup_events
+ * or crosses a slice boundary (backward mode): its accounting, then the
+ * record.
  */
-static noinline int ring_write_accounted(struct kring_ring *rb, unsigned long offset,
-					 unsigned long head,
-					 struct kring_record_header hdr,
-					 const void *body, unsigned int len)
+static noinline int ring_body_accounted(struct kring_ring *rb, unsigned long offset,
+					unsigned long head,
+					struct kring_record_header hdr,
+					const struct ring_body *b)
 {
-	bool overwrite = ring_overwrite(rb);
+	bool overwrite = kring_ring_overwrite(rb);
 
 	ring_reserved_slow(rb, overwrite, offset, head);
-	return ring_write_at(rb, overwrite ? head : offset, hdr, body, len);
+	return ring_body_at(rb, overwrite ? head : offset, hdr, b->head, b->head_len,
+			    b->tail, b->tail_len, b->time_off, b->timep, b->seq, b->time,
+			    b->stamped);
 }
 
+/* What a write through ring_output() is. */
+enum ring_kind {
+	RING_BEGIN,	/* kring_output_begin(): a reservation for a handle */
+	RING_WRITE,	/* kring_output_write(): no ring time, no trailer */
+	RING_STAMPED,	/* kring_output_write_stamped() */
+};
+
 /*
- * kring_output_write() for one mode (@overwrite, a constant in each copy):
- * ring_begin() and ring_end() with the record stored in place between
- * them, and nothing in memory but the ring's own state.
+ * The one writer body: every record kring writes goes through it, for one
+ * mode (@overwrite) and one @kind, constants in each copy. It takes the
+ * record's sequence number, bounds its @size (0 for one no record can
+ * have), reserves it (with a LOST record first when losses wait to be
+ * reported), and then either points @h at the reservation (RING_BEGIN,
+ * whose writer stores the record and ends it) or stores the record in
+ * place and commits it. @time is the time of a loss; RING_BEGIN and
+ * RING_STAMPED read the ring's time in the reservation loop, where
+ * timestamps cannot go backwards in position order however writers nest.
+ * Nothing but @rb, @h, the position and the record's parts lives across
+ * the clock call; the nest level a failure after the reservation loop
+ * needs is read again from ->nest, where writers that interrupted us left
+ * it.
  */
-static __always_inline int ring_write_one(struct kring_ring *rb,
-					  struct kring_record_header hdr,
-					  const void *body, unsigned int len,
-					  unsigned int size, u64 time, bool overwrite)
+static __always_inline int ring_output(struct kring_ring *rb, struct kring_output_handle *h,
+				       struct kring_record_header hdr,
+				       void *body, unsigned int body_len,
+				       const void *tail, unsigned int tail_len,
+				       unsigned int time_off, u64 *timep, u64 time,
+				       unsigned int size, const bool overwrite,
+				       const enum ring_kind kind)
 {
+	const bool stamp = kind != RING_WRITE;
 	unsigned long offset, head;
 	unsigned int level;
 	u64 seq;
 
 	seq = ring_enter_seq(rb, &level);
+	if (kind == RING_BEGIN) {
+		h->rb = rb;
+		h->seq = seq;
+	}
 	if (ring_size_refused(rb, size))
 		return ring_begin_refused(rb, level, size, seq, time);
 	size = round_up(size, KRING_RECORD_ALIGN);
 	hdr.size = size;
 
-	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
-		return ring_write_after_lost(rb, seq, time, hdr, body, len);
+	/* Losses to report first: a LOST record goes in the same reservation. */
+	if (!overwrite && unlikely(local_read(&rb->lost_pending))) {
+		const struct ring_body b = {
+			.head = body, .head_len = body_len, .tail = tail,
+			.tail_len = tail_len, .time_off = time_off,
+			.stamped = kind == RING_STAMPED, .timep = timep,
+			.seq = seq, .time = time,
+		};
 
-	if (unlikely(!ring_reserve(rb, size, overwrite, false, &offset, &head, &time)))
-		return ring_write_no_space(rb, seq, time);
-	if (unlikely(ring_reserved_uncommon(rb, overwrite, offset, head)))
-		return ring_write_accounted(rb, offset, head, hdr, body, len);
-	return ring_write_at(rb, overwrite ? head : offset, hdr, body, len);
+		if (kind == RING_BEGIN)
+			return ring_begin_lost(h, level, size, time);
+		return ring_body_after_lost(rb, hdr, &b);
+	}
+
+	/* A handle keeps the number: not live across the clock call. */
+	if (unlikely(!ring_reserve(rb, size, overwrite, stamp, &offset, &head, &time)))
+		return ring_no_space(rb, kind == RING_BEGIN ? h->seq : seq,
+				     stamp ? time : ring_lost_time(rb, time));
+	if (kind == RING_BEGIN)
+		return ring_reserved(h, rb, overwrite, offset, head, size, size, time);
+	if (unlikely(ring_reserved_uncommon(rb, overwrite, offset, head))) {
+		const struct ring_body b = {
+			.head = body, .head_len = body_len, .tail = tail,
+			.tail_len = tail_len, .time_off = time_off,
+			.stamped = kind == RING_STAMPED, .timep = timep,
+			.seq = seq, .time = time,
+		};
+
+		return ring_body_accounted(rb, offset, head, hdr, &b);
+	}
+	return ring_body_at(rb, overwrite ? head : offset, hdr, body, body_len, tail,
+			    tail_len, time_off, timep, seq, time, kind == RING_STAMPED);
 }
+
+/**
+ * kring_output_begin() - reserve space for one record
+ * @h:		handle to fill in
+ * @rb:		the ring
+ * @size:	the whole record, header included; rounded up to 8 bytes
+ * @time:	the record's timestamp (reported in LOST records if lost)
+ *
+ * Must be called with preemption disabled, on the one CPU that writes @rb
+ * (see ring.h); may nest in any context on that CPU. On success the
+ * caller writes exactly the record (the header first, with size
+ * @h->rec_size, e.g. via kring_output_header()) with kring_output_copy()
+ * and finishes with kring_output_end() or kring_output_discard().
+ *
+ * Every call takes a sequence number (@h->seq) whether it succeeds or not;
+ * a failure is counted in one lost_* counter and reported in the next
+ * KRING_RECORD_LOST record (forward mode), and needs no end call.
+ *
+ * Return: 0; -ENOSPC if the consumer has not freed enough space (forward
+ * mode), -E2BIG if @size is larger than the ring can ever hold (or
+ * smaller than a header), -EAGAIN if the ring is paused.
+ */
+int kring_output_begin(struct kring_output_handle *h, struct kring_ring *rb,
+		       unsigned int size, u64 time)
+{
+	const struct kring_record_header hdr = { 0 };
+
+	lockdep_assert_preemption_disabled();
+	if (kring_ring_overwrite(rb))
+		return ring_output(rb, h, hdr, NULL, 0, NULL, 0, KRING_WRITE_NO_TIME, NULL,
+				   time, size, true, RING_BEGIN);
+	return ring_output(rb, h, hdr, NULL, 0, NULL, 0, KRING_WRITE_NO_TIME, NULL,
+			   time, size, false, RING_BEGIN);
+}
+EXPORT_SYMBOL_IF_KUNIT(kring_output_begin);
 
 /**
  * kring_output_write() - write one whole record: a header and its body
@@ -1498,118 +1554,13 @@ int kring_output_write(struct kring_ring *rb, u32 type, u16 misc,
 	/* The bound first: only then is the header added. */
 	size = likely(len <= KRING_RECORD_MAX_SIZE - sizeof(struct kring_record_header)) ?
 	       len + sizeof(struct kring_record_header) : 0;
-	if (ring_overwrite(rb))
-		return ring_write_one(rb, hdr, body, len, size, time, true);
-	return ring_write_one(rb, hdr, body, len, size, time, false);
+	if (kring_ring_overwrite(rb))
+		return ring_output(rb, NULL, hdr, (void *)body, len, NULL, 0,
+				   KRING_WRITE_NO_TIME, NULL, time, size, true, RING_WRITE);
+	return ring_output(rb, NULL, hdr, (void *)body, len, NULL, 0,
+			   KRING_WRITE_NO_TIME, NULL, time, size, false, RING_WRITE);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_write);
-
-/*
- * kring_output_write_stamped(): the record through the handle @h (its
- * reservation, time and sequence number): the time into @head at
- * @time_off first, then the header, @head, @tail, the zero padding to 8
- * bytes and the sequence number, and the end.
- */
-static void ring_stamped_handle(struct kring_output_handle *h,
-				struct kring_record_header hdr, void *head,
-				unsigned int head_len, const void *tail,
-				unsigned int tail_len, unsigned int time_off)
-{
-	unsigned int pad = hdr.size - 2 * sizeof(u64) - head_len - tail_len;
-
-	if (time_off != KRING_WRITE_NO_TIME)
-		memcpy((char *)head + time_off, &h->time, sizeof(h->time));
-	ring_write(h, &hdr, sizeof(hdr));
-	ring_write(h, head, head_len);
-	ring_write(h, tail, tail_len);
-	ring_write(h, NULL, pad);		/* zeroes */
-	ring_write(h, &h->seq, sizeof(h->seq));
-	ring_end(h);
-}
-
-/* kring_output_write_stamped() with losses to report first (forward mode). */
-static noinline int ring_stamped_after_lost(struct kring_ring *rb, u64 seq, u64 time,
-					    struct kring_record_header hdr, void *head,
-					    unsigned int head_len, const void *tail,
-					    unsigned int tail_len, unsigned int time_off,
-					    u64 *timep)
-{
-	struct kring_output_handle h = { .rb = rb, .seq = seq, .time = time };
-	int err = ring_begin_lost(&h, READ_ONCE(rb->nest), hdr.size, time);
-
-	if (err)
-		return err;
-	if (timep)
-		*timep = h.time;
-	ring_stamped_handle(&h, hdr, head, head_len, tail, tail_len, time_off);
-	return 0;
-}
-
-/* kring_output_write_stamped() into a reservation not in one piece. */
-static noinline void ring_stamped_pieces(struct kring_ring *rb, unsigned long pos,
-					 u64 seq, u64 time,
-					 struct kring_record_header hdr, void *head,
-					 unsigned int head_len, const void *tail,
-					 unsigned int tail_len, unsigned int time_off)
-{
-	struct kring_output_handle h = {
-		.rb = rb, .rem = hdr.size, .rec_size = hdr.size,
-		.seq = seq, .time = time,
-	};
-
-	ring_handle_seek(&h, rb, pos);
-	h.rec_pos = pos;
-	ring_stamped_handle(&h, hdr, head, head_len, tail, tail_len, time_off);
-}
-
-/* kring_output_write_stamped() for one mode (@overwrite, a constant in each copy). */
-static __always_inline int ring_stamped_one(struct kring_ring *rb,
-					    struct kring_record_header hdr, void *head,
-					    unsigned int head_len, const void *tail,
-					    unsigned int tail_len, unsigned int time_off,
-					    u64 *timep, unsigned int size, bool overwrite)
-{
-	unsigned long offset, end, pos;
-	unsigned int level;
-	u64 seq, time = 0;
-	char *addr;
-
-	seq = ring_enter_seq(rb, &level);
-	if (ring_size_refused(rb, size))
-		return ring_begin_refused(rb, level, size, seq, time);
-	size = round_up(size, KRING_RECORD_ALIGN);
-	hdr.size = size;
-
-	if (!overwrite && unlikely(local_read(&rb->lost_pending)))
-		return ring_stamped_after_lost(rb, seq, time, hdr, head, head_len, tail,
-					       tail_len, time_off, timep);
-
-	/* The time is read in the reservation loop, as for kring_output_begin(). */
-	if (unlikely(!ring_reserve(rb, size, overwrite, true, &offset, &end, &time)))
-		return ring_no_space(rb, seq, time);
-	ring_reserved_account(rb, overwrite, offset, end);
-	if (timep)
-		*timep = time;
-
-	pos = (overwrite ? end : offset) & rb->mask;
-	if (unlikely(pos + size > rb->data_span)) {
-		ring_stamped_pieces(rb, pos, seq, time, hdr, head, head_len, tail,
-				    tail_len, time_off);
-		return 0;
-	}
-	addr = (char *)rb->data + pos;
-	if (time_off != KRING_WRITE_NO_TIME)
-		memcpy((char *)head + time_off, &time, sizeof(time));
-	kring_irq_point(rb);
-	/* The padding: the word before the sequence number, stored over after. */
-	memset(addr + size - 2 * sizeof(u64), 0, sizeof(u64));
-	memcpy(addr, &hdr, sizeof(hdr));
-	kring_copy(addr + sizeof(hdr), head, head_len);
-	kring_copy(addr + sizeof(hdr) + head_len, tail, tail_len);
-	memcpy(addr + size - sizeof(seq), &seq, sizeof(seq));
-	ring_commit(rb);
-	return 0;
-}
 
 /**
  * kring_output_write_stamped() - write one whole record of two pieces,
@@ -1657,11 +1608,11 @@ int kring_output_write_stamped(struct kring_ring *rb, u32 type, u16 misc,
 	/* The bounds first: only then are the header and the number added. */
 	size = likely(tail_len <= KRING_RECORD_MAX_SIZE) ?
 	       head_len + tail_len + 2 * sizeof(u64) : 0;
-	if (ring_overwrite(rb))
-		return ring_stamped_one(rb, hdr, head, head_len, tail, tail_len, time_off,
-					timep, size, true);
-	return ring_stamped_one(rb, hdr, head, head_len, tail, tail_len, time_off,
-				timep, size, false);
+	if (kring_ring_overwrite(rb))
+		return ring_output(rb, NULL, hdr, head, head_len, tail, tail_len,
+				   time_off, timep, 0, size, true, RING_STAMPED);
+	return ring_output(rb, NULL, hdr, head, head_len, tail, tail_len,
+			   time_off, timep, 0, size, false, RING_STAMPED);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_output_write_stamped);
 
@@ -1687,7 +1638,7 @@ bool kring_ring_flush_lost(struct kring_ring *rb)
 	bool done = true;
 
 	lockdep_assert_preemption_disabled();
-	if (ring_overwrite(rb) || !local_read(&rb->lost_pending))
+	if (kring_ring_overwrite(rb) || !local_read(&rb->lost_pending))
 		return true;
 
 	level = ring_get_handle(&h);
@@ -1718,324 +1669,3 @@ out:
 	return done && !local_read(&rb->lost_pending);
 }
 EXPORT_SYMBOL_IF_KUNIT(kring_ring_flush_lost);
-
-/* Zero the counters and their figures in the control page. */
-static void ring_clear_counts(struct kring_ring *rb)
-{
-	struct kring_ctl_page *ctl = rb->ctl;
-
-	rb->seq_base = local64_read(&rb->seq);
-	local64_set(&rb->records_written, 0);
-	local64_set(&rb->records_discarded, 0);
-	local64_set(&rb->lost_no_space, 0);
-	local64_set(&rb->lost_too_big, 0);
-	local64_set(&rb->lost_paused, 0);
-	local64_set(&rb->wakeups, 0);
-	local64_set(&rb->nested, 0);
-	WRITE_ONCE(rb->ovw_est, 0);
-	memset(rb->ovw_ckpt, 0, sizeof(rb->ovw_ckpt));
-	WRITE_ONCE(rb->counts_dirty, 0);
-
-	WRITE_ONCE(ctl->records_written, 0);
-	WRITE_ONCE(ctl->records_discarded, 0);
-	WRITE_ONCE(ctl->lost_no_space, 0);
-	WRITE_ONCE(ctl->lost_too_big, 0);
-	WRITE_ONCE(ctl->lost_paused, 0);
-	WRITE_ONCE(ctl->lost_overwritten, 0);
-	WRITE_ONCE(ctl->wakeups, 0);
-	WRITE_ONCE(ctl->wakeup_time, 0);
-}
-
-/* Zero the positions, the counters and the live figures of the ctl page. */
-static void ring_clear(struct kring_ring *rb)
-{
-	struct kring_ctl_page *ctl = rb->ctl;
-
-	local_set(&rb->head, 0);
-	rb->nest = 0;
-#ifdef KRING_RING_CHECK_CPU
-	rb->writer_cpu = -1;
-#endif
-	local64_set(&rb->seq, 0);
-	local_set(&rb->wakeup_pos, 0);
-	local_set(&rb->wakeup_gen, 0);
-	rb->wakeup_seen = 0;
-	WRITE_ONCE(rb->wake_lo, 0);
-	local_set(&rb->wake_len, 0);	/* the first publication sets it */
-	local_set(&rb->events, 0);
-	local_set(&rb->lost_pending, 0);
-	local64_set(&rb->lost_deep, 0);
-	memset(rb->lost_slots, 0, sizeof(rb->lost_slots));
-	ring_clear_counts(rb);
-
-	WRITE_ONCE(ctl->timestamp_floor, 0);
-	WRITE_ONCE(ctl->data_tail, 0);
-	WRITE_ONCE(ctl->data_head, 0);
-	rb->pub_head = 0;
-}
-
-/* ->size_limit for ->max_record, paused or not */
-static unsigned int ring_size_limit(const struct kring_ring *rb, bool paused)
-{
-	return paused ? 0 : rb->max_record - sizeof(struct kring_record_header) + 1;
-}
-
-/**
- * kring_ring_init() - set up a ring over allocated pages
- * @rb:		the ring (its contents are overwritten)
- * @ctl:	the control page, zeroed
- * @data_pages:	@nr_pages kernel addresses of zeroed data pages; the array
- *		must outlive the ring. Pages that follow each other in the
- *		kernel's address space (a vmalloc() or vmap() area) make the
- *		data area one piece: a record is then one memcpy() but where
- *		it wraps, and nowhere with KRING_RING_MIRRORED.
- * @nr_pages:	a power of two
- * @flags:	KRING_RING_OVERWRITE for backward, overwritable writing;
- *		KRING_RING_MIRRORED if the area of @data_pages is followed
- *		by a second mapping of the same pages (-EINVAL if the pages
- *		do not follow each other, or if the two mappings span more
- *		than 4 GiB, as a handle counts them in 32 bits)
- * @id:		the id LOST records carry
- *
- * Fills in the control page's version, size, data_offset (one page: the
- * data follows the control page in the mapping), data_size, flags and
- * need_wakeup (1: wake the consumer, as perf does), and leaves perf's time
- * and capability fields to the caller (but sets
- * KRING_CAP_BIT0_IS_DEPRECATED, as perf always does). Wakes at half the
- * data area by default, see kring_ring_set_wakeup(). @rb->wakeup is
- * NULL: set it afterwards.
- *
- * Return: 0, or -EINVAL for a bad argument.
- */
-int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
-		    void **data_pages, unsigned int nr_pages,
-		    unsigned int flags, u64 id)
-{
-	unsigned long data_size;
-	unsigned int i;
-
-	if (!ctl || !data_pages || !is_power_of_2(nr_pages) ||
-	    (flags & ~(KRING_RING_OVERWRITE | KRING_RING_MIRRORED)))
-		return -EINVAL;
-	data_size = (unsigned long)nr_pages << PAGE_SHIFT;
-	if (data_size >> PAGE_SHIFT != nr_pages)
-		return -EINVAL;
-
-	memset(rb, 0, sizeof(*rb));
-	rb->ctl = ctl;
-	rb->data_pages = data_pages;
-	rb->data = data_pages[0];
-	for (i = 1; i < nr_pages; i++)
-		if (data_pages[i] != (char *)data_pages[0] + i * PAGE_SIZE)
-			rb->data = NULL;
-	if ((flags & KRING_RING_MIRRORED) && !rb->data)
-		return -EINVAL;
-	if (rb->data)
-		rb->data_span = (flags & KRING_RING_MIRRORED) ? 2 * data_size : data_size;
-	/* The handle counts the bytes of one piece in 32 bits (->size). */
-	if (rb->data_span > UINT_MAX)
-		return -EINVAL;
-	rb->nr_pages = nr_pages;
-	rb->data_size = data_size;
-	rb->mask = data_size - 1;
-	rb->flags = flags;
-	rb->id = id;
-	rb->ovw_shift = ilog2(data_size) - OVW_SLICE_SHIFT;
-	/*
-	 * Forward mode: a record must leave room for the LOST record that
-	 * may have to precede it, or a loss could block every later record.
-	 */
-	if (flags & KRING_RING_OVERWRITE)
-		rb->max_record = min_t(unsigned long, KRING_RECORD_MAX_SIZE,
-				       data_size);
-	else
-		rb->max_record = min_t(unsigned long, KRING_RECORD_MAX_SIZE,
-				       data_size - KRING_LOST_RECORD_SIZE);
-	rb->size_limit = ring_size_limit(rb, false);
-	kring_ring_set_wakeup(rb, 0, 0);	/* the default: half the ring */
-
-	ring_clear(rb);
-	ctl->version = KRING_CTL_VERSION;
-	ctl->compat_version = 0;
-	ctl->size = KRING_CTL_SIZE_VER2;
-	ctl->capabilities |= KRING_CAP_BIT0_IS_DEPRECATED;
-	ctl->data_offset = PAGE_SIZE;
-	ctl->data_size = data_size;
-	ctl->flags = (flags & KRING_RING_OVERWRITE) ? KRING_CTL_F_OVERWRITE : 0;
-	ctl->need_wakeup = 1;
-	return 0;
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_ring_init);
-
-/**
- * kring_ring_reset() - empty the ring and zero its counters
- * @rb:	the ring
- *
- * Only while no writer runs and the data area is not mapped: zeroes the
- * positions, the sequence numbers, every counter and pending loss, the
- * control page's live figures and data_head/data_tail, and the data
- * pages (backward-mode readers rely on never-written space reading as
- * zero). Keeps the configuration (mode, pause, wake-up settings).
- */
-void kring_ring_reset(struct kring_ring *rb)
-{
-	unsigned int i;
-
-	ring_clear(rb);
-	for (i = 0; i < rb->nr_pages; i++)
-		memset(rb->data_pages[i], 0, PAGE_SIZE);
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_ring_reset);
-
-/**
- * kring_ring_reset_counters() - zero the counters, keep the contents
- * @rb:	the ring
- *
- * Only while no writer runs; the ring may be mapped. Zeroes the counters
- * and their figures in the control page; sequence numbers continue (so
- * "produced" restarts from the next one), positions and data stay, and
- * losses not yet reported in a LOST record will still be reported.
- */
-void kring_ring_reset_counters(struct kring_ring *rb)
-{
-	ring_clear_counts(rb);
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_ring_reset_counters);
-
-/**
- * kring_ring_set_paused() - stop or resume output
- * @rb:		the ring
- * @paused:	true: every kring_output_begin() fails with -EAGAIN and
- *		counts lost_paused; false: output resumes
- *
- * Any CPU, any time; callers serialize calls for one ring. Writers already
- * past the check finish their record: a caller that needs the ring quiet
- * must wait for them (KRING_IOC_PAUSE_OUTPUT waits a grace period: writers
- * run with preemption disabled).
- * Mirrors the state in the control page's KRING_CTL_F_PAUSED flag.
- */
-void kring_ring_set_paused(struct kring_ring *rb, bool paused)
-{
-	u64 flags = READ_ONCE(rb->ctl->flags);
-
-	WRITE_ONCE(rb->paused, paused);
-	WRITE_ONCE(rb->size_limit, ring_size_limit(rb, paused));
-	if (paused)
-		flags |= KRING_CTL_F_PAUSED;
-	else
-		flags &= ~KRING_CTL_F_PAUSED;
-	WRITE_ONCE(rb->ctl->flags, flags);
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_ring_set_paused);
-
-/**
- * kring_ring_set_wakeup() - when to wake the consumer
- * @rb:			the ring
- * @watermark_bytes:	wake whenever this many more bytes have been written
- *			since the last watermark wake-up (perf's
- *			wakeup_watermark); clamped to the data area; 0: not
- *			by bytes
- * @wakeup_events:	wake every this many records (perf's wakeup_events);
- *			0: not by count
- *
- * Both 0 means a watermark of half the data area, the default. Both
- * non-zero means whichever comes first. A wake-up is issued only if the
- * control page's need_wakeup is non-zero. Any CPU, any time; callers
- * serialise calls for one ring. The writer's next look at the wake-up
- * state after the call uses the new settings: no window set for the old
- * ones outlives it.
- */
-void kring_ring_set_wakeup(struct kring_ring *rb, unsigned long watermark_bytes,
-			   unsigned int wakeup_events)
-{
-	if (!watermark_bytes && !wakeup_events)
-		watermark_bytes = rb->data_size / 2;
-	watermark_bytes = min(watermark_bytes, rb->data_size);
-	WRITE_ONCE(rb->watermark, watermark_bytes);
-	WRITE_ONCE(rb->ctl->wakeup_watermark, watermark_bytes);
-	WRITE_ONCE(rb->wakeup_events, wakeup_events);
-	/*
-	 * The next publication sets the wake-up window for these settings.
-	 * From another CPU the zeroing of ->wake_len may be lost to the
-	 * writer CPU's own store of a window (not an atomic update across
-	 * CPUs): ->wake_cfg tells that writer, see the ordering at the top.
-	 * The caller serialises setters.
-	 */
-	smp_wmb(); /* G, matches H in ring_wakeup_eval() */
-	WRITE_ONCE(rb->wake_cfg, rb->wake_cfg + 1);
-	smp_mb(); /* I, matches J in ring_wakeup_eval() */
-	local_set(&rb->wake_len, 0);
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_ring_set_wakeup);
-
-/**
- * kring_ring_read_counts() - read the ring's counters
- * @rb:	the ring
- * @c:	filled in
- *
- * Any CPU; exact once the writers are quiet, a recent snapshot otherwise.
- */
-void kring_ring_read_counts(struct kring_ring *rb, struct kring_ring_counts *c)
-{
-	c->produced = local64_read(&rb->seq) - rb->seq_base;
-	c->written = local64_read(&rb->records_written);
-	c->discarded = local64_read(&rb->records_discarded);
-	c->lost_no_space = local64_read(&rb->lost_no_space);
-	c->lost_too_big = local64_read(&rb->lost_too_big);
-	c->lost_paused = local64_read(&rb->lost_paused);
-	c->lost_overwritten = READ_ONCE(rb->ovw_est);
-	c->wakeups = local64_read(&rb->wakeups);
-	c->nested = local64_read(&rb->nested);
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_ring_read_counts);
-
-/**
- * kring_ring_read_stats() - fill the counters of a KRING_IOC_STATS answer
- * @rb:	the ring
- * @st:	its produced, written, lost_*, wakeups and nested fields are set;
- *	the rest is left alone
- *
- * Any CPU; see kring_ring_read_counts(). Discarded reservations have no field
- * in struct kring_stats: produced - written - lost_* counts them.
- */
-void kring_ring_read_stats(struct kring_ring *rb, struct kring_stats *st)
-{
-	struct kring_ring_counts c;
-
-	kring_ring_read_counts(rb, &c);
-	st->produced = c.produced;
-	st->written = c.written;
-	st->lost_no_space = c.lost_no_space;
-	st->lost_too_big = c.lost_too_big;
-	st->lost_paused = c.lost_paused;
-	st->lost_overwritten = c.lost_overwritten;
-	st->wakeups = c.wakeups;
-	st->nested = c.nested;
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_ring_read_stats);
-
-/**
- * kring_ring_readable() - has the consumer's wake-up condition been met?
- * @rb:	the ring
- *
- * For poll(), next to the wake-ups themselves. Forward mode: at least the
- * watermark's worth of bytes (any byte when waking by record count only)
- * lies unread between data_tail and the published data_head, or data_tail
- * is nonsense. Backward mode: false; only wake-ups make it readable (there
- * is no tail, so something is always "unread").
- *
- * Any CPU, lockless: poll's wait queue handles the races.
- */
-bool kring_ring_readable(struct kring_ring *rb)
-{
-	u64 head = READ_ONCE(rb->ctl->data_head);
-	u64 unread = head - READ_ONCE(rb->ctl->data_tail);
-	unsigned long wm = READ_ONCE(rb->watermark);
-
-	if (ring_overwrite(rb))
-		return false;
-	if (unread > rb->data_size)
-		return true;
-	return unread && unread >= wm;
-}
-EXPORT_SYMBOL_IF_KUNIT(kring_ring_readable);

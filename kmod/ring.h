@@ -88,6 +88,7 @@
 /* Backward mode: checkpoints for the lost_overwritten estimate. */
 #define KRING_OVW_SLICES	16	/* per data area */
 #define KRING_OVW_CKPTS		32	/* power of two > KRING_OVW_SLICES */
+#define KRING_OVW_SLICE_SHIFT	4	/* ilog2(KRING_OVW_SLICES) */
 
 /**
  * struct kring_lost_acc - losses not yet reported in a LOST record
@@ -295,6 +296,12 @@ u64 kring_clock_ns(void);
 /* KRING_CLOCK_LOCAL's: local_clock(), perf's and ftrace's default clock. */
 u64 kring_clock_local(void);
 #endif
+
+/* Backward, overwritable writing (KRING_RING_OVERWRITE)? */
+static inline bool kring_ring_overwrite(const struct kring_ring *rb)
+{
+	return rb->flags & KRING_RING_OVERWRITE;
+}
 
 int kring_ring_init(struct kring_ring *rb, struct kring_ctl_page *ctl,
 		    void **data_pages, unsigned int nr_pages,

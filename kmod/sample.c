@@ -269,7 +269,7 @@ int kring_output_sample(struct kring_output_handle *h, u64 sample_type,
 EXPORT_SYMBOL_GPL(kring_output_sample);
 
 /*
- * kring_sample_write() of a SAMPLE with a call chain, through a handle
+ * kring_output_write_sample() of a SAMPLE with a call chain, through a handle
  * (kring_output_sample() writes call chains). Out of line: the handle is
  * zeroed on every call where the stack is (CONFIG_INIT_STACK_ALL_ZERO).
  */
@@ -283,13 +283,14 @@ static noinline int sample_write_handle(struct kring_ring *rb, u64 sample_type,
 	if (ret)
 		return ret;
 	d->time = h.time;
-	kring_output_sample(&h, sample_type, d);
+	/* A refusal leaves the reservation untouched: the end pads it. */
+	ret = kring_output_sample(&h, sample_type, d);
 	kring_output_end(&h);
-	return 0;
+	return ret;
 }
 
 /**
- * kring_sample_write() - write one SAMPLE record into a ring in one call
+ * kring_output_write_sample() - write one SAMPLE record into a ring in one call
  * @rb:		the ring; the caller is its writer (ring.h's context rules)
  * @sample_type: KRING_SAMPLE_* bits (KRING_SAMPLE_SEQ is implied)
  * @d:		the fields; @d->time is set to the record's time
@@ -303,10 +304,12 @@ static noinline int sample_write_handle(struct kring_ring *rb, u64 sample_type,
  * goes through a handle and kring_output_sample().
  *
  * Return: as kring_output_write_stamped(); -EINVAL, counted nowhere, for
- * RAW data of a size above 0 without an address (without a call chain).
+ * RAW data of a size above 0 or call chain entries without an address.
+ * With a call chain, as kring_output_sample() otherwise (a refused sample
+ * is a PAD record, counted as discarded).
  */
-int kring_sample_write(struct kring_ring *rb, u64 sample_type,
-		       struct kring_sample_data *d)
+int kring_output_write_sample(struct kring_ring *rb, u64 sample_type,
+			      struct kring_sample_data *d)
 {
 	/*
 	 * Every byte copied is stored first: no zeroing on every call. Its
@@ -316,14 +319,18 @@ int kring_sample_write(struct kring_ring *rb, u64 sample_type,
 	u8 head[7 * 8 + sizeof(u32)] __aligned(8) __uninitialized;
 	unsigned int n, time_off, raw_len = 0;
 
-	if (unlikely(sample_type & KRING_SAMPLE_CALLCHAIN))
+	/* The addresses first, for every path: refused, counted nowhere. */
+	if (unlikely((sample_type & KRING_SAMPLE_RAW) && d->raw_size && !d->raw))
+		return -EINVAL;
+	if (unlikely(sample_type & KRING_SAMPLE_CALLCHAIN)) {
+		if (unlikely(d->chain_nr && !d->chain))
+			return -EINVAL;
 		return sample_write_handle(rb, sample_type, d);
+	}
 	n = sample_fields(head, sample_type, d, &time_off);
 	if (sample_type & KRING_SAMPLE_RAW) {
 		u32 padded;
 
-		if (unlikely(d->raw_size && !d->raw))
-			return -EINVAL;
 		/* Above the bound: a length no record takes, refused as too big. */
 		if (unlikely(d->raw_size > KRING_SAMPLE_RAW_MAX))
 			return kring_output_write_stamped(rb, KRING_RECORD_SAMPLE, 0, head, n,
@@ -337,4 +344,4 @@ int kring_sample_write(struct kring_ring *rb, u64 sample_type,
 	return kring_output_write_stamped(rb, KRING_RECORD_SAMPLE, 0, head, n,
 					  d->raw, raw_len, time_off, &d->time);
 }
-EXPORT_SYMBOL_IF_KUNIT(kring_sample_write);
+EXPORT_SYMBOL_IF_KUNIT(kring_output_write_sample);

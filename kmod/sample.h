@@ -14,7 +14,7 @@
 
 struct kring_ring;
 
-int kring_sample_write(struct kring_ring *rb, u64 sample_type,
-		       struct kring_sample_data *d);
+int kring_output_write_sample(struct kring_ring *rb, u64 sample_type,
+			      struct kring_sample_data *d);
 
 #endif /* _KRING_SAMPLE_H */

@@ -8,7 +8,7 @@
  *	valgrind --tool=callgrind --collect-atstart=no \
  *		--toggle-collect=bench_run kring_core_bench VARIANT SIZE COUNT
  *
- * VARIANT: floor, forward, overwrite, full, copy or onecall; SIZE: payload bytes
+ * VARIANT: floor, forward, overwrite, full, copy, onecall or stamped; SIZE: payload bytes
  * after the 8-byte record header (8, 32, 64, 256); COUNT: records. Each
  * record: one clock read (a counter, the same for every variant, so that
  * the clock's own cost is left out), a reservation, the header and a
@@ -18,6 +18,9 @@
  * module does), the commit. "copy" is forward mode with the record
  * written through kring_output_copy() instead; "onecall" forward mode
  * with the record written by kring_output_write() (header and body in one
+ * call); "stamped" forward mode with the record written by
+ * kring_output_write_stamped() (the SAMPLE writer's: the ring's time stored
+ * into the payload's first word, the sequence number after it, in one
  * call). The data area is mapped
  * twice in a row, as kring.ko maps a channel's. Forward mode has a consumer in
  * the same thread: every 64 records the tail moves to the head (in the
@@ -140,8 +143,21 @@ static noinline int kring_write_one_call(struct kring_ring *rb, struct bench_rec
 				  size - sizeof(struct kring_record_header), 0);
 }
 
+/*
+ * The stamped write: the ring stores its time into the first payload word
+ * and the sequence number into the record's last 8 bytes; the rest of the
+ * payload is the tail.
+ */
+static noinline int kring_write_stamped(struct kring_ring *rb, struct bench_rec *rec,
+					unsigned int size)
+{
+	return kring_output_write_stamped(rb, BENCH_TYPE, 0, &rec->time, sizeof(rec->time),
+					  rec->rest, size - sizeof(rec->hdr) - 2 * sizeof(u64),
+					  0, NULL);
+}
+
 struct bench {
-	int variant;		/* 0 floor, 1 forward, 2 overwrite, 3 full, 4 copy, 5 onecall */
+	int variant;		/* 0 floor, 1 forward, 2 overwrite, 3 full, 4 copy, 5 onecall, 6 stamped */
 	unsigned int size;
 	unsigned long count;
 	struct floor_ring floor;
@@ -174,6 +190,8 @@ static __always_inline void bench_loop(struct bench *b, const int variant)
 			err = kring_write_copy(&b->rb, &rec, b->size);
 		else if (variant == 5)
 			err = kring_write_one_call(&b->rb, &rec, b->size);
+		else if (variant == 6)
+			err = kring_write_stamped(&b->rb, &rec, b->size);
 		else
 			err = kring_write(&b->rb, &rec, b->size);
 		/* The consumer: forward variants, every 64 records */
@@ -205,8 +223,11 @@ noinline void bench_run(struct bench *b)
 	case 4:
 		bench_loop(b, 4);
 		break;
-	default:
+	case 5:
 		bench_loop(b, 5);
+		break;
+	default:
+		bench_loop(b, 6);
 		break;
 	}
 }
@@ -255,7 +276,7 @@ int main(int argc, char **argv)
 
 	if (argc != 4) {
 		fprintf(stderr,
-			"usage: kring_core_bench floor|forward|overwrite|full|copy|onecall SIZE COUNT\n");
+			"usage: kring_core_bench floor|forward|overwrite|full|copy|onecall|stamped SIZE COUNT\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "floor"))
@@ -270,6 +291,8 @@ int main(int argc, char **argv)
 		b.variant = 4;
 	else if (!strcmp(argv[1], "onecall"))
 		b.variant = 5;
+	else if (!strcmp(argv[1], "stamped"))
+		b.variant = 6;
 	else {
 		fprintf(stderr, "kring_core_bench: unknown variant %s\n", argv[1]);
 		return 2;
@@ -278,6 +301,10 @@ int main(int argc, char **argv)
 	b.count = strtoul(argv[3], NULL, 0);
 	if (payload < 8 || payload > 256 || payload % 8 || !b.count) {
 		fprintf(stderr, "kring_core_bench: SIZE is 8..256, a multiple of 8; COUNT > 0\n");
+		return 2;
+	}
+	if (b.variant == 6 && payload < 16) {
+		fprintf(stderr, "kring_core_bench: stamped needs SIZE 16 or more (time, sequence)\n");
 		return 2;
 	}
 	b.size = sizeof(struct kring_record_header) + payload;

@@ -9,7 +9,9 @@
 #    with a consumer that never reads, every record after the first lap
 #    lost; copy: forward through kring_output_copy() instead of in place;
 #    onecall: forward through kring_output_write(), header and body in one
-#    call)
+#    call; stamped: through kring_output_write_stamped(), the SAMPLE
+#    writer's call, its time and sequence number stored by the ring, from
+#    32 B)
 #    and one line per run:
 #    summary core_bench variant=V size=N ir_per_record=X
 # 2. libkring's reader against libperf's perf_mmap__read_event() on the
@@ -41,8 +43,8 @@ ir_per_record() {
 		if (t == "") exit 1; printf "%.1f\n", t / n }' "$f"
 }
 
-printf '%-6s %10s %10s %10s %14s %14s %10s %10s %10s %14s\n' size floor forward overwrite \
-	'forward/floor' 'overwrite/floor' full copy onecall 'onecall/floor'
+printf '%-6s %10s %10s %10s %14s %14s %10s %10s %10s %14s %10s\n' size floor forward overwrite \
+	'forward/floor' 'overwrite/floor' full copy onecall 'onecall/floor' stamped
 lines=()
 for size in 8 32 64 256; do
 	fl=$(ir_per_record floor "$size")
@@ -51,11 +53,14 @@ for size in 8 32 64 256; do
 	fu=$(ir_per_record full "$size")
 	co=$(ir_per_record copy "$size")
 	oc=$(ir_per_record onecall "$size")
-	printf '%-6s %10s %10s %10s %14s %14s %10s %10s %10s %14s\n' "$size B" "$fl" "$fw" "$ow" \
+	st=-
+	[ "$size" -lt 16 ] || st=$(ir_per_record stamped "$size")
+	printf '%-6s %10s %10s %10s %14s %14s %10s %10s %10s %14s %10s\n' "$size B" "$fl" "$fw" "$ow" \
 		"$(awk -v a="$fw" -v b="$fl" 'BEGIN { printf "%.2f", a / b }')" \
 		"$(awk -v a="$ow" -v b="$fl" 'BEGIN { printf "%.2f", a / b }')" "$fu" "$co" "$oc" \
-		"$(awk -v a="$oc" -v b="$fl" 'BEGIN { printf "%.2f", a / b }')"
-	for v in floor:$fl forward:$fw overwrite:$ow full:$fu copy:$co onecall:$oc; do
+		"$(awk -v a="$oc" -v b="$fl" 'BEGIN { printf "%.2f", a / b }')" "$st"
+	for v in floor:$fl forward:$fw overwrite:$ow full:$fu copy:$co onecall:$oc stamped:$st; do
+		[ "${v#*:}" != - ] || continue
 		lines+=("summary core_bench variant=${v%%:*} size=$size ir_per_record=${v#*:}")
 	done
 done
