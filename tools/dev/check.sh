@@ -185,8 +185,9 @@ if [ "$host" = 1 ] && [ -z "$filter" ]; then
 fi
 
 # 2. style: checkpatch --strict and sparse on kernel code, clang-format on
-# C++, shellcheck on the scripts; the layers of docs/ARCHITECTURE.md
-for l in checkpatch sparse format shellcheck layers; do
+# C++, shellcheck on the scripts; the layers of docs/ARCHITECTURE.md;
+# the size of the product's functions and files
+for l in checkpatch sparse format shellcheck layers size; do
 	say "lint: $l ($(elapsed))"
 	if "$top/tools/dev/lint.sh" "$l" >"$out/lint-$l.log" 2>&1; then
 		record PASS "lint/$l"

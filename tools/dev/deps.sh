@@ -29,6 +29,8 @@ pkgs=(
 	valgrind
 	# one C++ style (tools/dev/lint.sh format), the scripts (lint.sh shellcheck)
 	clang-format shellcheck
+	# the functions' and files' sizes (tools/dev/lint.sh size)
+	universal-ctags
 	# libFuzzer (tools/dev/fuzz.sh): clang and its fuzzer runtime
 	clang-14 libclang-rt-14-dev
 	# perf.data written by kring record, read by perf's own tools in the

@@ -78,7 +78,8 @@ kring::result<window> take_snapshot(kring::channel& ch, kring::aux_reader& ax, u
     return w;
 }
 
-int run(const context& ctx, const options& o) {
+// The tracer's channel: its CPU or task, its rate, its AUX area.
+kring::result<kring::channel> open_tracer(const context& ctx, const options& o) {
     kring::channel_options co;
     co.device = ctx.device;
     co.source = KRING_SOURCE_AUX_TRACER;
@@ -88,18 +89,10 @@ int run(const context& ctx, const options& o) {
     co.config[0] = o.per_ms;
     co.aux_pages_order = o.order;
     co.aux_snapshot = o.snapshot;
-    triggers trig;
-    if (o.snapshot)
-        if (auto r = trig.setup(o.control); !r)
-            return report(r.error());
-    auto ch = kring::channel::open(co);
-    if (!ch)
-        return report(ch.error());
-    kring::reader rd(ch->ring());
-    kring::aux_reader ax(ch->aux());
-    const auto enabled = std::chrono::steady_clock::now();
-    if (auto r = ch->enable(); !r)
-        return report(r.error());
+    return kring::channel::open(co);
+}
+
+void print_start(const options& o) {
     std::string who = o.pid ? fmt::format("task {}", *o.pid) : fmt::format("cpu {}", o.cpu);
     std::string how = o.ms ? fmt::format("for {} ms", o.ms) : std::string("until SIGINT");
     fmt::print("tracer on {}: {} packets/ms into {} AUX pages ({} mode) {}\n", who, o.per_ms,
@@ -108,11 +101,16 @@ int run(const context& ctx, const options& o) {
         fmt::print("            snapshot on SIGUSR2 (kill -USR2 {}){}\n", ::getpid(),
                    o.control.empty() ? "" : fmt::format(" or 'snapshot' into {}", o.control));
     std::fflush(stdout);
+}
 
+// The records of the ring: AUX and ITRACE_START counted; in normal mode
+// each AUX extent decoded and released.
+struct aux_tally {
     std::uint64_t records = 0, truncated = 0, bytes = 0, itrace = 0;
     packet_stats d;
     std::vector<std::byte> buf;
-    auto on_record = [&](const kring::record& r) {
+
+    void add(const kring::record& r, const options& o, kring::aux_reader& ax) {
         if (r.header().type == KRING_RECORD_ITRACE_START)
             itrace++;
         auto a = kring::parse_aux(r);
@@ -128,11 +126,26 @@ int run(const context& ctx, const options& o) {
         decode_packets(buf, 0, d);
         bytes += e.size();
         ax.release(a->aux_offset + a->aux_size);
-    };
-    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.ms);
+    }
+};
+
+// Everything the ring holds, into the tally.
+kring::result<void> drain(kring::reader& rd, const options& o, kring::aux_reader& ax,
+                          aux_tally& t) {
+    auto n = rd.drain([&](const kring::record& r) { t.add(r, o, ax); });
+    if (!n)
+        return n.error();
+    return {};
+}
+
+// Snapshot mode: a snapshot per request until the end, one at the end.
+int run_snapshots(const options& o, kring::channel& ch, kring::reader& rd, kring::aux_reader& ax,
+                  triggers& trig) {
+    aux_tally t;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.ms);
     unsigned requests = 0, taken = 0, intact = 0, empty = 0;
     auto snapshot = [&](bool restart) -> kring::result<void> {
-        auto r = take_snapshot(*ch, ax, taken + 1, restart);
+        auto r = take_snapshot(ch, ax, taken + 1, restart);
         if (!r)
             return r.error();
         intact += *r == window::intact;
@@ -142,64 +155,91 @@ int run(const context& ctx, const options& o) {
         return {};
     };
     while (!o.ms || std::chrono::steady_clock::now() < end) {
-        if (!o.snapshot) {
-            if (auto n = rd.drain(on_record); !n)
-                return report(n.error());
-            std::this_thread::sleep_for(std::chrono::milliseconds(o.sleep_ms));
-            continue;
-        }
         if (trig.wait(10, requests))
             break;
         while (taken < requests)
             if (auto r = snapshot(true); !r)
                 return report(r.error());
     }
-    if (o.snapshot) {
-        if (auto r = snapshot(false); !r)
-            return report(r.error());
-        if (auto n = rd.drain(on_record); !n)
-            return report(n.error());
-        fmt::print("            {} AUX records with OVERWRITE, {} ITRACE_START\n", records, itrace);
-        print_summary("aux", {{"snapshots", taken},
-                              {"intact", intact},
-                              {"empty", empty},
-                              {"aux_records", records},
-                              {"itrace_start", itrace}});
-        // An empty window (a snapshot before the first packet) is no fault.
-        if (intact + empty != taken)
-            return report(
-                fmt::format("{} of {} snapshots not intact", taken - intact - empty, taken));
-        return exit_ok;
-    }
-    if (auto r = ch->disable(); !r)
+    if (auto r = snapshot(false); !r)
         return report(r.error());
-    const std::chrono::duration<double, std::milli> traced =
-        std::chrono::steady_clock::now() - enabled;
-    if (auto n = rd.drain(on_record); !n)
-        return report(n.error());
-    fmt::print("normal      {} AUX records, {} bytes, {} TRUNCATED, {} ITRACE_START\n", records,
-               bytes, truncated, itrace);
+    if (auto r = drain(rd, o, ax, t); !r)
+        return report(r.error());
+    fmt::print("            {} AUX records with OVERWRITE, {} ITRACE_START\n", t.records, t.itrace);
+    print_summary("aux", {{"snapshots", taken},
+                          {"intact", intact},
+                          {"empty", empty},
+                          {"aux_records", t.records},
+                          {"itrace_start", t.itrace}});
+    // An empty window (a snapshot before the first packet) is no fault.
+    if (intact + empty != taken)
+        return report(fmt::format("{} of {} snapshots not intact", taken - intact - empty, taken));
+    return exit_ok;
+}
+
+void print_normal(const options& o, const aux_tally& t, double traced_ms) {
+    const packet_stats& d = t.d;
+    fmt::print("normal      {} AUX records, {} bytes, {} TRUNCATED, {} ITRACE_START\n", t.records,
+               t.bytes, t.truncated, t.itrace);
     fmt::print("            packets {}..{}: {} delivered, {} lost in {} gaps{}\n", d.first, d.last,
                d.packets, d.missing, d.gaps, d.bad ? " (MALFORMED data)" : "");
     if (o.pid && d.packets)
         fmt::print(
             "            task mode: {} packets generated at {}/ms of run time: the task "
             "ran about {:.1f} of the {:.1f} ms traced\n",
-            d.last + 1, o.per_ms, double(d.last + 1) / double(o.per_ms), traced.count());
-    print_summary("aux", {{"aux_records", records},
-                          {"bytes", bytes},
-                          {"truncated", truncated},
-                          {"itrace_start", itrace},
+            d.last + 1, o.per_ms, double(d.last + 1) / double(o.per_ms), traced_ms);
+    print_summary("aux", {{"aux_records", t.records},
+                          {"bytes", t.bytes},
+                          {"truncated", t.truncated},
+                          {"itrace_start", t.itrace},
                           {"packets", d.packets},
                           {"lost_packets", d.missing},
                           {"gaps", d.gaps},
                           {"malformed", d.bad}});
+}
+
+// Normal mode: the AUX records followed until the end, every extent decoded.
+int run_normal(const options& o, kring::channel& ch, kring::reader& rd, kring::aux_reader& ax,
+               std::chrono::steady_clock::time_point enabled) {
+    aux_tally t;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.ms);
+    while (!o.ms || std::chrono::steady_clock::now() < end) {
+        if (auto r = drain(rd, o, ax, t); !r)
+            return report(r.error());
+        std::this_thread::sleep_for(std::chrono::milliseconds(o.sleep_ms));
+    }
+    if (auto r = ch.disable(); !r)
+        return report(r.error());
+    const std::chrono::duration<double, std::milli> traced =
+        std::chrono::steady_clock::now() - enabled;
+    if (auto r = drain(rd, o, ax, t); !r)
+        return report(r.error());
+    print_normal(o, t, traced.count());
     // Nothing is lost silently: each gap follows a TRUNCATED extent.
-    if (d.gaps > truncated)
-        return report(fmt::format("{} gaps but only {} TRUNCATED extents", d.gaps, truncated));
-    if (d.bad)
+    if (t.d.gaps > t.truncated)
+        return report(fmt::format("{} gaps but only {} TRUNCATED extents", t.d.gaps, t.truncated));
+    if (t.d.bad)
         return report("malformed AUX packets");
     return exit_ok;
+}
+
+int run(const context& ctx, const options& o) {
+    triggers trig;
+    if (o.snapshot)
+        if (auto r = trig.setup(o.control); !r)
+            return report(r.error());
+    auto ch = open_tracer(ctx, o);
+    if (!ch)
+        return report(ch.error());
+    kring::reader rd(ch->ring());
+    kring::aux_reader ax(ch->aux());
+    const auto enabled = std::chrono::steady_clock::now();
+    if (auto r = ch->enable(); !r)
+        return report(r.error());
+    print_start(o);
+    if (o.snapshot)
+        return run_snapshots(o, *ch, rd, ax, trig);
+    return run_normal(o, *ch, rd, ax, enabled);
 }
 
 }  // namespace

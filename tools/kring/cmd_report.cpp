@@ -79,7 +79,8 @@ void top_tasks(const trace_model& m, unsigned top, const char* title,
         fmt::print("  ... and {} more\n", v.size() - top);
 }
 
-int show(const options& o, const trace_model& m) {
+// The file, its events, the command, the host and the time span.
+void print_header(const trace_model& m) {
     std::string names;
     for (const auto& a : m.attrs)
         names += (names.empty() ? "" : ", ") + (a.name.empty() ? std::string("?") : a.name);
@@ -97,7 +98,9 @@ int show(const options& o, const trace_model& m) {
     if (m.has_times)
         fmt::print("time      {} .. {} ({:.6f} s)\n", format_time(m.first_time),
                    format_time(m.last_time), double(m.last_time - m.first_time) / 1e9);
+}
 
+void print_record_counts(const trace_model& m) {
     fmt::print("\nrecords by type\n");
     for (const auto& [type, n] : m.by_type)
         fmt::print("  {:<18} {:>10}\n", record_type_name(type), n);
@@ -106,50 +109,64 @@ int show(const options& o, const trace_model& m) {
     for (const auto& [cpu, n] : m.by_cpu)
         fmt::print("  {:<18} {:>10}\n",
                    cpu < 0 ? std::string("no cpu") : fmt::format("cpu {}", cpu), n);
+}
 
-    // Losses: the LOST records of the data, and kring's own account.
-    std::uint64_t ring_lost = 0, ranges = 0;
+// kring's own account of a ring loss, summed for the summary line.
+struct ring_loss {
+    std::uint64_t lost = 0;
+    std::uint64_t ranges = 0;
+};
+
+ring_loss print_kring_loss(const kring::perf_data::kring_section& k) {
+    ring_loss total;
+    fmt::print("  by cause, per ring (kring section, version {}):\n", k.version);
+    fmt::print("  {:>6} {:>4} {:>7} {:<10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>11} {:>9}\n", "id",
+               "cpu", "pid", "source", "produced", "written", "no_space", "too_big", "paused",
+               "overwritten", "throttled");
+    for (const auto& r : k.rings) {
+        fmt::print("  {:>6} {:>4} {:>7} {:<10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>11} {:>9}\n",
+                   r.id, cpu_name(r.cpu), r.pid < 0 ? std::string("-") : fmt::format("{}", r.pid),
+                   source_name(r.source), r.produced, r.written, r.lost_no_space, r.lost_too_big,
+                   r.lost_paused, r.lost_overwritten, r.throttled);
+        total.lost += r.lost_no_space + r.lost_too_big + r.lost_paused + r.lost_overwritten;
+    }
+    for (const auto& r : k.rings)
+        for (const auto& lr : r.lost_ranges) {
+            if (!total.ranges++)
+                fmt::print("  lost sequence ranges:\n");
+            fmt::print("    ring {} cpu {}: {} records, seq {}..{}, time {}..{}\n", r.id,
+                       cpu_name(r.cpu), lr.lost, lr.first_seq, lr.last_seq,
+                       format_time(lr.first_time), format_time(lr.last_time));
+        }
+    return total;
+}
+
+// Losses: the LOST records of the data, and kring's own account.
+ring_loss print_loss(const trace_model& m) {
     fmt::print("\nloss\n");
     fmt::print("  LOST records       {:>10} ({} records lost)\n", m.lost_records, m.lost);
-    if (m.feats.kring) {
-        const auto& k = *m.feats.kring;
-        fmt::print("  by cause, per ring (kring section, version {}):\n", k.version);
-        fmt::print("  {:>6} {:>4} {:>7} {:<10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>11} {:>9}\n",
-                   "id", "cpu", "pid", "source", "produced", "written", "no_space", "too_big",
-                   "paused", "overwritten", "throttled");
-        for (const auto& r : k.rings) {
-            fmt::print("  {:>6} {:>4} {:>7} {:<10} {:>10} {:>10} {:>9} {:>8} {:>7} {:>11} {:>9}\n",
-                       r.id, cpu_name(r.cpu),
-                       r.pid < 0 ? std::string("-") : fmt::format("{}", r.pid),
-                       source_name(r.source), r.produced, r.written, r.lost_no_space,
-                       r.lost_too_big, r.lost_paused, r.lost_overwritten, r.throttled);
-            ring_lost += r.lost_no_space + r.lost_too_big + r.lost_paused + r.lost_overwritten;
-        }
-        for (const auto& r : k.rings)
-            for (const auto& lr : r.lost_ranges) {
-                if (!ranges++)
-                    fmt::print("  lost sequence ranges:\n");
-                fmt::print("    ring {} cpu {}: {} records, seq {}..{}, time {}..{}\n", r.id,
-                           cpu_name(r.cpu), lr.lost, lr.first_seq, lr.last_seq,
-                           format_time(lr.first_time), format_time(lr.last_time));
-            }
-    } else {
-        fmt::print("  (no kring section: loss by cause unknown)\n");
-    }
+    if (m.feats.kring)
+        return print_kring_loss(*m.feats.kring);
+    fmt::print("  (no kring section: loss by cause unknown)\n");
+    return {};
+}
 
-    if (m.aux_records || m.auxtrace_records) {
-        fmt::print("\naux\n");
-        fmt::print("  AUX records        {:>10} ({} bytes)\n", m.aux_records, m.aux_bytes);
-        fmt::print("  flags              truncated {}, overwrite {}, partial {}, collision {}\n",
-                   m.aux_truncated, m.aux_overwrite, m.aux_partial, m.aux_collision);
-        fmt::print("  AUXTRACE records   {:>10} ({} bytes of trace data)\n", m.auxtrace_records,
-                   m.auxtrace_bytes);
-        fmt::print(
-            "  decoded            {} packets of the emulated tracer, {} gaps within "
-            "extents, {} extents not decodable\n",
-            m.aux_packets, m.aux_gaps, m.aux_undecoded);
-    }
+void print_aux(const trace_model& m) {
+    if (!m.aux_records && !m.auxtrace_records)
+        return;
+    fmt::print("\naux\n");
+    fmt::print("  AUX records        {:>10} ({} bytes)\n", m.aux_records, m.aux_bytes);
+    fmt::print("  flags              truncated {}, overwrite {}, partial {}, collision {}\n",
+               m.aux_truncated, m.aux_overwrite, m.aux_partial, m.aux_collision);
+    fmt::print("  AUXTRACE records   {:>10} ({} bytes of trace data)\n", m.auxtrace_records,
+               m.auxtrace_bytes);
+    fmt::print(
+        "  decoded            {} packets of the emulated tracer, {} gaps within "
+        "extents, {} extents not decodable\n",
+        m.aux_packets, m.aux_gaps, m.aux_undecoded);
+}
 
+void print_top_tasks(const options& o, const trace_model& m) {
     top_tasks(
         m, o.top, "switches", [](const task_stats& t) { return t.switches; },
         [](const task_stats& t) {
@@ -167,17 +184,19 @@ int show(const options& o, const trace_model& m) {
             return fmt::format("{} ({:.1f}%)", t.samples,
                                100.0 * double(t.samples) / double(m.samples));
         });
+}
 
-    std::uint64_t slices = 0;
-    for (const auto& [cpu, list] : m.slices)
-        slices += list.size();
-    int status = exit_ok;
-    if (!o.svg.empty()) {
-        if (auto w = write_file(o.svg, render_svg_timeline(m)); !w)
-            status = report(w.error());
-        else
-            fmt::print("\nsvg       {}: {} CPU tracks, {} slices\n", o.svg, m.cpus.size(), slices);
-    }
+// The SVG timeline when asked for; the tool's status.
+int write_svg(const options& o, const trace_model& m, std::uint64_t slices) {
+    if (o.svg.empty())
+        return exit_ok;
+    if (auto w = write_file(o.svg, render_svg_timeline(m)); !w)
+        return report(w.error());
+    fmt::print("\nsvg       {}: {} CPU tracks, {} slices\n", o.svg, m.cpus.size(), slices);
+    return exit_ok;
+}
+
+void print_report_summary(const trace_model& m, std::uint64_t slices, const ring_loss& loss) {
     auto count = [&](std::uint32_t type) {
         auto it = m.by_type.find(type);
         return it == m.by_type.end() ? std::uint64_t(0) : it->second;
@@ -207,10 +226,24 @@ int show(const options& o, const trace_model& m) {
                              {"tasks", m.tasks.size()},
                              {"slices", slices},
                              {"rings", m.feats.kring ? m.feats.kring->rings.size() : 0},
-                             {"ring_lost", ring_lost},
-                             {"lost_ranges", ranges},
+                             {"ring_lost", loss.lost},
+                             {"lost_ranges", loss.ranges},
                              {"unparsed", m.unparsed},
                              {"truncated", m.truncation ? 1 : 0}});
+}
+
+int show(const options& o, const trace_model& m) {
+    print_header(m);
+    print_record_counts(m);
+    const ring_loss loss = print_loss(m);
+    print_aux(m);
+    print_top_tasks(o, m);
+
+    std::uint64_t slices = 0;
+    for (const auto& [cpu, list] : m.slices)
+        slices += list.size();
+    const int status = write_svg(o, m, slices);
+    print_report_summary(m, slices, loss);
     if (!m.truncation && m.unparsed && status == exit_ok)
         return report(fmt::format("{}: {} records too short for their type", m.path, m.unparsed));
     return status;

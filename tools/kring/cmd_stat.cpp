@@ -141,8 +141,15 @@ void print_row(double t, const std::string& cpu, const std::string& src, const f
                f.throttled);
 }
 
-int run(const context& ctx, const options& o) {
+// What stat counts and where: the sources of --event, the CPUs of --cpu.
+struct plan {
     std::vector<source_spec> specs;
+    std::optional<std::vector<int>> cpus;
+};
+
+// The plan of the options; a usage error is printed, and nothing returned.
+std::optional<plan> parse_plan(const options& o) {
+    plan p;
     for (const auto& e : o.events) {
         auto s = parse_event(e);
         if (!s) {
@@ -151,23 +158,160 @@ int run(const context& ctx, const options& o) {
                        "kring: --event {}: not a countable event (sched, sched:wakeups, "
                        "timer, timer:HZ) (see --help)\n",
                        e);
-            return exit_usage;
+            return std::nullopt;
         }
-        specs.push_back(*s);
+        p.specs.push_back(*s);
     }
-    if (specs.empty())
-        specs = {*parse_event("sched"), *parse_event("timer")};
-    std::optional<std::vector<int>> cpus;
+    if (p.specs.empty())
+        p.specs = {*parse_event("sched"), *parse_event("timer")};
     if (!o.cpu_list.empty()) {
         auto l = kring::parse_cpu_list(o.cpu_list);
         if (!l) {
             std::fflush(stdout);
             fmt::print(stderr, "kring: --cpu {}: not a CPU list such as 0,2-3 (see --help)\n",
                        o.cpu_list);
-            return exit_usage;
+            return std::nullopt;
         }
-        cpus.emplace(l->begin(), l->end());
+        p.cpus.emplace(l->begin(), l->end());
     }
+    return p;
+}
+
+// One source's channels, on the CPUs of the plan or on every CPU.
+kring::result<std::vector<kring::channel>> open_source(
+    const context& ctx, const source_spec& spec, const std::optional<std::vector<int>>& cpus) {
+    kring::channel_options co;
+    co.device = ctx.device;
+    co.source = spec.source;
+    co.sample_type = KRING_SAMPLE_TID | KRING_SAMPLE_TIME;
+    co.config[0] = spec.config0;
+    co.data_pages_order = 0;
+    // Nothing consumes: an overwrite ring, mapped read-only as perf
+    // maps one, never stops its producer.
+    co.overwrite = true;
+    co.read_only = true;
+    if (!cpus) {
+        auto all = kring::channel::open_per_cpu(co);
+        if (!all)
+            return all.error().with_context(spec.name);
+        return std::move(*all);
+    }
+    std::vector<kring::channel> opened;
+    for (int c : *cpus) {
+        co.cpu = c;
+        auto ch = kring::channel::open(co);
+        if (!ch)
+            return ch.error().with_context(fmt::format("{} on cpu {}", spec.name, c));
+        opened.push_back(std::move(*ch));
+    }
+    return opened;
+}
+
+// Every channel enabled, its figures read as the base of the first interval.
+kring::result<void> start_counting(std::vector<counted>& chans) {
+    for (auto& c : chans) {
+        if (auto e = c.ch.enable(); !e)
+            return e.error();
+        auto f = read_figures(c.ch);
+        if (!f)
+            return f.error();
+        c.last = *f;
+    }
+    return {};
+}
+
+// What the intervals added up to.
+struct tally {
+    std::map<std::size_t, figures> total;
+    std::uint64_t intervals = 0;
+    double last_t = 0;
+};
+
+// Waits until @until or a stop signal; true when the count is to stop.
+bool wait_interval(const sigset_t& stop, std::chrono::steady_clock::time_point until) {
+    auto wait = until - std::chrono::steady_clock::now();
+    if (wait.count() <= 0)
+        return false;
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
+    timespec ts{time_t(ns / 1000000000), long(ns % 1000000000)};
+    return sigtimedwait(&stop, nullptr, &ts) > 0;
+}
+
+// One interval's row (per CPU or per source), added to the total.
+kring::result<void> count_interval(const options& o, const std::vector<source_spec>& specs,
+                                   std::vector<counted>& chans, double t, tally& sum) {
+    std::map<std::size_t, figures> row;
+    for (auto& c : chans) {
+        auto f = read_figures(c.ch);
+        if (!f)
+            return f.error();
+        figures d = *f - c.last;
+        c.last = *f;
+        row[c.spec] += d;
+        sum.total[c.spec] += d;
+        if (o.per_cpu)
+            print_row(t, fmt::format("{}", c.cpu), specs[c.spec].name, d);
+    }
+    if (!o.per_cpu)
+        for (const auto& [i, f] : row)
+            print_row(t, fmt::format("{}", chans.size() / specs.size()), specs[i].name, f);
+    return {};
+}
+
+// The intervals, until --duration or a stop signal.
+kring::result<tally> count_intervals(const options& o, const std::vector<source_spec>& specs,
+                                     std::vector<counted>& chans, const sigset_t& stop) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto end = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(o.duration));
+    const auto step = std::chrono::milliseconds(o.interval_ms ? o.interval_ms : 1000);
+    auto next = t0 + step;
+    tally sum;
+    bool stopping = false;
+    print_header(o.per_cpu);
+    while (!stopping) {
+        auto until = next;
+        if (o.duration > 0 && end < until)
+            until = end;
+        if (wait_interval(stop, until))
+            stopping = true;
+        const auto now = std::chrono::steady_clock::now();
+        if (o.duration > 0 && now >= end)
+            stopping = true;
+        next += step;
+        const double t = std::chrono::duration<double>(now - t0).count();
+        sum.last_t = t;
+        if (auto r = count_interval(o, specs, chans, t, sum); !r)
+            return r.error();
+        sum.intervals++;
+        std::fflush(stdout);
+    }
+    return sum;
+}
+
+void print_totals(const std::vector<source_spec>& specs, std::size_t channels, const tally& sum) {
+    const double secs = sum.last_t;
+    fmt::print("# total over {:.3f} s\n", secs);
+    figures all;
+    for (const auto& [i, f] : sum.total) {
+        print_row(secs, "all", specs[i].name, f);
+        all += f;
+    }
+    print_summary("stat", {{"channels", channels},
+                           {"intervals", sum.intervals},
+                           {"produced", all.produced},
+                           {"written", all.written},
+                           {"lost_no_space", all.no_space},
+                           {"lost_too_big", all.too_big},
+                           {"lost_paused", all.paused},
+                           {"overwritten", all.overwritten},
+                           {"throttled", all.throttled}});
+}
+
+int run(const context& ctx, const options& o) {
+    const auto p = parse_plan(o);
+    if (!p)
+        return exit_usage;
 
     // Block the stop signals: they end the wait below, and the totals print.
     sigset_t stop;
@@ -177,112 +321,24 @@ int run(const context& ctx, const options& o) {
     sigprocmask(SIG_BLOCK, &stop, nullptr);
 
     std::vector<counted> chans;
-    for (std::size_t i = 0; i < specs.size(); i++) {
-        kring::channel_options co;
-        co.device = ctx.device;
-        co.source = specs[i].source;
-        co.sample_type = KRING_SAMPLE_TID | KRING_SAMPLE_TIME;
-        co.config[0] = specs[i].config0;
-        co.data_pages_order = 0;
-        // Nothing consumes: an overwrite ring, mapped read-only as perf
-        // maps one, never stops its producer.
-        co.overwrite = true;
-        co.read_only = true;
-        std::vector<kring::channel> opened;
-        if (cpus) {
-            for (int c : *cpus) {
-                co.cpu = c;
-                auto ch = kring::channel::open(co);
-                if (!ch)
-                    return report(
-                        ch.error().with_context(fmt::format("{} on cpu {}", specs[i].name, c)),
-                        hint(ch.error().code()));
-                opened.push_back(std::move(*ch));
-            }
-        } else {
-            auto all = kring::channel::open_per_cpu(co);
-            if (!all)
-                return report(all.error().with_context(specs[i].name), hint(all.error().code()));
-            opened = std::move(*all);
-        }
-        for (auto& ch : opened) {
+    for (std::size_t i = 0; i < p->specs.size(); i++) {
+        auto opened = open_source(ctx, p->specs[i], p->cpus);
+        if (!opened)
+            return report(opened.error(), hint(opened.error().code()));
+        for (auto& ch : *opened) {
             int cpu = ch.options().cpu.value_or(-1);
             chans.push_back({i, cpu, std::move(ch), {}});
         }
     }
-    for (auto& c : chans) {
-        if (auto e = c.ch.enable(); !e)
-            return report(e.error());
-        auto f = read_figures(c.ch);
-        if (!f)
-            return report(f.error());
-        c.last = *f;
-    }
+    if (auto s = start_counting(chans); !s)
+        return report(s.error());
 
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto end = t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                              std::chrono::duration<double>(o.duration));
-    const auto step = std::chrono::milliseconds(o.interval_ms ? o.interval_ms : 1000);
-    auto next = t0 + step;
-    std::map<std::size_t, figures> total;
-    std::uint64_t intervals = 0;
-    bool stopping = false;
-    double last_t = 0;
-    print_header(o.per_cpu);
-    while (!stopping) {
-        auto until = next;
-        if (o.duration > 0 && end < until)
-            until = end;
-        auto wait = until - std::chrono::steady_clock::now();
-        if (wait.count() > 0) {
-            auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
-            timespec ts{time_t(ns / 1000000000), long(ns % 1000000000)};
-            if (sigtimedwait(&stop, nullptr, &ts) > 0)
-                stopping = true;
-        }
-        const auto now = std::chrono::steady_clock::now();
-        if (o.duration > 0 && now >= end)
-            stopping = true;
-        next += step;
-        const double t = std::chrono::duration<double>(now - t0).count();
-        last_t = t;
-        std::map<std::size_t, figures> row;
-        for (auto& c : chans) {
-            auto f = read_figures(c.ch);
-            if (!f)
-                return report(f.error());
-            figures d = *f - c.last;
-            c.last = *f;
-            row[c.spec] += d;
-            total[c.spec] += d;
-            if (o.per_cpu)
-                print_row(t, fmt::format("{}", c.cpu), specs[c.spec].name, d);
-        }
-        if (!o.per_cpu)
-            for (const auto& [i, f] : row)
-                print_row(t, fmt::format("{}", chans.size() / specs.size()), specs[i].name, f);
-        intervals++;
-        std::fflush(stdout);
-    }
+    auto sum = count_intervals(o, p->specs, chans, stop);
+    if (!sum)
+        return report(sum.error());
     for (auto& c : chans)
         (void)c.ch.disable();
-
-    const double secs = last_t;
-    fmt::print("# total over {:.3f} s\n", secs);
-    figures all;
-    for (const auto& [i, f] : total) {
-        print_row(secs, "all", specs[i].name, f);
-        all += f;
-    }
-    print_summary("stat", {{"channels", chans.size()},
-                           {"intervals", intervals},
-                           {"produced", all.produced},
-                           {"written", all.written},
-                           {"lost_no_space", all.no_space},
-                           {"lost_too_big", all.too_big},
-                           {"lost_paused", all.paused},
-                           {"overwritten", all.overwritten},
-                           {"throttled", all.throttled}});
+    print_totals(p->specs, chans.size(), *sum);
     return exit_ok;
 }
 

@@ -116,9 +116,11 @@ bool drain(cpu_ring& r) {
     return true;
 }
 
-int run(const context& ctx, const options& o) {
+using ring_list = std::vector<std::unique_ptr<cpu_ring>>;
+
+// A channel per online CPU, opened and enabled; the tool's status.
+int open_rings(const context& ctx, const options& o, ring_list& rings) {
     const int ncpu = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
-    std::vector<std::unique_ptr<cpu_ring>> rings;
     for (int cpu = 0; cpu < ncpu; cpu++) {
         auto ch = kring::channel::open(channel_options(o, cpu, ctx.device));
         if (!ch)
@@ -128,12 +130,16 @@ int run(const context& ctx, const options& o) {
     for (auto& r : rings)
         if (auto e = r->ch.enable(); !e)
             return report_cpu(r->cpu, e.error());
+    return exit_ok;
+}
 
-    // --merge: one stream ordered by time across the CPUs (libkring's
-    // merger); its order is checked record by record.
-    kring::merger m({.window_ns = o.window_ms * 1'000'000});
-    std::uint64_t merged = 0, merge_backwards = 0, last_time = 0;
-    auto emit = [&](std::size_t src, const kring::record& rec, std::uint64_t t) {
+// --merge: one stream ordered by time across the CPUs (libkring's merger);
+// its order is checked record by record.
+struct merge_check {
+    ring_list& rings;
+    std::uint64_t merged = 0, backwards = 0, last_time = 0;
+
+    void add(std::size_t src, const kring::record& rec, std::uint64_t t) {
         if (rec.type() == KRING_RECORD_LOST)
             return;  // counted by the reader
         if (rec.type() != KRING_RECORD_SAMPLE) {
@@ -141,47 +147,64 @@ int run(const context& ctx, const options& o) {
             return;
         }
         check_sample(*rings[src], rec);
-        merge_backwards += t < last_time;
+        backwards += t < last_time;
         last_time = t;
         merged++;
-    };
-    for (auto& r : rings)
-        m.add(r->rd, r->ch.sample_type());
+    }
+};
 
-    auto t0 = std::chrono::steady_clock::now();
-    auto deadline = t0 + std::chrono::duration<double>(o.timeout_s);
-    bool done = false;
+// One ring's stats after a pass; false in @done while records are still
+// to come or unaccounted for. The tool's status.
+int update_ring(const options& o, cpu_ring& r, kring::merger& m, bool& done) {
+    if (!o.merge && !drain(r))
+        return exit_runtime;
+    auto st = r.ch.stats();
+    if (!st)
+        return report_cpu(r.cpu, st.error());
+    r.st = *st;
+    if (r.st.produced < o.count || r.delivered + r.rd.lost_seen() < r.st.produced)
+        done = false;
+    // The generator idles after --count records: nothing more to wait
+    // for once every record it produced went through the merger.
+    // produced counts a record from its reservation on, before it
+    // is in the ring, so produced >= count alone does not say the
+    // last one can no longer come. With --nest the timer's records
+    // come on top of --count: the end is not known, the window lets
+    // the last records out.
+    if (o.merge && !o.nest && r.st.produced >= o.count &&
+        r.delivered + r.rd.lost_seen() >= r.st.produced)
+        m.finish(std::size_t(r.cpu));
+    return exit_ok;
+}
+
+using deadline_point =
+    std::chrono::time_point<std::chrono::steady_clock, std::chrono::duration<double>>;
+
+// Passes over the rings until every record is accounted for or the
+// deadline; @done says which. The tool's status.
+int consume(const options& o, ring_list& rings, kring::merger& m, merge_check& mc,
+            deadline_point deadline, bool& done) {
     while (!done && std::chrono::steady_clock::now() < deadline) {
         done = true;
         if (o.merge) {
-            if (auto n = m.drain(emit); !n)
+            auto n = m.drain([&](std::size_t src, const kring::record& rec, std::uint64_t t) {
+                mc.add(src, rec, t);
+            });
+            if (!n)
                 return report(n.error());
         }
-        for (auto& r : rings) {
-            if (!o.merge && !drain(*r))
-                return exit_runtime;
-            auto st = r->ch.stats();
-            if (!st)
-                return report_cpu(r->cpu, st.error());
-            r->st = *st;
-            if (r->st.produced < o.count || r->delivered + r->rd.lost_seen() < r->st.produced)
-                done = false;
-            // The generator idles after --count records: nothing more to wait
-            // for once every record it produced went through the merger.
-            // produced counts a record from its reservation on, before it
-            // is in the ring, so produced >= count alone does not say the
-            // last one can no longer come. With --nest the timer's records
-            // come on top of --count: the end is not known, the window lets
-            // the last records out.
-            if (o.merge && !o.nest && r->st.produced >= o.count &&
-                r->delivered + r->rd.lost_seen() >= r->st.produced)
-                m.finish(std::size_t(r->cpu));
-        }
+        for (auto& r : rings)
+            if (int s = update_ring(o, *r, m, done); s != exit_ok)
+                return s;
         if (!done && o.sleep_us)
             ::usleep(o.sleep_us);
     }
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return exit_ok;
+}
 
+// The per-CPU table and the summary; the tool's status.
+int print_results(const options& o, const ring_list& rings, const kring::merger& m,
+                  const merge_check& mc, double secs, bool done) {
     fmt::print("{:>4} {:>10} {:>10} {:>10} {:>6} {:>7} {:>7}\n", "cpu", "produced", "delivered",
                "lost", "LOST", "nested", "bad");
     std::uint64_t tp = 0, td = 0, tl = 0, tb = 0;
@@ -202,8 +225,8 @@ int run(const context& ctx, const options& o) {
         fmt::print(
             "merged {} records of {} CPUs in time order: {} out of order ({} by floor, "
             "{} by the {} ms window)\n",
-            merged, rings.size(), merge_backwards, m.floors_used(), m.windows_used(), o.window_ms);
-    tb += merge_backwards;
+            mc.merged, rings.size(), mc.backwards, m.floors_used(), m.windows_used(), o.window_ms);
+    tb += mc.backwards;
     print_summary("synth", {{"cpus", rings.size()},
                             {"produced", tp},
                             {"delivered", td},
@@ -217,6 +240,24 @@ int run(const context& ctx, const options& o) {
     if (!exact || tb)
         return report(fmt::format("accounting mismatch or {} corrupt records", tb));
     return exit_ok;
+}
+
+int run(const context& ctx, const options& o) {
+    ring_list rings;
+    if (int s = open_rings(ctx, o, rings); s != exit_ok)
+        return s;
+    kring::merger m({.window_ns = o.window_ms * 1'000'000});
+    merge_check mc{rings};
+    for (auto& r : rings)
+        m.add(r->rd, r->ch.sample_type());
+
+    auto t0 = std::chrono::steady_clock::now();
+    auto deadline = t0 + std::chrono::duration<double>(o.timeout_s);
+    bool done = false;
+    if (int s = consume(o, rings, m, mc, deadline, done); s != exit_ok)
+        return s;
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return print_results(o, rings, m, mc, secs, done);
 }
 
 }  // namespace

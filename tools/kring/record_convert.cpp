@@ -94,108 +94,125 @@ void recorder::on_sched(ring& r, const kring::sample_info& s) {
     sid.id = r.id;
     sid.has_time = true;
     switch (raw.kind) {
-        case KRING_SCHED_SWITCH: {
-            switches++;
-            comm_once(raw.prev_pid, raw.prev_tid, raw.prev_comm, sid);
-            comm_once(raw.next_pid, raw.next_tid, raw.next_comm, sid);
-            // Involuntary: preempted, or still runnable when switched out.
-            bool preempt = (raw.flags & KRING_SCHED_F_PREEMPT) || raw.prev_state == 0;
-            pd::sample_id out = sid, in = sid;
-            out.pid = raw.prev_pid;
-            out.tid = raw.prev_tid;
-            in.pid = raw.next_pid;
-            in.tid = raw.next_tid;
-            put(pd::make_switch_cpu_wide(true, preempt, raw.next_pid, raw.next_tid, out,
-                                         st_trailer));
-            put(pd::make_switch_cpu_wide(false, false, raw.prev_pid, raw.prev_tid, in, st_trailer));
-            if (tp && tp->sched_stat_runtime && raw.cpu != cpu_hidden) {
-                // sched:sched_stat_runtime of prev, the followed side,
-                // for the run a recorded switch in on this CPU began.
-                auto it = on_cpu.find(raw.cpu);
-                if (it != on_cpu.end() && raw.prev_tid && s.tid == raw.prev_tid &&
-                    it->second.first == raw.prev_tid && s.time >= it->second.second) {
-                    pd::tp_payload pl(*tp->sched_stat_runtime);
-                    pl.set("common_pid", raw.prev_tid)
-                        .set_str("comm", comm_of(raw.prev_comm))
-                        .set("pid", raw.prev_tid)
-                        .set("runtime", std::int64_t(s.time - it->second.second));
-                    put_tracepoint(r.id | tp_runtime_id_bit, raw.prev_pid, raw.prev_tid, s.time,
-                                   raw.cpu, pl.bytes());
-                    runtimes++;
-                }
-                on_cpu[raw.cpu] = {raw.next_tid, s.time};
-            }
-            if (tp) {
-                // sched:sched_switch, in the context of prev (perf's).
-                pd::tp_payload pl(tp->sched_switch);
-                pl.set("common_pid", raw.prev_tid)
-                    .set_str("prev_comm", comm_of(raw.prev_comm))
-                    .set("prev_pid", raw.prev_tid)
-                    .set("prev_prio", raw.prev_prio)
-                    .set("prev_state", std::int64_t(raw.prev_state))
-                    .set_str("next_comm", comm_of(raw.next_comm))
-                    .set("next_pid", raw.next_tid)
-                    .set("next_prio", raw.next_prio);
-                put_tracepoint(r.id | tp_switch_id_bit, raw.prev_pid, raw.prev_tid, s.time, raw.cpu,
-                               pl.bytes());
-            }
+        case KRING_SCHED_SWITCH:
+            on_switch(r, s, raw, sid);
             break;
-        }
-        case KRING_SCHED_FORK: {
-            forks++;
-            comm_once(raw.prev_pid, raw.prev_tid, raw.prev_comm, sid);
-            pd::task_info t;
-            t.pid = raw.next_pid;
-            t.tid = raw.next_tid;
-            t.ppid = raw.prev_pid;
-            t.ptid = raw.prev_tid;
-            t.time = s.time;
-            sid.pid = raw.prev_pid;
-            sid.tid = raw.prev_tid;
-            put(pd::make_task(PERF_RECORD_FORK, t, sid, st_trailer));
+        case KRING_SCHED_FORK:
+            on_fork(s, raw, sid);
             break;
-        }
-        case KRING_SCHED_EXIT: {
-            exits++;
-            pd::task_info t;
-            t.pid = t.ppid = raw.prev_pid;
-            t.tid = t.ptid = raw.prev_tid;
-            t.time = s.time;
-            sid.pid = raw.prev_pid;
-            sid.tid = raw.prev_tid;
-            put(pd::make_task(PERF_RECORD_EXIT, t, sid, st_trailer));
+        case KRING_SCHED_EXIT:
+            on_exit(s, raw, sid);
             break;
-        }
-        case KRING_SCHED_WAKEUP: {
-            wakeups++;
-            pd::sample ps;
-            ps.id = r.id | wakeup_id_bit;
-            ps.pid = raw.next_pid;
-            ps.tid = raw.next_tid;
-            ps.time = s.time;
-            ps.has_time = true;
-            ps.cpu = raw.cpu;
-            ps.raw = s.raw;
-            put(pd::make_sample(PERF_RECORD_MISC_KERNEL, ps, st_wakeup));
-            if (tp) {
-                // sched:sched_wakeup, in the waker's context; target_cpu
-                // is where the woken task last ran (kring_sched_raw).
-                pd::tp_payload pl(tp->sched_wakeup);
-                pl.set("common_pid", raw.prev_tid)
-                    .set_str("comm", comm_of(raw.next_comm))
-                    .set("pid", raw.next_tid)
-                    .set("prio", raw.next_prio)
-                    .set("success", 1)
-                    .set("target_cpu", std::int64_t(raw.prev_state));
-                put_tracepoint(r.id | tp_wakeup_id_bit, raw.prev_pid, raw.prev_tid, s.time,
-                               raw.cpu == cpu_hidden ? std::uint32_t(std::max(r.cpu, 0)) : raw.cpu,
-                               pl.bytes());
-            }
+        case KRING_SCHED_WAKEUP:
+            on_wakeup(r, s, raw);
             break;
-        }
         default:
             bad++;
     }
+}
+
+void recorder::on_switch(ring& r, const kring::sample_info& s, const kring_sched_raw& raw,
+                         const pd::sample_id& sid) {
+    switches++;
+    comm_once(raw.prev_pid, raw.prev_tid, raw.prev_comm, sid);
+    comm_once(raw.next_pid, raw.next_tid, raw.next_comm, sid);
+    // Involuntary: preempted, or still runnable when switched out.
+    bool preempt = (raw.flags & KRING_SCHED_F_PREEMPT) || raw.prev_state == 0;
+    pd::sample_id out = sid, in = sid;
+    out.pid = raw.prev_pid;
+    out.tid = raw.prev_tid;
+    in.pid = raw.next_pid;
+    in.tid = raw.next_tid;
+    put(pd::make_switch_cpu_wide(true, preempt, raw.next_pid, raw.next_tid, out, st_trailer));
+    put(pd::make_switch_cpu_wide(false, false, raw.prev_pid, raw.prev_tid, in, st_trailer));
+    if (tp && tp->sched_stat_runtime && raw.cpu != cpu_hidden)
+        put_runtime(r, s, raw);
+    if (tp)
+        put_sched_switch(r, s, raw);
+}
+
+void recorder::put_runtime(ring& r, const kring::sample_info& s, const kring_sched_raw& raw) {
+    // sched:sched_stat_runtime of prev, the followed side, for the run a
+    // recorded switch in on this CPU began.
+    auto it = on_cpu.find(raw.cpu);
+    if (it != on_cpu.end() && raw.prev_tid && s.tid == raw.prev_tid &&
+        it->second.first == raw.prev_tid && s.time >= it->second.second) {
+        pd::tp_payload pl(*tp->sched_stat_runtime);
+        pl.set("common_pid", raw.prev_tid)
+            .set_str("comm", comm_of(raw.prev_comm))
+            .set("pid", raw.prev_tid)
+            .set("runtime", std::int64_t(s.time - it->second.second));
+        put_tracepoint(r.id | tp_runtime_id_bit, raw.prev_pid, raw.prev_tid, s.time, raw.cpu,
+                       pl.bytes());
+        runtimes++;
+    }
+    on_cpu[raw.cpu] = {raw.next_tid, s.time};
+}
+
+void recorder::put_sched_switch(ring& r, const kring::sample_info& s, const kring_sched_raw& raw) {
+    // sched:sched_switch, in the context of prev (perf's).
+    pd::tp_payload pl(tp->sched_switch);
+    pl.set("common_pid", raw.prev_tid)
+        .set_str("prev_comm", comm_of(raw.prev_comm))
+        .set("prev_pid", raw.prev_tid)
+        .set("prev_prio", raw.prev_prio)
+        .set("prev_state", std::int64_t(raw.prev_state))
+        .set_str("next_comm", comm_of(raw.next_comm))
+        .set("next_pid", raw.next_tid)
+        .set("next_prio", raw.next_prio);
+    put_tracepoint(r.id | tp_switch_id_bit, raw.prev_pid, raw.prev_tid, s.time, raw.cpu,
+                   pl.bytes());
+}
+
+void recorder::on_fork(const kring::sample_info& s, const kring_sched_raw& raw, pd::sample_id sid) {
+    forks++;
+    comm_once(raw.prev_pid, raw.prev_tid, raw.prev_comm, sid);
+    pd::task_info t;
+    t.pid = raw.next_pid;
+    t.tid = raw.next_tid;
+    t.ppid = raw.prev_pid;
+    t.ptid = raw.prev_tid;
+    t.time = s.time;
+    sid.pid = raw.prev_pid;
+    sid.tid = raw.prev_tid;
+    put(pd::make_task(PERF_RECORD_FORK, t, sid, st_trailer));
+}
+
+void recorder::on_exit(const kring::sample_info& s, const kring_sched_raw& raw, pd::sample_id sid) {
+    exits++;
+    pd::task_info t;
+    t.pid = t.ppid = raw.prev_pid;
+    t.tid = t.ptid = raw.prev_tid;
+    t.time = s.time;
+    sid.pid = raw.prev_pid;
+    sid.tid = raw.prev_tid;
+    put(pd::make_task(PERF_RECORD_EXIT, t, sid, st_trailer));
+}
+
+void recorder::on_wakeup(ring& r, const kring::sample_info& s, const kring_sched_raw& raw) {
+    wakeups++;
+    pd::sample ps;
+    ps.id = r.id | wakeup_id_bit;
+    ps.pid = raw.next_pid;
+    ps.tid = raw.next_tid;
+    ps.time = s.time;
+    ps.has_time = true;
+    ps.cpu = raw.cpu;
+    ps.raw = s.raw;
+    put(pd::make_sample(PERF_RECORD_MISC_KERNEL, ps, st_wakeup));
+    if (!tp)
+        return;
+    // sched:sched_wakeup, in the waker's context; target_cpu is where the
+    // woken task last ran (kring_sched_raw).
+    pd::tp_payload pl(tp->sched_wakeup);
+    pl.set("common_pid", raw.prev_tid)
+        .set_str("comm", comm_of(raw.next_comm))
+        .set("pid", raw.next_tid)
+        .set("prio", raw.next_prio)
+        .set("success", 1)
+        .set("target_cpu", std::int64_t(raw.prev_state));
+    put_tracepoint(r.id | tp_wakeup_id_bit, raw.prev_pid, raw.prev_tid, s.time,
+                   raw.cpu == cpu_hidden ? std::uint32_t(std::max(r.cpu, 0)) : raw.cpu, pl.bytes());
 }
 
 void recorder::put_tracepoint(std::uint64_t id, std::uint32_t pid, std::uint32_t tid,

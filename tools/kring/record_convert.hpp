@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include <linux/kring.h>
 #include <linux/perf_event.h>
 
 #include "kring/aux.hpp"
@@ -140,6 +141,15 @@ struct recorder {
                    const pd::sample_id& at);
 
     void on_sched(ring& r, const kring::sample_info& s);
+    // on_sched's kinds: a switch's perf records, its sched_stat_runtime
+    // and sched_switch tracepoints; a fork's, an exit's, a wakeup's.
+    void on_switch(ring& r, const kring::sample_info& s, const kring_sched_raw& raw,
+                   const pd::sample_id& sid);
+    void put_runtime(ring& r, const kring::sample_info& s, const kring_sched_raw& raw);
+    void put_sched_switch(ring& r, const kring::sample_info& s, const kring_sched_raw& raw);
+    void on_fork(const kring::sample_info& s, const kring_sched_raw& raw, pd::sample_id sid);
+    void on_exit(const kring::sample_info& s, const kring_sched_raw& raw, pd::sample_id sid);
+    void on_wakeup(ring& r, const kring::sample_info& s, const kring_sched_raw& raw);
     void put_tracepoint(std::uint64_t id, std::uint32_t pid, std::uint32_t tid, std::uint64_t time,
                         std::uint32_t cpu, std::span<const std::byte> payload);
 

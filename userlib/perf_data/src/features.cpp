@@ -112,6 +112,81 @@ std::map<unsigned, std::vector<std::byte>> encode_features(const features& f,
     return s;
 }
 
+namespace {
+
+// A u32 count and as many strings; nothing when the body ends first.
+std::optional<std::vector<std::string>> read_strings(cursor& c) {
+    std::uint32_t n;
+    if (!c.get(n))
+        return std::nullopt;
+    std::vector<std::string> v;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        std::string s;
+        if (!c.string(s))
+            return std::nullopt;
+        v.push_back(std::move(s));
+    }
+    return v;
+}
+
+// EVENT_DESC: each attr, its name and its ids.
+bool decode_event_desc(cursor& c, std::vector<event_attr>* desc) {
+    std::uint32_t n, sz;
+    if (!c.get(n) || !c.get(sz) || sz < k_attr_ver0)
+        return false;
+    std::vector<event_attr> v;
+    for (std::uint32_t i = 0; i < n; ++i) {
+        event_attr a;
+        std::uint32_t nids;
+        if (c.left() < sz)
+            return false;
+        std::memcpy(&a.attr, c.p, std::min<std::size_t>(sz, k_attr_size));
+        c.p += sz;
+        if (!c.get(nids) || !c.string(a.name) || c.left() / 8 < nids)
+            return false;
+        a.ids.resize(nids);
+        for (auto& id : a.ids)
+            c.get(id);
+        v.push_back(std::move(a));
+    }
+    if (desc)
+        *desc = std::move(v);
+    return true;
+}
+
+// CPU_TOPOLOGY: the sibling lists, then (newer perf) the core and socket
+// ids per CPU, then the die lists and ids.
+bool decode_cpu_topology(cursor& c, features& f) {
+    auto core = read_strings(c);
+    if (!core)
+        return false;
+    f.core_siblings = std::move(*core);
+    auto thread = read_strings(c);
+    if (!thread)
+        return false;
+    f.thread_siblings = std::move(*thread);
+    if (c.left() == 0)
+        return true;
+    const std::uint32_t n = f.nr_cpus_available;
+    if (c.left() / 8 < n)
+        return false;
+    std::vector<cpu_topology_entry> cpus(n);
+    for (auto& e : cpus) {
+        c.get(e.core_id);
+        c.get(e.socket_id);
+    }
+    f.cpus = std::move(cpus);
+    if (c.left() == 0)
+        return true;
+    if (!read_strings(c) || c.left() / 4 < n)
+        return false;
+    for (auto& e : f.cpus)
+        c.get(e.die_id);
+    return true;
+}
+
+}  // namespace
+
 bool decode_feature(unsigned bit, std::span<const std::byte> b, features& f,
                     std::vector<event_attr>* desc) {
     cursor c{b.data(), b.data() + b.size()};
@@ -136,78 +211,16 @@ bool decode_feature(unsigned bit, std::span<const std::byte> b, features& f,
         case feat_total_mem:
             return c.get(f.total_mem_kb);
         case feat_cmdline: {
-            std::uint32_t n;
-            if (!c.get(n))
+            auto v = read_strings(c);
+            if (!v)
                 return false;
-            std::vector<std::string> v;
-            for (std::uint32_t i = 0; i < n; ++i) {
-                std::string s;
-                if (!c.string(s))
-                    return false;
-                v.push_back(std::move(s));
-            }
-            f.cmdline = std::move(v);
+            f.cmdline = std::move(*v);
             return true;
         }
-        case feat_event_desc: {
-            std::uint32_t n, sz;
-            if (!c.get(n) || !c.get(sz) || sz < k_attr_ver0)
-                return false;
-            std::vector<event_attr> v;
-            for (std::uint32_t i = 0; i < n; ++i) {
-                event_attr a;
-                std::uint32_t nids;
-                if (c.left() < sz)
-                    return false;
-                std::memcpy(&a.attr, c.p, std::min<std::size_t>(sz, k_attr_size));
-                c.p += sz;
-                if (!c.get(nids) || !c.string(a.name) || c.left() / 8 < nids)
-                    return false;
-                a.ids.resize(nids);
-                for (auto& id : a.ids)
-                    c.get(id);
-                v.push_back(std::move(a));
-            }
-            if (desc)
-                *desc = std::move(v);
-            return true;
-        }
-        case feat_cpu_topology: {
-            auto strings = [&](std::vector<std::string>& out) {
-                std::uint32_t n;
-                if (!c.get(n))
-                    return false;
-                out.clear();
-                for (std::uint32_t i = 0; i < n; ++i) {
-                    std::string s;
-                    if (!c.string(s))
-                        return false;
-                    out.push_back(std::move(s));
-                }
-                return true;
-            };
-            if (!strings(f.core_siblings) || !strings(f.thread_siblings))
-                return false;
-            if (c.left() == 0)
-                return true;
-            const std::uint32_t n = f.nr_cpus_available;
-            if (c.left() / 8 < n)
-                return false;
-            std::vector<cpu_topology_entry> cpus(n);
-            for (auto& e : cpus) {
-                c.get(e.core_id);
-                c.get(e.socket_id);
-            }
-            f.cpus = std::move(cpus);
-            if (c.left() == 0)
-                return true;
-            std::vector<std::string> dies;
-            if (!strings(dies) || c.left() / 4 < n)
-                return false;
-            for (auto& e : f.cpus)
-                c.get(e.die_id);
-            return true;
-        }
+        case feat_event_desc:
+            return decode_event_desc(c, desc);
+        case feat_cpu_topology:
+            return decode_cpu_topology(c, f);
         case feat_sample_time: {
             std::uint64_t a, z;
             if (!c.get(a) || !c.get(z))
@@ -308,72 +321,72 @@ std::optional<kring_section> decode_kring_section(std::span<const std::byte> byt
 // ---------------------------------------------------------------------------
 // features::from_system
 
-features features::from_system(int argc, const char* const* argv) {
-    features f;
-    struct utsname u;
-    if (::uname(&u) == 0) {
-        f.hostname = u.nodename;
-        f.osrelease = u.release;
-        f.arch = u.machine;
-    }
-    f.version = "kring";
-    for (int i = 0; i < argc && argv && argv[i]; ++i)
-        f.cmdline.emplace_back(argv[i]);
+namespace {
 
-    // /proc/cpuinfo: the first CPU's model name, vendor, family, model,
-    // stepping (perf's x86 cpuid string: "GenuineIntel,6,85,4").
-    {
-        std::ifstream in("/proc/cpuinfo");
-        std::string line, vendor, family, model, stepping;
-        while (std::getline(in, line)) {
-            if (line.empty() && !f.cpudesc.empty())
-                break;
-            auto colon = line.find(':');
-            if (colon == std::string::npos)
-                continue;
-            std::string key = line.substr(0, colon);
-            while (!key.empty() && (key.back() == ' ' || key.back() == '\t'))
-                key.pop_back();
-            std::string val = line.substr(colon + 1);
-            if (!val.empty() && val.front() == ' ')
-                val.erase(0, 1);
-            if (key == "model name" && f.cpudesc.empty()) {
-                // perf squashes runs of spaces of the branding string.
-                std::string d;
-                for (char ch : val)
-                    if (!(ch == ' ' && !d.empty() && d.back() == ' '))
-                        d += ch;
-                while (!d.empty() && d.back() == ' ')
-                    d.pop_back();
-                f.cpudesc = d;
-            } else if (key == "vendor_id" && vendor.empty()) {
-                vendor = val;
-            } else if (key == "cpu family" && family.empty()) {
-                family = val;
-            } else if (key == "model" && model.empty()) {
-                model = val;
-            } else if (key == "stepping" && stepping.empty()) {
-                stepping = val;
-            }
-        }
-        if (!vendor.empty() && !family.empty() && !model.empty())
-            f.cpuid = vendor + "," + family + "," + model + "," + stepping;
-    }
-    {
-        std::ifstream in("/proc/meminfo");
-        std::string key;
-        std::uint64_t kb;
-        while (in >> key >> kb) {
-            if (key == "MemTotal:") {
-                f.total_mem_kb = kb;
-                break;
-            }
-            in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+// perf squashes runs of spaces of the branding string, and trailing ones.
+std::string squash_spaces(const std::string& val) {
+    std::string d;
+    for (char ch : val)
+        if (!(ch == ' ' && !d.empty() && d.back() == ' '))
+            d += ch;
+    while (!d.empty() && d.back() == ' ')
+        d.pop_back();
+    return d;
+}
+
+// /proc/cpuinfo: the first CPU's model name, vendor, family, model,
+// stepping (perf's x86 cpuid string: "GenuineIntel,6,85,4").
+void read_cpuinfo(features& f) {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line, vendor, family, model, stepping;
+    while (std::getline(in, line)) {
+        if (line.empty() && !f.cpudesc.empty())
+            break;
+        auto colon = line.find(':');
+        if (colon == std::string::npos)
+            continue;
+        std::string key = line.substr(0, colon);
+        while (!key.empty() && (key.back() == ' ' || key.back() == '\t'))
+            key.pop_back();
+        std::string val = line.substr(colon + 1);
+        if (!val.empty() && val.front() == ' ')
+            val.erase(0, 1);
+        if (key == "model name" && f.cpudesc.empty()) {
+            f.cpudesc = squash_spaces(val);
+        } else if (key == "vendor_id" && vendor.empty()) {
+            vendor = val;
+        } else if (key == "cpu family" && family.empty()) {
+            family = val;
+        } else if (key == "model" && model.empty()) {
+            model = val;
+        } else if (key == "stepping" && stepping.empty()) {
+            stepping = val;
         }
     }
-    const std::string sys = "/sys/devices/system/cpu/";
-    auto present = parse_cpu_list(read_text(sys + "present")).value_or(std::vector<unsigned>{});
-    auto online = parse_cpu_list(read_text(sys + "online")).value_or(std::vector<unsigned>{});
+    if (!vendor.empty() && !family.empty() && !model.empty())
+        f.cpuid = vendor + "," + family + "," + model + "," + stepping;
+}
+
+void read_meminfo(features& f) {
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    std::uint64_t kb;
+    while (in >> key >> kb) {
+        if (key == "MemTotal:") {
+            f.total_mem_kb = kb;
+            break;
+        }
+        in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+    }
+}
+
+// A file of the kernel's CPU directory.
+std::string sys_cpu(const std::string& rest) { return "/sys/devices/system/cpu/" + rest; }
+
+// The CPU counts; the online CPUs.
+std::vector<unsigned> read_cpu_counts(features& f) {
+    auto present = parse_cpu_list(read_text(sys_cpu("present"))).value_or(std::vector<unsigned>{});
+    auto online = parse_cpu_list(read_text(sys_cpu("online"))).value_or(std::vector<unsigned>{});
     if (present.empty()) {
         long n = ::sysconf(_SC_NPROCESSORS_CONF);
         for (long i = 0; i < n; ++i)
@@ -384,16 +397,19 @@ features features::from_system(int argc, const char* const* argv) {
     if (!present.empty())
         f.nr_cpus_available = *std::max_element(present.begin(), present.end()) + 1;
     f.nr_cpus_online = static_cast<std::uint32_t>(online.size());
+    return online;
+}
 
-    // Topology, as perf's build_cpu_topology(): the sibling lists of the
-    // online CPUs, each once, and core/socket/die ids per CPU (-1 offline).
+// Topology, as perf's build_cpu_topology(): the sibling lists of the
+// online CPUs, each once, and core/socket/die ids per CPU (-1 offline).
+void read_topology(features& f, const std::vector<unsigned>& online) {
     std::set<unsigned> on(online.begin(), online.end());
     std::vector<std::string> cores, threads;
     f.cpus.assign(f.nr_cpus_available, cpu_topology_entry{UINT32_MAX, UINT32_MAX, UINT32_MAX});
     for (unsigned cpu = 0; cpu < f.nr_cpus_available; ++cpu) {
         if (!on.count(cpu))
             continue;
-        const std::string t = sys + "cpu" + std::to_string(cpu) + "/topology/";
+        const std::string t = sys_cpu("cpu" + std::to_string(cpu) + "/topology/");
         std::string core = read_text(t + "package_cpus_list");
         if (core.empty())
             core = read_text(t + "core_siblings_list");
@@ -411,6 +427,24 @@ features features::from_system(int argc, const char* const* argv) {
     }
     f.core_siblings = std::move(cores);
     f.thread_siblings = std::move(threads);
+}
+
+}  // namespace
+
+features features::from_system(int argc, const char* const* argv) {
+    features f;
+    struct utsname u;
+    if (::uname(&u) == 0) {
+        f.hostname = u.nodename;
+        f.osrelease = u.release;
+        f.arch = u.machine;
+    }
+    f.version = "kring";
+    for (int i = 0; i < argc && argv && argv[i]; ++i)
+        f.cmdline.emplace_back(argv[i]);
+    read_cpuinfo(f);
+    read_meminfo(f);
+    read_topology(f, read_cpu_counts(f));
     return f;
 }
 

@@ -33,9 +33,22 @@ struct file::impl {
 
     bool pipe = false;  // perf's pipe format: header records among the data
 
+    const std::byte* at(std::uint64_t off) const { return d.data() + off; }
+    // [off, off + len) within the file, without overflow.
+    bool inside(std::uint64_t off, std::uint64_t len) const {
+        return off <= d.size() && len <= d.size() - off;
+    }
+
     void parse_aux_section(std::uint64_t at, std::uint64_t size);
 
+    // parse(): the header, the attrs and their ids, the data section's
+    // whole records, the feature sections.
     result<void> parse(const std::string& name);
+    result<file_header> read_header(const std::string& name) const;
+    result<void> read_attrs(const file_header& h, const std::string& name);
+    // The readable records; false when no feature table follows them.
+    bool find_data(const file_header& h);
+    void read_features(const file_header& h);
     result<void> parse_pipe(const std::string& name);
     std::uint64_t whole_records(
         std::uint64_t pos, std::uint64_t end, const std::string& why_end,
@@ -104,11 +117,6 @@ file::~file() = default;
 
 result<void> file::impl::parse(const std::string& name) {
     const std::uint64_t fsize = d.size();
-    auto at = [&](std::uint64_t off) { return d.data() + off; };
-    // [off, off + len) within the file, without overflow.
-    auto inside = [&](std::uint64_t off, std::uint64_t len) {
-        return off <= fsize && len <= fsize - off;
-    };
     if (fsize >= k_pipe_header_size) {
         std::uint64_t magic, size;
         std::memcpy(&magic, d.data(), 8);
@@ -116,6 +124,18 @@ result<void> file::impl::parse(const std::string& name) {
         if (magic == k_magic && size == k_pipe_header_size)
             return parse_pipe(name);
     }
+    auto h = read_header(name);
+    if (!h)
+        return h.error();
+    if (auto r = read_attrs(*h, name); !r)
+        return r;
+    if (find_data(*h))
+        read_features(*h);
+    return {};
+}
+
+result<file_header> file::impl::read_header(const std::string& name) const {
+    const std::uint64_t fsize = d.size();
     if (fsize < k_header_size_v1)
         return einval(name + ": not a perf.data file (" + std::to_string(fsize) + " bytes)");
     file_header h;
@@ -135,8 +155,11 @@ result<void> file::impl::parse(const std::string& name) {
         return einval(name + ": the attrs section lies outside the file");
     if (h.data.offset < h.size)
         return einval(name + ": the data section overlaps the header");
+    return h;
+}
 
-    // attrs and ids
+result<void> file::impl::read_attrs(const file_header& h, const std::string& name) {
+    const std::uint64_t fsize = d.size();
     const std::uint64_t nattrs = h.attrs.size / h.attr_size;
     std::uint64_t total_ids = 0;  // ids do not share bytes: at most fsize / 8
     for (std::uint64_t i = 0; i < nattrs; ++i) {
@@ -157,9 +180,13 @@ result<void> file::impl::parse(const std::string& name) {
             std::memcpy(e.ids.data(), at(ids.offset), e.ids.size() * 8);
         add_attr(std::move(e));
     }
+    return {};
+}
 
-    // The data section: a placeholder header (the writer did not finish)
-    // reads to the end of the file.
+bool file::impl::find_data(const file_header& h) {
+    const std::uint64_t fsize = d.size();
+    // A placeholder header (the writer did not finish) reads to the end of
+    // the file.
     bool features_set = false;
     for (auto w : h.features)
         features_set |= w != 0;
@@ -189,10 +216,12 @@ result<void> file::impl::parse(const std::string& name) {
                           std::to_string(fsize) + " bytes)");
     }
     data_end = std::min(pos, data_end);
-    if (unfinished || !inside(h.data.offset, h.data.size))
-        return {};  // no feature sections to read
+    return !unfinished && inside(h.data.offset, h.data.size);
+}
 
-    // Feature sections: the table behind the data, one entry per bit.
+void file::impl::read_features(const file_header& h) {
+    const std::uint64_t fsize = d.size();
+    // The table behind the data, one entry per bit.
     const std::uint64_t feat_at = h.data.offset + h.data.size;
     std::uint64_t slot = 0;
     for (unsigned bit = 0; bit < k_feat_bits; ++bit) {
@@ -218,7 +247,6 @@ result<void> file::impl::parse(const std::string& name) {
         }
         read_feature(bit, {at(s.offset), s.size});
     }
-    return {};
 }
 
 // perf's pipe format (writer::create_pipe()): the attrs and the features
@@ -286,7 +314,6 @@ std::uint64_t file::impl::whole_records(
     std::uint64_t pos, const std::uint64_t end, const std::string& why_end,
     const std::function<bool(std::uint64_t, const perf_event_header&)>& f) {
     const std::uint64_t data_end = end, fsize = d.size();
-    auto at = [&](std::uint64_t off) { return d.data() + off; };
     while (pos < data_end) {
         const std::uint64_t left = data_end - pos;
         perf_event_header rh;

@@ -175,22 +175,54 @@ std::optional<std::uint64_t> number_to_semi(std::string_view& s, std::uint64_t m
     return v;
 }
 
-}  // namespace
+error bad_line(std::string_view line, const std::string& why) {
+    return error(EINVAL,
+                 "a record format: " + why + ": '" + std::string(line.substr(0, 120)) + "'");
+}
 
-result<kring_tracepoint> kring_format_as_tracepoint(std::string_view block, std::string system,
-                                                    std::uint16_t id) {
-    auto bad = [](std::string_view line, const std::string& why) {
-        return error(EINVAL,
-                     "a record format: " + why + ": '" + std::string(line.substr(0, 120)) + "'");
-    };
-    if (!id)
-        return error(EINVAL, "a record format: tracepoint ID 0");
-    if (!is_ident(system))
-        return error(EINVAL, "a record format: system '" + system + "' is not an identifier");
-    enum class want { name, id, format, fields, print, end } st = want::name;
-    kring_tracepoint kt;
-    std::string name, fields, print;
+// One "\tfield:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:G;" line, its
+// offset moved behind the common fields.
+result<std::string> rebase_field(std::string_view line) {
+    std::string_view rest = line;
+    const auto semi = rest.find(';');
+    if (!eat(rest, "\tfield:") || semi == std::string_view::npos)
+        return bad_line(line, "not a field line");
+    const std::string_view decl = rest.substr(0, semi - 7);
+    rest.remove_prefix(decl.size() + 1);
+    std::string_view fname = decl.substr(0, decl.find('['));
+    const auto sp = fname.find_last_of(' ');
+    if (sp == std::string_view::npos || decl.find('\t') != std::string_view::npos)
+        return bad_line(line, "not a field declaration");
+    fname.remove_prefix(sp + 1);
+    if (!is_ident(fname) || fname.substr(0, 7) == "common_")
+        return bad_line(line, "a field name that is not an identifier, or common_*");
+    std::optional<std::uint64_t> off, size, sign;
+    if (eat(rest, "\toffset:"))
+        off = number_to_semi(rest, 0xffff);
+    if (off && eat(rest, "\tsize:"))
+        size = number_to_semi(rest, 0xffff);
+    if (size && eat(rest, "\tsigned:"))
+        sign = number_to_semi(rest, 1);
+    if (!sign || !rest.empty() || !*size)
+        return bad_line(line, "not offset, size and signed");
+    if (k_common_size + *off + *size > 0xffff)
+        return bad_line(line, "beyond a tracepoint's payload");
+    return "\tfield:" + std::string(decl) + ";\toffset:" + std::to_string(k_common_size + *off) +
+           ";\tsize:" + std::to_string(*size) + ";\tsigned:" + std::to_string(*sign) + ";\n";
+}
+
+// A record format block's lines: its name, ID, fields and print fmt.
+struct format_block {
+    std::string name;
+    std::uint32_t record_type = 0;
+    std::string fields;  // rebased
     unsigned nfields = 0;
+    std::string print;
+};
+
+result<format_block> parse_format_block(std::string_view block) {
+    enum class want { name, id, format, fields, print, end } st = want::name;
+    format_block fb;
     while (!block.empty()) {
         const auto nl = block.find('\n');
         std::string_view line = block.substr(0, nl);
@@ -199,84 +231,76 @@ result<kring_tracepoint> kring_format_as_tracepoint(std::string_view block, std:
         switch (st) {
             case want::name:
                 if (!eat(rest, "name: ") || !is_ident(rest))
-                    return bad(line, "no name line");
-                name = rest;
+                    return bad_line(line, "no name line");
+                fb.name = rest;
                 st = want::id;
                 break;
             case want::id: {
                 auto t = eat(rest, "ID: ") ? decimal(rest, 0xffffffffull) : std::nullopt;
                 if (!t)
-                    return bad(line, "no ID line");
-                kt.record_type = std::uint32_t(*t);
+                    return bad_line(line, "no ID line");
+                fb.record_type = std::uint32_t(*t);
                 st = want::format;
                 break;
             }
             case want::format:
                 if (line != "format:")
-                    return bad(line, "no format line");
+                    return bad_line(line, "no format line");
                 st = want::fields;
                 break;
             case want::fields: {
                 if (line.empty()) {
-                    if (!nfields)
-                        return bad(line, "no fields");
+                    if (!fb.nfields)
+                        return bad_line(line, "no fields");
                     st = want::print;
                     break;
                 }
-                // "\tfield:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:G;"
-                if (++nfields > k_fields_max)
-                    return bad(line, "more than 64 fields");
-                const auto semi = rest.find(';');
-                if (!eat(rest, "\tfield:") || semi == std::string_view::npos)
-                    return bad(line, "not a field line");
-                const std::string_view decl = rest.substr(0, semi - 7);
-                rest.remove_prefix(decl.size() + 1);
-                std::string_view fname = decl.substr(0, decl.find('['));
-                const auto sp = fname.find_last_of(' ');
-                if (sp == std::string_view::npos || decl.find('\t') != std::string_view::npos)
-                    return bad(line, "not a field declaration");
-                fname.remove_prefix(sp + 1);
-                if (!is_ident(fname) || fname.substr(0, 7) == "common_")
-                    return bad(line, "a field name that is not an identifier, or common_*");
-                std::optional<std::uint64_t> off, size, sign;
-                if (eat(rest, "\toffset:"))
-                    off = number_to_semi(rest, 0xffff);
-                if (off && eat(rest, "\tsize:"))
-                    size = number_to_semi(rest, 0xffff);
-                if (size && eat(rest, "\tsigned:"))
-                    sign = number_to_semi(rest, 1);
-                if (!sign || !rest.empty() || !*size)
-                    return bad(line, "not offset, size and signed");
-                if (k_common_size + *off + *size > 0xffff)
-                    return bad(line, "beyond a tracepoint's payload");
-                fields += "\tfield:" + std::string(decl) +
-                          ";\toffset:" + std::to_string(k_common_size + *off) +
-                          ";\tsize:" + std::to_string(*size) +
-                          ";\tsigned:" + std::to_string(*sign) + ";\n";
+                if (++fb.nfields > k_fields_max)
+                    return bad_line(line, "more than 64 fields");
+                auto f = rebase_field(line);
+                if (!f)
+                    return f.error();
+                fb.fields += *f;
                 break;
             }
             case want::print:
                 if (!eat(rest, "print fmt: "))
-                    return bad(line, "no print fmt line");
-                print = rest;
+                    return bad_line(line, "no print fmt line");
+                fb.print = rest;
                 st = want::end;
                 break;
             case want::end:
-                return bad(line, "a line after the print fmt");
+                return bad_line(line, "a line after the print fmt");
         }
     }
     if (st != want::end)
-        return error(EINVAL, "a record format" + (name.empty() ? "" : " " + name) +
+        return error(EINVAL, "a record format" + (fb.name.empty() ? "" : " " + fb.name) +
                                  " ends before its print fmt");
-    std::string text = "name: " + name + "\nID: " + std::to_string(id) + "\nformat:\n";
+    return fb;
+}
+
+}  // namespace
+
+result<kring_tracepoint> kring_format_as_tracepoint(std::string_view block, std::string system,
+                                                    std::uint16_t id) {
+    if (!id)
+        return error(EINVAL, "a record format: tracepoint ID 0");
+    if (!is_ident(system))
+        return error(EINVAL, "a record format: system '" + system + "' is not an identifier");
+    auto fb = parse_format_block(block);
+    if (!fb)
+        return fb.error();
+    std::string text = "name: " + fb->name + "\nID: " + std::to_string(id) + "\nformat:\n";
     text += k_common_fields;
-    text += fields;
-    text += "\nprint fmt: " + print + "\n";
+    text += fb->fields;
+    text += "\nprint fmt: " + fb->print + "\n";
     auto f = parse_tp_format(std::move(system), std::move(text));
     if (!f)
         return f.error();
-    if (f->fields.size() != nfields + 4)
-        return error(EINVAL, "a record format " + name + ": two fields of one name");
+    if (f->fields.size() != fb->nfields + 4)
+        return error(EINVAL, "a record format " + fb->name + ": two fields of one name");
+    kring_tracepoint kt;
+    kt.record_type = fb->record_type;
     kt.body_size = f->size - k_common_size;
     kt.format = std::move(*f);
     return kt;
