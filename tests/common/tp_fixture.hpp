@@ -1,6 +1,6 @@
 // The tests' tracepoint formats: sched_switch and sched_wakeup as tracefs
 // serves them on 6.12 (x86-64), and the header files, for files that hold
-// tracepoint samples (perf_data_test.cpp, tool_test.cpp).
+// tracepoint samples (perf_data_*_test.cpp, tool_test.cpp).
 #pragma once
 
 #include <linux/perf_event.h>
