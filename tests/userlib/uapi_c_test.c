@@ -49,6 +49,11 @@ _Static_assert(KRING_ATTR_F_ALL == 0x3ULL, "KRING_ATTR_F_ALL frozen at 1.0");
 _Static_assert(KRING_ATTR_F_CAPTURE_ALL == 0x300ULL, "KRING_ATTR_F_CAPTURE_ALL frozen at 1.0");
 _Static_assert(KRING_SAMPLE_SUPPORTED == 0x80000000000105c7ULL,
 	       "KRING_SAMPLE_SUPPORTED frozen at 1.0");
+_Static_assert(KRING_STATS_AUX_BYTES == 0 && KRING_STATS_AUX_RECORDS == 1 &&
+	       KRING_STATS_AUX_TRUNCATED == 2 && KRING_STATS_AUX_CHUNK_ORDER == 3,
+	       "KRING_STATS_AUX_* frozen at 1.0");
+_Static_assert(offsetof(struct kring_stats, aux_bytes) + 8 * KRING_STATS_AUX_CHUNK_ORDER ==
+	       offsetof(struct kring_stats, aux_chunk_order), "AUX indexes from aux_bytes");
 
 /* AUX records: perf's PERF_RECORD_AUX and ITRACE_START bodies first. */
 _Static_assert(offsetof(struct kring_aux_record, aux_offset) == 8, "aux_offset offset");

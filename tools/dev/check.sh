@@ -186,8 +186,8 @@ fi
 
 # 2. style: checkpatch --strict and sparse on kernel code, clang-format on
 # C++, shellcheck on the scripts; the layers of docs/ARCHITECTURE.md;
-# the size of the product's functions and files
-for l in checkpatch sparse format shellcheck layers size; do
+# the size of the product's functions and files; the names the docs cite
+for l in checkpatch sparse format shellcheck layers size docs; do
 	say "lint: $l ($(elapsed))"
 	if "$top/tools/dev/lint.sh" "$l" >"$out/lint-$l.log" 2>&1; then
 		record PASS "lint/$l"

@@ -14,6 +14,9 @@
 #   tools/dev/lint.sh size         no function of the product sources above 100
 #                              lines and no such file above 1 000 lines
 #                              (universal-ctags finds the functions)
+#   tools/dev/lint.sh docs         every kring_*/KRING_* name and every path of
+#                              the tree that README.md and docs/ cite exists
+#                              (tools/dev/docs_names.py)
 # Prints the findings and exits non-zero when there are any.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -98,6 +101,8 @@ layers)
 	"$top/tools/dev/build-user.sh" kring kring_tool >/dev/null
 	python3 "$top/tools/dev/layers.py" --kmod-build "$mdir" \
 		--user-build "${KRING_BUILD:-$top/build}/user" ;;
+docs)
+	python3 "$top/tools/dev/docs_names.py" ;;
 size)
 	# The product sources: the module, its sources and SDK headers,
 	# libkring, the tool; not the tests, the examples or the scripts.

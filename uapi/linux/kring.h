@@ -55,6 +55,13 @@
  *     feature bits instead).
  *   - KRING_SOURCE_MAX is marked non-ABI, as perf marks PERF_TYPE_MAX: it
  *     grows with every source.
+ *   - kring_stats.reserved[4] of the first version holds the AUX figures
+ *     under names of their own (aux_bytes, aux_records, aux_truncated,
+ *     aux_chunk_order: the same offsets and values, so binaries are
+ *     unaffected). The field's old name could not stay beside them (C89
+ *     has no anonymous union): source that read reserved[i] reads the
+ *     named field. The indexes KRING_STATS_AUX_* stay, deprecated. This is
+ *     the one name a later header does not define.
  *
  * KRING_ABI_MAJOR and _MINOR are unchanged: no value, layout or meaning
  * the module and a consumer exchange changed.
@@ -939,6 +946,17 @@ struct kring_stats {
 #define KRING_STATS_SIZE_VER0	104
 #define KRING_STATS_SIZE_VER1	112	/* + throttled */
 #define KRING_STATS_SIZE_VER2	120	/* + sample_type; aux_* named */
+
+/*
+ * deprecated: the indexes of the AUX figures in the first version's
+ * reserved[4] (KRING_STATS_SIZE_VER0's offsets 72..96), which are now
+ * aux_bytes .. aux_chunk_order: read those fields instead. Kept, with
+ * their values, for code that indexes from &aux_bytes.
+ */
+#define KRING_STATS_AUX_BYTES		0
+#define KRING_STATS_AUX_RECORDS		1
+#define KRING_STATS_AUX_TRUNCATED	2
+#define KRING_STATS_AUX_CHUNK_ORDER	3
 
 /* kring_stats.flags */
 #define KRING_STATS_F_ENABLED	(1U << 0)
