@@ -188,6 +188,22 @@ void kring_output_end(struct kring_output_handle *h)
 EXPORT_SYMBOL_IF_KUNIT(kring_output_end);
 
 /*
+ * The record's parts as a struct ring_body, for a writer that goes out of
+ * line with its address; inline, the parts stay in registers.
+ */
+static __always_inline struct ring_body ring_body_of(void *head, unsigned int head_len,
+						     const void *tail, unsigned int tail_len,
+						     unsigned int time_off, u64 *timep,
+						     u64 seq, u64 time, const bool stamped)
+{
+	return (struct ring_body) {
+		.head = head, .head_len = head_len, .tail = tail,
+		.tail_len = tail_len, .time_off = time_off,
+		.stamped = stamped, .timep = timep, .seq = seq, .time = time,
+	};
+}
+
+/*
  * The record into its accounted reservation at ring position @pos, and its
  * commit: in place where the reservation is one piece, as a channel's
  * always is. The body's parts are arguments: the inline path keeps them in
@@ -206,11 +222,8 @@ static __always_inline int ring_body_at(struct kring_ring *rb, unsigned long pos
 	pos &= rb->mask;
 	/* Without a contiguous area ->data_span is 0: in pieces too. */
 	if (unlikely(pos + size > rb->data_span)) {
-		const struct ring_body b = {
-			.head = head, .head_len = head_len, .tail = tail,
-			.tail_len = tail_len, .time_off = time_off,
-			.stamped = stamped, .timep = timep, .seq = seq, .time = time,
-		};
+		const struct ring_body b = ring_body_of(head, head_len, tail, tail_len,
+							time_off, timep, seq, time, stamped);
 
 		return ring_body_pieces(rb, pos, hdr, &b);
 	}
@@ -303,12 +316,9 @@ static __always_inline int ring_output(struct kring_ring *rb, struct kring_outpu
 
 	/* Losses to report first: a LOST record goes in the same reservation. */
 	if (!overwrite && unlikely(local_read(&rb->lost_pending))) {
-		const struct ring_body b = {
-			.head = body, .head_len = body_len, .tail = tail,
-			.tail_len = tail_len, .time_off = time_off,
-			.stamped = kind == RING_STAMPED, .timep = timep,
-			.seq = seq, .time = time,
-		};
+		const struct ring_body b = ring_body_of(body, body_len, tail, tail_len,
+							time_off, timep, seq, time,
+							kind == RING_STAMPED);
 
 		if (kind == RING_BEGIN)
 			return ring_begin_lost(h, level, size, time);
@@ -322,12 +332,9 @@ static __always_inline int ring_output(struct kring_ring *rb, struct kring_outpu
 	if (kind == RING_BEGIN)
 		return ring_reserved(h, rb, overwrite, offset, head, size, size, time);
 	if (unlikely(ring_reserved_uncommon(rb, overwrite, offset, head))) {
-		const struct ring_body b = {
-			.head = body, .head_len = body_len, .tail = tail,
-			.tail_len = tail_len, .time_off = time_off,
-			.stamped = kind == RING_STAMPED, .timep = timep,
-			.seq = seq, .time = time,
-		};
+		const struct ring_body b = ring_body_of(body, body_len, tail, tail_len,
+							time_off, timep, seq, time,
+							kind == RING_STAMPED);
 
 		return ring_body_accounted(rb, offset, head, hdr, &b);
 	}
