@@ -377,20 +377,6 @@ static __always_inline bool ring_reserved_uncommon(const struct kring_ring *rb,
 }
 
 /*
- * The accounting of a reservation that moved ->head from @offset to @head,
- * for the handle API: the uncommon cases are a tail call.
- *
- * Return: 0.
- */
-static __always_inline int ring_reserved_account(struct kring_ring *rb, bool overwrite,
-						 unsigned long offset, unsigned long head)
-{
-	if (unlikely(ring_reserved_uncommon(rb, overwrite, offset, head)))
-		return ring_reserved_slow(rb, overwrite, offset, head);
-	return 0;
-}
-
-/*
  * Point the handle at the first byte of a reservation of @total bytes that
  * moved ->head from @offset to @head, and account it; its last @size bytes
  * are the caller's record (what precedes them, a LOST record). The
@@ -413,7 +399,9 @@ static __always_inline int ring_reserved(struct kring_output_handle *h,
 	ring_handle_seek(h, rb, pos);
 	h->rec_pos = rec_pos;
 	h->rec_size = size;
-	return ring_reserved_account(rb, overwrite, offset, head);
+	if (unlikely(ring_reserved_uncommon(rb, overwrite, offset, head)))
+		return ring_reserved_slow(rb, overwrite, offset, head);
+	return 0;
 }
 
 /* The time of a loss decided before the reservation loop read the clock. */
