@@ -59,13 +59,13 @@ kring_clock_t kring_clock_fn(u32 clockid)
 	switch (clockid) {
 	case KRING_CLOCK_DEFAULT:
 	case KRING_CLOCK_MONOTONIC:
-		return kring_clock_ns;	/* the ring core's (ring.c) */
+		return kring_clock_ns;	/* the ring core's (ring_slow.c) */
 	case KRING_CLOCK_MONOTONIC_RAW:
 		return kring_clock_raw;
 	case KRING_CLOCK_BOOTTIME:
 		return kring_clock_boot;
 	case KRING_CLOCK_LOCAL:
-		return kring_clock_local;	/* ring.c's, called directly too */
+		return kring_clock_local;	/* the ring core's, called directly too */
 	default:
 		return NULL;
 	}

@@ -31,7 +31,7 @@
  * caller; kring_ring_init(), kring_ring_reset() and
  * kring_ring_reset_counters() only while no writer runs.
  *
- * This file and ring.c also build in user space with
+ * This file and ring*.c also build in user space with
  * tests/host/kring_host_shim.h (docs/ARCHITECTURE.md, "The ring core runs on
  * the host too").
  */
@@ -109,7 +109,7 @@ struct kring_lost_acc {
 /**
  * struct kring_lost_slot - losses of the writers at one nesting depth
  * @state:	bit 0: which of @acc the writers at this depth add to;
- *		bit 1: a collector owns the other one (see ring.c)
+ *		bit 1: a collector owns the other one (see ring_slow.c)
  * @acc:	the two halves
  */
 struct kring_lost_slot {
@@ -141,7 +141,7 @@ struct kring_lost_slot {
  * @events:		records since the last wakeup_events wake-up
  * @lost_pending:	records sitting in @lost_slots and @lost_deep
  * @lost_deep:		records lost by writers deeper than KRING_RING_MAX_NEST
- * @lost_slots:		per-depth unreported losses, see ring.c
+ * @lost_slots:		per-depth unreported losses, see ring_slow.c
  * @records_written:	committed records
  * @records_discarded:	cancelled reservations
  * @lost_no_space:	records dropped: no space (forward mode)

@@ -4,7 +4,7 @@
  * settings and counters. None of it runs on a writer's path; each function
  * says from where it may be called (any CPU, or only while no writer runs).
  * The writers' side, and the ordering both sides keep (the pairs G-J of the
- * wake-up settings among them), is ring.c.
+ * wake-up settings among them), is ring.c (its slow paths ring_slow.c).
  */
 #ifdef __KERNEL__
 #include <linux/compiler.h>

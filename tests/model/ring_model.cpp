@@ -1,4 +1,4 @@
-// A relacy model of the data ring's producer/consumer protocol (kmod/ring.c,
+// A relacy model of the data ring's producer/consumer protocol (kmod/ring*.c,
 // kmod/clock.c), checked under the C++ memory model by exploring thread
 // interleavings, the stale values each load may legally return, and
 // interrupts at every point where kring_irq_point() sits in the ring core.

@@ -18,7 +18,9 @@
 #   KRING_GUEST_STEPS=record                    in the guest, only the kring
 #                                               record steps (and their host
 #                                               check with perf); =tool: only
-#                                               the tool's other steps
+#                                               the tool's other steps; =bench:
+#                                               only bench-smoke; =kunit: only
+#                                               the KUnit suites
 #   LOAD=1                                      a busy loop on every host CPU
 #                                               while the guests run; LOAD=2
 #                                               also one per guest CPU while

@@ -111,21 +111,14 @@ size)
 	mapfile -t files < <(git ls-files ':(glob)kmod/*.[ch]' ':(glob)kmod/sources/*' \
 		':(glob)kmod/include/kring/*.h' ':(glob)userlib/**' ':(glob)tools/kring/*' |
 		grep -E '\.(c|h|cpp|hpp)$')
-	# kmod/ring.c is being split (issue 47): until then it is the one
-	# file allowed above 1 000 lines; its functions are held to 100.
-	big_ok=(kmod/ring.c)
 	ctags --version 2>/dev/null | grep -q 'Universal Ctags' ||
 		{ echo "lint.sh size: needs universal-ctags (tools/dev/deps.sh)" >&2; exit 1; }
 	rc=0
 	for f in "${files[@]}"; do
 		n=$(wc -l <"$f")
 		[ "$n" -le 1000 ] && continue
-		if printf '%s\n' "${big_ok[@]}" | grep -qxF "$f"; then
-			echo "$f: $n lines (above 1000; exempt until issue 47 splits it)"
-		else
-			echo "$f: $n lines (limit 1000)"
-			rc=1
-		fi
+		echo "$f: $n lines (limit 1000)"
+		rc=1
 	done
 	# A function's lines: its first (the name) to its last (the brace).
 	long=$(ctags -x --_xformat='%{input}	%{line}	%{end}	%{name}' --languages=C,C++ \

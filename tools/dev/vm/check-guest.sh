@@ -5,9 +5,10 @@
 rc=0
 # KRING_GUEST_STEPS=record: only the kring record steps (and the module's
 # load and unload around them), for working on them; =tool: only the
-# kring tool's other steps; =bench: only bench-smoke; empty: everything.
+# kring tool's other steps; =bench: only bench-smoke; =kunit: only the
+# KUnit suites; empty: everything.
 only=${KRING_GUEST_STEPS:-}
-case $only in '' | record | tool | bench) ;; *) echo "check-guest: unknown KRING_GUEST_STEPS=$only (record, tool, bench)"; exit 1 ;; esac
+case $only in '' | record | tool | bench | kunit) ;; *) echo "check-guest: unknown KRING_GUEST_STEPS=$only (record, tool, bench, kunit)"; exit 1 ;; esac
 
 # The lifetime test (Lifetime.*, tests/vm/lifetime_test.cpp) runs 10^4
 # cycles in check-full, 2000 in make check (10^4 take 3 minutes on a stock
@@ -556,7 +557,7 @@ if [ -x /kring/producer_bench ] && [ -f /kring/kring_bench.ko ] && [ -z "${GTEST
 	step bench-smoke bench_smoke
 fi
 
-if [ -f /kring/kring_kunit.ko ] && [ -z "$only" ]; then
+if [ -f /kring/kring_kunit.ko ] && { [ -z "$only" ] || [ "$only" = kunit ]; }; then
 	# KUnit suites run when the module loads; debugfs keeps their KTAP.
 	if step insmod-kring_kunit insmod /kring/kring_kunit.ko; then
 		for d in /sys/kernel/debug/kunit/kring_*; do

@@ -12,7 +12,7 @@ proper (seen: the timekeeping core's seqcount-latch reads in
 ktime_get_mono_fast_ns(), which KCSAN_STRICT reports as races of unknown
 origin with the timer tick) is the kernel's own, whoever called it.
 
-kring's clock wrappers (kring_clock_ns in kmod/ring.c and its siblings in
+kring's clock wrappers (kring_clock_ns in kmod/ring_slow.c and its siblings in
 kmod/clock.c) make no memory access of their own: each is one call to the
 kernel's NMI-safe clock accessor. KCSAN has been seen to attribute that
 accessor's seqcount-latch read to the wrapper's frame (the return address
