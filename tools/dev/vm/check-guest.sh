@@ -95,6 +95,22 @@ if ! step insmod-kring load_kring dev_mode=0666; then
 	exit 1
 fi
 
+# gtest_progress PID OUT: wait until PID ends; meanwhile, every 300 s, one
+# console line naming the case it runs (the last "[ RUN" of OUT), so that a
+# guest stopped by the host's timeout shows where it was. A binary's own
+# output stays whole in OUT, printed after it ends, away from the kernel's
+# lines. (Run in the background, a binary starts with SIGINT and SIGQUIT
+# ignored and stdin from /dev/null, as POSIX says: no test uses either.)
+gtest_progress() {
+	secs=0
+	while kill -0 "$1" 2>/dev/null; do
+		sleep 1
+		secs=$((secs + 1))
+		[ $((secs % 300)) = 0 ] &&
+			echo "==== KRING-PROGRESS ${secs}s: $(grep '^\[ RUN' "$2" | tail -n 1)"
+	done
+	return 0
+}
 [ -z "$only" ] && start_guest_load
 for t in /kring/bin/*; do
 	[ -x "$t" ] && [ -z "$only" ] || continue
@@ -107,10 +123,12 @@ for t in /kring/bin/*; do
 	echo "==== KRING-BEGIN gtest $name"
 	if [ -n "${GTEST_FILTER:-}" ]; then
 		"$t" --gtest_color=no --gtest_filter="$GTEST_FILTER" \
-			--gtest_repeat="${KRING_GTEST_REPEAT:-1}" >/tmp/"$name".out 2>&1
+			--gtest_repeat="${KRING_GTEST_REPEAT:-1}" >/tmp/"$name".out 2>&1 &
 	else
-		"$t" --gtest_color=no >/tmp/"$name".out 2>&1
+		"$t" --gtest_color=no >/tmp/"$name".out 2>&1 &
 	fi
+	gtest_progress $! /tmp/"$name".out
+	wait $!
 	r=$?
 	cat /tmp/"$name".out
 	echo "==== KRING-END gtest $name rc=$r"
