@@ -14,11 +14,16 @@
  *
  * The counter is made when the channel is configured, in the caller's
  * context and with no lock held (the open op: its creation takes the CPU
- * hotplug lock, which nests outside ch->lock), disabled; the permission
- * checks of perf_event_open(), which an in-kernel counter skips, are made
- * before (kring_perm_event()). Enable enables it, disable disables it and
- * waits for every handler in flight; it is released by a work item, again
- * with no lock held.
+ * hotplug lock, which nests outside ch->lock); the permission checks of
+ * perf_event_open(), which an in-kernel counter skips, are made before
+ * (kring_perm_event()). It counts from then on until it is released, by a
+ * work item, again with no lock held: enable and disable only open and
+ * close its handler (@stopping), disable waiting for every handler in
+ * flight. perf_event_enable() and _disable() would take perf's context
+ * mutex under ch->lock, and perf holds that mutex around copies to user
+ * memory (a read() of a perf fd), which take mmap_lock, which mmap holds
+ * around ch->lock: a cycle. The cost is the handler's call, which returns
+ * at once, for each overflow while the channel is disabled.
  *
  * CPU hotplug: perf removes a CPU's counters from it when it goes offline
  * (__perf_event_exit_context()) and never puts them back, for its own
@@ -54,14 +59,13 @@ static struct workqueue_struct *kring_event_wq;
 
 /**
  * struct kring_event - an event channel's counter
- * @ch:		the channel, set at configure (the counter is disabled until)
+ * @ch:		the channel, set at configure (@stopping is set until enable)
  * @pe:		the counter (NULL only while being made)
  * @task:	the followed task (a reference), NULL for a CPU-wide counter
  * @pid_ns:	the owner's pid namespace, for the ids a SAMPLE carries
  * @cpu:	the channel's CPU, -1 for any
  * @raw:	RAW asked for (a tracepoint's raw record)
- * @stopping:	no handler writes (set before the counter is disabled and
- *		while it is)
+ * @stopping:	no handler writes: the channel is not enabled
  * @dropped:	overflows that wrote nothing: the buffer's lock held when
  *		an NMI came, or a raw record perf did not give in one piece
  * @free_work:	releases the counter with no lock held (kring_event_free())
@@ -182,7 +186,6 @@ static void kring_event_attr(const struct kring_attr *attr, struct perf_event_at
 	pa->type = KRING_EVENT_TYPE(c0);
 	pa->size = sizeof(*pa);
 	pa->config = attr->config[1];
-	pa->disabled = 1;
 	pa->inherit = !!(attr->flags & KRING_ATTR_F_INHERIT);
 	pa->exclude_kernel = exclude_kernel;
 	pa->exclude_callchain_kernel = exclude_kernel;
@@ -254,6 +257,7 @@ static int kring_event_raw_trial(void *arg)
 
 	kring_event_attr(arg, &pa);
 	pa.inherit = 0;
+	pa.disabled = 1;
 	pe = perf_event_create_kernel_counter(&pa, -1, current, kring_event_none, NULL);
 	if (IS_ERR(pe))
 		return PTR_ERR(pe);
@@ -301,7 +305,7 @@ static void kring_event_free_work(struct work_struct *work)
 }
 
 /*
- * Check, then make the counter, disabled, in the caller's context: perf's
+ * Check, then make the counter in the caller's context: perf's
  * own checks inside the creation (a tracepoint's RAW rule,
  * perf_trace_event_perm()) run for the caller as they would in
  * perf_event_open().
@@ -365,34 +369,34 @@ static int kring_event_configure(struct kring_channel *ch)
 	return 0;
 }
 
+/* The handler writes from now on (its READ_ONCE() pairs with this store). */
 static int kring_event_start(struct kring_channel *ch)
 {
 	struct kring_event *ev = ch->source_priv;
 
 	WRITE_ONCE(ev->stopping, false);
-	perf_event_enable(ev->pe);
 	return 0;
 }
 
 /*
- * Disable the counter and wait for its handlers (its inherited counters'
- * too, which perf_event_disable() leaves counting: they find @stopping
- * set). Handlers run with preemption or interrupts off, an RCU read
- * side: after the grace period none is in flight.
+ * Close the handler (and its inherited counters'), and wait for those in
+ * flight: handlers run with preemption or interrupts off, an RCU read
+ * side; after the grace period every handler that read @stopping clear has
+ * returned, and every later one reads it set (the store is ordered before
+ * the grace period begins).
  */
 static void kring_event_stop(struct kring_channel *ch)
 {
 	struct kring_event *ev = ch->source_priv;
 
 	WRITE_ONCE(ev->stopping, true);
-	perf_event_disable(ev->pe);
 	synchronize_rcu();
 }
 
 /*
  * ch->lock held, stopped: the counter is released by a work item, since
  * its release takes the CPU hotplug lock (static keys), which nests
- * outside ch->lock.
+ * outside ch->lock, and perf's context mutex (kring_event_stop()).
  */
 static void kring_event_release(struct kring_channel *ch)
 {
