@@ -326,9 +326,9 @@ struct kring_attr {
  *			 for pid)	allowed
  *	EVENT		_EVENT		any mode of block 3		SAMPLE (RAW if asked)
  *
- * Only the sched, timer and AUX tracer sources accept pid != -1 (else
- * -EINVAL); only the sched and timer sources can be redirected
- * (KRING_IOC_SET_OUTPUT). The synthetic and AUX tracer sources are test
+ * Only the sched, timer, AUX tracer and event sources accept pid != -1
+ * (else -EINVAL); only the sched, timer and event sources can be
+ * redirected (KRING_IOC_SET_OUTPUT). The synthetic and AUX tracer sources are test
  * generators: they need CAP_PERFMON or CAP_SYS_ADMIN unless
  * kring.test_sources=1 (else KRING_IOC_CONFIGURE fails with EACCES).
  * A source known to the ABI but not built into the module (its feature bit
@@ -434,9 +434,12 @@ struct kring_timer_raw {
 /*
  * Event source (KRING_SOURCE_EVENT): any event perf_event_open() opens by
  * type and config (a tracepoint, a kprobe or uprobe made a tracepoint
- * through tracefs, a software or hardware event), counted by an in-kernel
- * perf counter on each CPU or task the channel covers; each overflow of the
- * counter writes one SAMPLE into the channel, as perf's would:
+ * through tracefs, a software or hardware event), counted by one in-kernel
+ * perf counter on the CPU or task the channel covers (cpu = N, pid = -1;
+ * pid = P on any CPU or on cpu = N; KRING_ATTR_F_INHERIT is perf's
+ * inherit; cpu = -1 with pid = -1 is -EINVAL, an offline CPU -EINVAL, a
+ * pid that does not exist -ESRCH); each overflow of the counter writes one
+ * SAMPLE into the channel, as perf's would:
  *   config[0]  bits 0-31: perf_event_attr.type (PERF_TYPE_HARDWARE,
  *              _SOFTWARE, _TRACEPOINT or _HW_CACHE); bits 32-63:
  *              KRING_EVENT_F_*
@@ -444,14 +447,19 @@ struct kring_timer_raw {
  *              events/SUBSYS/NAME/id)
  *   config[2]  the sample period (>= 1), or with KRING_EVENT_F_FREQ the
  *              frequency in Hz (1..kernel.perf_event_max_sample_rate)
- *   config[3]  with KRING_SAMPLE_CALLCHAIN: the most addresses a call
- *              chain holds (1..KRING_CALLCHAIN_MAX; 0: KRING_CALLCHAIN_MAX);
- *              else 0
+ *   config[3]  reserved for the depth of call chains (as the timer's
+ *              config[2]); KRING_SAMPLE_CALLCHAIN is not accepted yet
+ *              (-EINVAL, KRING_FEAT_CALLCHAIN is the timer's): 0
  * IP, TID, TIME, CPU and PERIOD are perf's for the same event; RAW, when
  * asked for, is the tracepoint's raw record exactly as perf writes it
  * (common fields first; its layout is tracefs events/SUBSYS/NAME/format)
- * and is refused for an event without one; CALLCHAIN as the timer
- * source's. KRING_ATTR_F_EXCLUDE_KERNEL is perf's exclude_kernel.
+ * and is refused for an event without one (-EINVAL: any type but
+ * _TRACEPOINT). KRING_ATTR_F_EXCLUDE_KERNEL is perf's exclude_kernel (a
+ * tracepoint fires in the kernel: with it, nothing is recorded, as with
+ * perf's :u). Other bad config[] values are -EINVAL; an event this kernel
+ * or machine does not have is the errno perf_event_open() gives (ENOENT,
+ * EOPNOTSUPP, ...). A CPU that goes offline loses its counter, as perf's
+ * own per-CPU events do: the channel records nothing more.
  * The caller may configure exactly what perf_event_open() would let it
  * open for the same attr, pid and cpu, at kernel.perf_event_paranoid and
  * never more than kring.paranoid allows (docs/SECURITY.md has the table):
