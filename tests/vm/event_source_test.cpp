@@ -29,8 +29,8 @@
 
 namespace {
 
-constexpr std::uint64_t event_type = KRING_SAMPLE_IP | KRING_SAMPLE_TID | KRING_SAMPLE_TIME |
-                                     KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD;
+constexpr std::uint64_t event_type =
+    KRING_SAMPLE_IP | KRING_SAMPLE_TID | KRING_SAMPLE_TIME | KRING_SAMPLE_CPU | KRING_SAMPLE_PERIOD;
 
 // tracefs, mounted if it is not (root), or "".
 std::string tracefs() {
@@ -169,8 +169,8 @@ TEST(EventSource, ExecTracepointRawPerCpu) {
                 bad++;
                 continue;
             }
-            std::string name(reinterpret_cast<const char*>(raw + off), strnlen(
-                reinterpret_cast<const char*>(raw + off), len));
+            std::string name(reinterpret_cast<const char*>(raw + off),
+                             strnlen(reinterpret_cast<const char*>(raw + off), len));
             if (!kids.count(pid_t(pid)))
                 continue;  // another exec of the system
             EXPECT_EQ(name, bin);
@@ -179,8 +179,8 @@ TEST(EventSource, ExecTracepointRawPerCpu) {
             found += name == bin;
         }
     }
-    std::printf("sched_process_exec: %d of %d execs of %s decoded, %d undecodable\n", found, n,
-                bin, bad);
+    std::printf("sched_process_exec: %d of %d execs of %s decoded, %d undecodable\n", found, n, bin,
+                bad);
     EXPECT_EQ(bad, 0);
     EXPECT_EQ(found, n);
 }
@@ -195,8 +195,8 @@ TEST(EventSource, PageFaultsEqualPerfCount) {
     constexpr int pages = 300;
     const long ps = ::sysconf(_SC_PAGESIZE);
     kt::channel ch;
-    kring_attr a = event_attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, 1, -1, 0,
-                              event_type, KRING_ATTR_F_EXCLUDE_KERNEL);
+    kring_attr a = event_attr(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, 1, -1, 0, event_type,
+                              KRING_ATTR_F_EXCLUDE_KERNEL);
     int e = ch.open(a, 8);
     if (e == EACCES || e == EPERM)
         GTEST_SKIP() << "perf_event_paranoid refuses a per-thread page-faults counter";
@@ -264,9 +264,9 @@ struct oracle_event {
 };
 
 const oracle_event oracle_events[] = {
-    {"page-faults", false, false, false},   {"page-faults:u", false, false, true},
-    {"exec", true, false, false},           {"exec:u", true, false, true},
-    {"exec+RAW", true, true, false},        {"exec:u+RAW", true, true, true},
+    {"page-faults", false, false, false}, {"page-faults:u", false, false, true},
+    {"exec", true, false, false},         {"exec:u", true, false, true},
+    {"exec+RAW", true, true, false},      {"exec:u+RAW", true, true, true},
 };
 constexpr int n_events = sizeof(oracle_events) / sizeof(oracle_events[0]);
 enum mode_kind { mode_cpu, mode_self, mode_other, mode_kinds };
@@ -320,18 +320,18 @@ bool oracle_row(user_kind u, long tp_id, pid_t other, verdict (&out)[n_events][m
 
 std::string errname(int e) {
     switch (e) {
-    case 0:
-        return "ok";
-    case EACCES:
-        return "EACCES";
-    case EPERM:
-        return "EPERM";
-    case EINVAL:
-        return "EINVAL";
-    case ENOENT:
-        return "ENOENT";
-    default:
-        return std::to_string(e);
+        case 0:
+            return "ok";
+        case EACCES:
+            return "EACCES";
+        case EPERM:
+            return "EPERM";
+        case EINVAL:
+            return "EINVAL";
+        case ENOENT:
+            return "ENOENT";
+        default:
+            return std::to_string(e);
     }
 }
 
@@ -388,8 +388,9 @@ TEST(EventSource, PermissionOracle) {
                     cells++;
                     disagree += !same;
                     char line[200];
-                    std::snprintf(line, sizeof(line), "%2d  %-19s %-12s %-18s perf %-7s kring %-7s%s\n",
-                                  level, user_names[u], oracle_events[e].name, mode_names[m],
+                    std::snprintf(line, sizeof(line),
+                                  "%2d  %-19s %-12s %-18s perf %-7s kring %-7s%s\n", level,
+                                  user_names[u], oracle_events[e].name, mode_names[m],
                                   errname(v[e][m].perf).c_str(), errname(v[e][m].kring).c_str(),
                                   same ? "" : "  DISAGREE");
                     table += line;
@@ -400,9 +401,10 @@ TEST(EventSource, PermissionOracle) {
     kt::write_text(param, old_param);
     ::kill(other, SIGKILL);
     kt::wait_child(other);
-    std::printf("paranoid user                event        mode               verdicts\n%s"
-                "%d cells, %d disagreements\n",
-                table.c_str(), cells, disagree);
+    std::printf(
+        "paranoid user                event        mode               verdicts\n%s"
+        "%d cells, %d disagreements\n",
+        table.c_str(), cells, disagree);
     ASSERT_TRUE(rows_ok) << "could not set the levels or run a user's row";
     EXPECT_EQ(cells, 5 * user_kinds * n_events * mode_kinds);
     EXPECT_EQ(disagree, 0);
