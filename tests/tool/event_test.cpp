@@ -4,7 +4,7 @@
 // the nearest ones, -c/-F defaults), the channel, attr and samples of a
 // tracepoint and a software event written into a perf.data file and read
 // back (perf_data, kring script, and perf script when perf is installed),
-// and kring record's one-line errors.
+// kring list, and kring record's one-line errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -370,6 +370,43 @@ TEST_F(Events, TracepointAndSoftwareEventFileReadsBack) {
         EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [&](const std::string& l) {
             return l.find("33.33%") != std::string::npos && l.ends_with(" " + b);
         })) << rp.out;
+}
+
+TEST_F(Events, ListShowsPerfsShape) {
+    auto all = kring("list");
+    ASSERT_EQ(all.status, 0) << all.err;
+    const auto lines = lines_of(all.out);
+    auto has = [&](const std::string& l) {
+        return std::find(lines.begin(), lines.end(), l) != lines.end();
+    };
+    // perf list's row: the name in 50 columns, then [what].
+    auto row = [](const std::string& name, const std::string& what) {
+        return "  " + name + std::string(name.size() < 50 ? 50 - name.size() : 0, ' ') + " [" +
+               what + "]";
+    };
+    EXPECT_TRUE(has(row("page-faults OR faults", "Software event"))) << all.out;
+    EXPECT_TRUE(has(row("irq:irq_handler_entry", "Tracepoint event"))) << all.out;
+    EXPECT_TRUE(has(row("timer:hrtimer_start", "Tracepoint event"))) << all.out;
+    EXPECT_FALSE(all.out.find("ftrace:function") != std::string::npos) << "no id: not an event";
+    const bool pmu = fs::exists("/sys/bus/event_source/devices/cpu");
+    EXPECT_TRUE(
+        has(row("cpu-cycles OR cycles",
+                pmu ? "Hardware event" : "Hardware event, needs a PMU: this machine has none")))
+        << all.out;
+    EXPECT_TRUE(has(row("sched:wakeups", "sched with the wakeups"))) << all.out;
+    EXPECT_EQ(lines.back(), "summary list software=9 hardware=10 tracepoints=5 kring=6");
+    auto irq = kring("list 'irq:*'");
+    ASSERT_EQ(irq.status, 0) << irq.err;
+    EXPECT_EQ(lines_of(irq.out).back(), "summary list software=0 hardware=0 tracepoints=2 kring=0");
+    auto word = kring("list faults");
+    EXPECT_EQ(lines_of(word.out).back(),
+              "summary list software=5 hardware=0 tracepoints=0 kring=0");
+    // Without tracefs: the rest, and one line saying why no tracepoints.
+    auto none = run("KRING_TRACEFS='" + path("none") + "' '" + kring_bin() + "' list");
+    ASSERT_EQ(none.status, 0);
+    EXPECT_EQ(lines_of(none.err).size(), 1u) << none.err;
+    EXPECT_EQ(none.err.rfind("kring: note: no tracepoints listed: KRING_TRACEFS=", 0), 0u)
+        << none.err;
 }
 
 TEST_F(Events, RecordErrorsAreOneLineNamingTheToken) {
