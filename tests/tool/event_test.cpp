@@ -443,6 +443,19 @@ TEST_F(Events, RecordErrorsAreOneLineNamingTheToken) {
         EXPECT_EQ(r.status, c.status) << args << ": " << r.err;
         EXPECT_EQ(r.err, c.err) << args;
     }
+    // -a or -C with a command (perf record -a -- cmd): accepted, up to the
+    // device; -p or -t with one is not.
+    for (const char* mode : {"-a", "-C 0"}) {
+        auto r = kring(std::string("--device /nonexistent record ") + mode +
+                       " -e page-faults -o '" + path("c.data") + "' -- true");
+        EXPECT_EQ(r.status, 1) << mode << ": " << r.err;
+        EXPECT_EQ(r.err.rfind("kring: cannot open /nonexistent: ", 0), 0u) << mode << ": " << r.err;
+    }
+    auto pt = kring("record -p 1 -e page-faults -o '" + path("c.data") + "' -- true");
+    EXPECT_EQ(pt.status, 2);
+    EXPECT_EQ(pt.err,
+              "kring: choose one of -a, -C, -p, -t or a command (-a and -C take one) (see "
+              "--help)\n");
     auto n = run("KRING_TRACEFS='" + path("none") + "' '" + kring_bin() +
                  "' record -a -e 'irq:*' -o '" + path("z") + "'");
     EXPECT_EQ(n.status, 1);

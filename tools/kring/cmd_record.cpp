@@ -227,8 +227,9 @@ int check_options(session& s) {
     int modes = int(o.all_cpus) + int(!o.cpu_list.empty()) + int(o.pid.has_value()) +
                 int(o.tid.has_value());
     s.command = !o.command.empty();
-    if ((modes > 1 && !(o.all_cpus && !o.cpu_list.empty())) || (modes && s.command))
-        return usage("choose one of -a, -C, -p, -t or a command");
+    // -a or -C with a command: those CPUs while the command runs (perf's).
+    if ((modes > 1 && !(o.all_cpus && !o.cpu_list.empty())) || (s.command && (o.pid || o.tid)))
+        return usage("choose one of -a, -C, -p, -t or a command (-a and -C take one)");
     if (!modes && !s.command)
         return usage("nothing to record: give -a, -C, -p, -t or -- COMMAND");
     if (int rc = check_sizes(o); rc != exit_ok)
@@ -265,7 +266,7 @@ kring::result<std::vector<target>> find_targets(session& s) {
         for (int c : s.cpus) {
             target t;
             t.cpu = c;
-            if (s.command) {
+            if (s.command && !o.all_cpus && o.cpu_list.empty()) {
                 t.pid = s.child->pid;
                 t.inherit = true;
                 s.followed = true;
@@ -511,8 +512,7 @@ kring::result<void> synthesize(session& s, synth_out& so) {
         std::string self = read_small("/proc/self/comm");
         s.rec->comms_seen.insert({std::uint32_t(s.child->pid), std::uint32_t(s.child->pid), self});
     }
-    if (o.all_cpus || (!s.cpus.empty() && !s.command)) {
-
+    if (o.all_cpus || !o.cpu_list.empty()) {
         for (int p : list_numeric("/proc"))
             if (auto r = synth_process(so, p, 0, false); !r)
                 return r;
