@@ -218,6 +218,35 @@ TEST_F(Events, PeriodAndFrequencyArePerfsDefaults) {
     EXPECT_EQ(q->events[1].freq, 99u);
 }
 
+// What the module refused (EACCES/EPERM) is said with perf's levels, and
+// :u/:k become the channel's exclude flags.
+TEST_F(Events, PermissionHintsAndModifiers) {
+    auto s = parse({"irq:irq_handler_entry,page-faults:u,cycles:k"});
+    ASSERT_TRUE(s) << s.error().message();
+    EXPECT_EQ(ev::permission_hint(s->events[0], true, false, 2),
+              "a tracepoint's raw data needs CAP_PERFMON (or CAP_SYS_ADMIN), or "
+              "kernel.perf_event_paranoid <= -1 (now 2) and kring.paranoid <= -1 "
+              "(/sys/module/kring/parameters/paranoid)");
+    EXPECT_EQ(ev::permission_hint(s->events[1], true, false, 1),
+              "every task of a CPU needs CAP_PERFMON (or CAP_SYS_ADMIN), or "
+              "kernel.perf_event_paranoid <= 0 (now 1) and kring.paranoid <= 0 "
+              "(/sys/module/kring/parameters/paranoid)");
+    EXPECT_EQ(ev::permission_hint(s->events[2], false, true, 2),
+              "following another user's task needs ptrace read access to it (CAP_SYS_PTRACE)");
+    kring::channel_options u, k;
+    ev::configure(s->events[1], false, u);
+    ev::configure(s->events[2], false, k);
+    EXPECT_TRUE(u.extra_attr_flags & KRING_ATTR_F_EXCLUDE_KERNEL);
+    EXPECT_FALSE(u.config[0] & KRING_EVENT_F_EXCLUDE_USER);
+    EXPECT_FALSE(k.extra_attr_flags & KRING_ATTR_F_EXCLUDE_KERNEL);
+    EXPECT_TRUE(k.config[0] & KRING_EVENT_F_EXCLUDE_USER);
+    EXPECT_EQ(KRING_EVENT_TYPE(k.config[0]), std::uint32_t(PERF_TYPE_HARDWARE));
+    auto a = ev::attr_of(s->events[1], u.sample_type, {1});
+    EXPECT_EQ(a.name, "page-faults:u");
+    EXPECT_EQ(a.attr.exclude_kernel, 1u);
+    EXPECT_EQ(a.attr.exclude_user, 0u);
+}
+
 // A kring SAMPLE of the event source as the module writes it: perf's
 // fields, then SEQ.
 std::vector<std::byte> kring_sample(const pd::sample& s, std::uint64_t st, std::uint16_t misc) {

@@ -54,7 +54,6 @@ std::uint64_t list_named(const list_options& o, std::span<const events::named_ev
 }
 
 int run(const context& ctx, const list_options& o) {
-    int rc = exit_ok;
     fmt::print("List of pre-defined events (to be used in kring record -e):\n\n");
     std::uint64_t sw = list_named(o, events::software_events(), "Software event");
     const bool pmu = ::access(cpu_pmu, F_OK) == 0;
@@ -91,7 +90,7 @@ int run(const context& ctx, const list_options& o) {
                    ctx.device);
     print_summary("list",
                   {{"software", sw}, {"hardware", hw}, {"tracepoints", tps}, {"kring", own}});
-    return rc;
+    return exit_ok;
 }
 
 }  // namespace
