@@ -498,7 +498,7 @@ rec_events() {
 	has_feature event || { echo "SKIP: needs the event source (KRING_FEAT_EVENT)"; return 77; }
 	d=/tmp/evbin
 	rm -rf $d && mkdir -p $d || return 1
-	for a in true echo uname; do ln -s "$(command -v busybox)" $d/$a || return 1; done
+	for a in true echo uname; do ln -s /bin/busybox $d/$a || return 1; done
 	/kring/kring record -a -e 'irq:*,sched:sched_process_exec' -o /kring/out/events-exec.data \
 		-- sh -c "$d/true; $d/echo x >/dev/null; $d/uname >/dev/null" >/tmp/rec.out 2>&1
 	r=$?
