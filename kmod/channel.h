@@ -250,6 +250,9 @@ int kring_perm_source(const struct kring_source_ops *src);
 int kring_perm_check(const struct kring_source_ops *src, const struct kring_attr *attr,
 		     struct task_struct *target);
 bool kring_perm_see_all(void);
+int kring_perm_sysctl(const char *path, int *val);
+int kring_perm_event(const struct kring_attr *attr, struct task_struct *target, bool raw_tp,
+		     int (*raw_trial)(void *arg), void *arg);
 bool kring_perm_task(const struct cred *owner, bool owner_ptrace,
 		     const struct task_struct *p, bool mm_stable);
 

@@ -127,6 +127,7 @@ static long kring_ioctl_configure(struct kring_channel *ch, void __user *arg)
 {
 	const struct kring_source_ops *src;
 	struct kring_attr attr;
+	void *priv = NULL;
 	__u32 usize;
 	int ret;
 
@@ -159,6 +160,11 @@ static long kring_ioctl_configure(struct kring_channel *ch, void __user *arg)
 		if (ret)
 			return ret;
 	}
+	if (src && src->open) {
+		ret = src->open(&attr, &priv);
+		if (ret)
+			return ret;
+	}
 
 	mutex_lock(&ch->lock);
 	if (ch->configured) {
@@ -167,6 +173,8 @@ static long kring_ioctl_configure(struct kring_channel *ch, void __user *arg)
 	}
 	ch->attr = attr;
 	ch->source = src;
+	ch->source_priv = priv;
+	priv = NULL;	/* configure owns it now */
 	if (src && src->configure) {
 		ret = src->configure(ch);
 		if (ret) {
@@ -187,6 +195,8 @@ static long kring_ioctl_configure(struct kring_channel *ch, void __user *arg)
 	ch->configured = true;
 out:
 	mutex_unlock(&ch->lock);
+	if (priv)
+		src->close(priv);
 	return ret;
 }
 

@@ -43,16 +43,21 @@ static int __init kring_init(void)
 	ret = kring_synth_module_init();
 	if (ret)
 		goto err_capture;
+	ret = kring_event_module_init();
+	if (ret)
+		goto err_synth;
 	ret = misc_register(&kring_misc);
 	if (ret) {
 		pr_err("kring: cannot register /dev/%s: %d\n",
 		       KRING_DEVICE_NAME, ret);
-		goto err_synth;
+		goto err_event;
 	}
 	pr_info("kring: ABI %u.%u ready on /dev/%s\n", KRING_ABI_MAJOR,
 		KRING_ABI_MINOR, KRING_DEVICE_NAME);
 	return 0;
 
+err_event:
+	kring_event_module_exit();
 err_synth:
 	kring_synth_module_exit();
 err_capture:
@@ -65,6 +70,7 @@ err_buffer:
 static void __exit kring_exit(void)
 {
 	misc_deregister(&kring_misc);
+	kring_event_module_exit();
 	kring_synth_module_exit();
 	kring_capture_module_exit();
 	kring_channels_exit();

@@ -33,6 +33,10 @@
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+#include <linux/workqueue.h>
 
 #include "compat.h"
 #include "channel.h"
@@ -243,6 +247,131 @@ int kring_perm_check(const struct kring_source_ops *src, const struct kring_attr
 	if (kring_source_can(src, KRING_SRC_KERNEL_SAMPLES) &&
 	    !(attr->flags & KRING_ATTR_F_EXCLUDE_KERNEL) &&
 	    paranoid >= 2 && !kring_privileged())
+		return -EACCES;
+	return 0;
+}
+
+/*
+ * Reading a sysctl of the initial namespaces (kring_perm_sysctl()): the
+ * file is opened by a kernel worker, whose root is the initial mount
+ * namespace's, so that no caller can put a file of its own in its place
+ * (a user namespace of its own lets it mount over its /proc).
+ */
+struct kring_sysctl_read {
+	struct work_struct work;
+	const char *path;
+	int val;
+	int ret;
+};
+
+static void kring_sysctl_work(struct work_struct *work)
+{
+	struct kring_sysctl_read *r = container_of(work, struct kring_sysctl_read, work);
+	char buf[24];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	f = filp_open(r->path, O_RDONLY, 0);
+	if (IS_ERR(f)) {
+		r->ret = PTR_ERR(f);
+		return;
+	}
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n <= 0) {
+		r->ret = n < 0 ? n : -EIO;
+		return;
+	}
+	buf[n] = '\0';
+	r->ret = kstrtoint(strim(buf), 10, &r->val);
+}
+
+/**
+ * kring_perm_sysctl() - an integer sysctl of the kernel, as it reads now
+ * @path: under /proc/sys, e.g. "/proc/sys/kernel/perf_event_paranoid"
+ * @val: its value
+ *
+ * perf's sysctls (sysctl_perf_event_paranoid and the others) are not
+ * exported to modules: their files are the honest way to read them.
+ * Context: process, may sleep; no lock the system workqueue may need.
+ * Return: 0, or the -errno of opening, reading or parsing the file.
+ */
+int kring_perm_sysctl(const char *path, int *val)
+{
+	struct kring_sysctl_read r = { .path = path, .ret = -EIO };
+
+	INIT_WORK_ONSTACK(&r.work, kring_sysctl_work);
+	queue_work(system_unbound_wq, &r.work);
+	flush_work(&r.work);
+	destroy_work_on_stack(&r.work);
+	if (!r.ret)
+		*val = r.val;
+	return r.ret;
+}
+
+/*
+ * kernel.perf_event_paranoid, or 3 (Debian's strictest level: only
+ * CAP_SYS_ADMIN opens anything) when it cannot be read: failing closed.
+ */
+static int kring_perf_paranoid(void)
+{
+	int val;
+
+	if (kring_perm_sysctl("/proc/sys/kernel/perf_event_paranoid", &val))
+		return 3;
+	return val;
+}
+
+/**
+ * kring_perm_event() - may the caller open this perf event, as perf_event_open() would?
+ * @attr:	the validated attr of an event channel (KRING_SOURCE_EVENT)
+ * @target:	the followed task, NULL for a CPU-wide channel (pid -1)
+ * @raw_tp:	RAW data of a tracepoint is asked for (PERF_SAMPLE_RAW)
+ * @raw_trial:	with @target: opens the same tracepoint with RAW for the
+ *		caller's own task and closes it again, 0 when the kernel lets
+ *		it (the event is TRACE_EVENT_FL_CAP_ANY: the syscall events,
+ *		uprobes), which only the kernel's own check knows
+ * @arg:	for @raw_trial
+ *
+ * A counter made with perf_event_create_kernel_counter() skips every check
+ * of perf_event_open(): they are made here, for the caller, in the order
+ * sys_perf_event_open() makes them, with its errno, at
+ * kernel.perf_event_paranoid or kring.paranoid, whichever is stricter
+ * ("privileged" is CAP_PERFMON or CAP_SYS_ADMIN, perfmon_capable()):
+ *
+ *   > 2   nothing without CAP_SYS_ADMIN (Debian's perf_paranoid_any()): -EACCES
+ *   > 1   kernel-mode samples (no exclude_kernel) need privilege: -EACCES
+ *   > -1  a tracepoint's RAW data needs privilege (perf_trace_event_perm()),
+ *	  but for a task and an event @raw_trial finds exempt: -EPERM
+ *   any   another task needs privilege or ptrace read access
+ *	  (perf_check_permission(); kring_may_follow()): -EACCES
+ *   > 0   a CPU-wide counter needs privilege (perf_allow_cpu()): -EACCES
+ *
+ * The exemption is the kernel's, at kernel.perf_event_paranoid: where
+ * kring.paranoid alone refuses RAW data (the sysctl at -1, which lets
+ * every trial pass), no event is exempt. LSMs' perf_event_open hooks are
+ * not consulted (not exported).
+ * Context: process, may sleep (reads the sysctl); no lock held that
+ * perf_event_create_kernel_counter() may not nest in.
+ * Return: 0, -EACCES or -EPERM.
+ */
+int kring_perm_event(const struct kring_attr *attr, struct task_struct *target, bool raw_tp,
+		     int (*raw_trial)(void *arg), void *arg)
+{
+	int sys = kring_perf_paranoid();
+	int paranoid = max(sys, READ_ONCE(kring_paranoid));
+
+	if (paranoid > 2 && !capable(CAP_SYS_ADMIN))
+		return -EACCES;
+	if (!(attr->flags & KRING_ATTR_F_EXCLUDE_KERNEL) && paranoid > 1 && !kring_privileged())
+		return -EACCES;
+	if (raw_tp && paranoid > -1 && !kring_perfmon_noaudit() &&
+	    !(target && sys > -1 && raw_trial && !raw_trial(arg)) && !kring_privileged())
+		return -EPERM;
+	if (target && !kring_perfmon_noaudit() && !kring_may_follow(target))
+		return -EACCES;
+	if (!target && paranoid > 0 && !kring_privileged())
 		return -EACCES;
 	return 0;
 }

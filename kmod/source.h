@@ -60,8 +60,17 @@ struct kring_format;
  *		channel (attach probes); called by configure before it takes
  *		any lock of the channel, since it may take the CPU hotplug
  *		lock (NULL: nothing)
+ * @open:	what must be made in the caller's context with no lock
+ *		held (a perf counter: its creation takes the CPU hotplug
+ *		lock, which nests outside ch->lock): validate @attr, check
+ *		the caller's permissions and make it, into *@priv; configure
+ *		then finds it in ch->source_priv and owns it, or, when
+ *		configure is not reached, @close gets it (NULL: nothing)
+ * @close:	free what @open made, for a configure that did not happen
+ *		(no lock held)
  * @configure:	validate attr->config[] etc. and set ch->source_priv;
- *		-errno refuses at configure time (ch->lock held)
+ *		-errno refuses at configure time (ch->lock held); with
+ *		@open, free ch->source_priv on failure
  * @start:	begin producing into @ch (cpus_read_lock() and ch->lock held)
  * @stop:	stop and wait until no producer runs (ch->lock held)
  * @release:	free what configure allocated (ch->lock held)
@@ -82,6 +91,8 @@ struct kring_source_ops {
 	u64 sample_type;
 	bool (*available)(void);
 	int (*prepare)(void);
+	int (*open)(const struct kring_attr *attr, void **priv);
+	void (*close)(void *priv);
 	int (*configure)(struct kring_channel *ch);
 	int (*start)(struct kring_channel *ch);
 	void (*stop)(struct kring_channel *ch);

@@ -13,5 +13,6 @@ const struct kring_source_ops *const kring_sources[KRING_SOURCE_MAX] = {
 	[KRING_SOURCE_SCHED] = &kring_sched_source,
 	[KRING_SOURCE_TIMER] = &kring_timer_source,
 	[KRING_SOURCE_AUX_TRACER] = &kring_aux_tracer_source,
+	[KRING_SOURCE_EVENT] = &kring_event_source,
 };
 EXPORT_SYMBOL_IF_KUNIT(kring_sources);

@@ -54,6 +54,12 @@ Checks, each able to fail:
       exactly the records producer.expect counts as kring:kring_example
       samples, each with the field by name and the value the module wrote
       (total=N), decoded from the format in the recording's tracing data
+  events-exec, events-exec-sort, events-faults   events-exec.data (kring
+      record -a -e 'irq:*,sched:sched_process_exec' around execs of known
+      paths, events-exec.expect): perf script prints each path as the
+      decoded filename=, perf report --sort on that field lists each;
+      events-faults.data (-e page-faults -c 1) holds page-faults samples.
+      Skipped while the module lacks the event source (KRING_FEAT_EVENT)
   pipe-script, pipe-report   busy.pipe (kring record -o -, perf's pipe
       format) fed to perf script -i - and perf report -i - on stdin: no
       complaint, samples shown, busy_hot on top as in busy.data
@@ -206,6 +212,34 @@ def switches_in(script, tid):
     """perf script's PERF_RECORD_SWITCH_CPU_WIDE IN records of @tid."""
     return sum(1 for line in script.splitlines()
                if (m := SWITCH.match(line)) and int(m.group(2)) == tid and m.group(6) == "IN")
+
+
+def check_events(c, outdir, scripts):
+    """perf's events through the event source (check-guest.sh record-events,
+    skipped there while the module lacks it): perf script prints each exec'd
+    path of events-exec.expect as the filename= of
+    sched:sched_process_exec, perf report sorts on that field, and
+    events-faults.data holds page-faults samples."""
+    exp = os.path.join(outdir, "events-exec.expect")
+    if "events-exec" not in scripts or not os.path.exists(exp):
+        c.skip("events-exec", "no events-exec.data: the guest step needs the event source "
+               "(KRING_FEAT_EVENT)")
+        return
+    want = open(exp).read().split()
+    out = scripts["events-exec"]
+    seen = [p for p in want if re.search(r"sched:sched_process_exec: filename=" + re.escape(p)
+                                         + r" ", out)]
+    c.result(want and seen == want, "events-exec",
+             f"perf script shows {len(seen)} of {len(want)} exec'd paths: {' '.join(seen)}")
+    rc, rep, err = perf(["report", "--stdio", "-i", os.path.join(outdir, "events-exec.data"),
+                         "--sort", "sched:sched_process_exec.filename"])
+    rows = [l for l in rep.splitlines() if l.strip() and not l.startswith("#")]
+    sorted_ok = rc == 0 and all(any(l.rstrip().endswith(" " + p) for l in rows) for p in want)
+    c.result(sorted_ok, "events-exec-sort",
+             f"perf report --sort sched:sched_process_exec.filename: {len(rows)} rows")
+    faults = scripts.get("events-faults", "")
+    n = sum(1 for l in faults.splitlines() if " page-faults:" in l)
+    c.result(n > 0, "events-faults", f"{n} page-faults samples in perf script")
 
 
 def check_perf_sched(c, path, tid, want, switches_out, ran_ns, ins):
@@ -364,6 +398,8 @@ def main():
         c.result(ok, "producer-fields",
                  f"{len(lines)} kring:kring_example samples, {len(good)} with total={total}, "
                  f"want {want}")
+
+    check_events(c, outdir, scripts)
 
     # Two snapshots more with SIGUSR2 and the control fifo.
     if not all(os.path.exists(os.path.join(outdir, f))

@@ -94,6 +94,7 @@ TEST(UniqueFd, ClosesAndMoves) {
 
 TEST(Device, FeatureNames) {
     EXPECT_STREQ(kring::feature_name(KRING_FEAT_AUX), "aux");
+    EXPECT_STREQ(kring::feature_name(KRING_FEAT_EVENT), "event");
     EXPECT_EQ(kring::feature_name(1ULL << 63), nullptr);
     EXPECT_EQ(kring::feature_names(KRING_FEAT_SCHED | KRING_FEAT_TIMER), "sched timer");
     EXPECT_EQ(kring::feature_names(KRING_FEAT_MIRROR | (1ULL << 40)), "mirror +0x10000000000");
@@ -109,6 +110,7 @@ TEST(Device, NeededFeaturesCoverTheOptions) {
         {KRING_SOURCE_SCHED, KRING_FEAT_SCHED},
         {KRING_SOURCE_TIMER, KRING_FEAT_TIMER},
         {KRING_SOURCE_AUX_TRACER, KRING_FEAT_AUX_TRACER},
+        {KRING_SOURCE_EVENT, KRING_FEAT_EVENT},
     };
     for (auto [src, bit] : sources) {
         o.source = src;

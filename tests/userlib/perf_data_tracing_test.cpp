@@ -55,6 +55,18 @@ TEST(PerfData, TracepointFormatsParse) {
                             "name: x\nID: 7\nformat:\n\tfield:int a;\toffset:x;\tsize:4;\n",
                             "name: x\nID: 99999999\nformat:\n\tfield:int a;\toffset:0;\tsize:4;\n"})
         EXPECT_FALSE(pd::parse_tp_format("s", bad)) << bad;
+    // A dynamic string (__data_loc char[] NAME): named by its last word,
+    // not by the type's brackets.
+    auto exec = pd::parse_tp_format(
+        "sched", std::string("name: sched_process_exec\nID: 311\nformat:\n") + tp_fixture::common +
+                     "\tfield:__data_loc char[] filename;\toffset:8;\tsize:4;\tsigned:0;\n"
+                     "\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n\n"
+                     "print fmt: \"filename=%s pid=%d\", __get_str(filename), REC->pid\n");
+    ASSERT_TRUE(exec) << exec.error().message();
+    ASSERT_TRUE(exec->fields.count("filename"));
+    EXPECT_EQ(exec->fields.at("filename").offset, 8u);
+    EXPECT_EQ(exec->fields.at("filename").size, 4u);
+    EXPECT_FALSE(exec->fields.count("char"));
 }
 
 // sched:sched_switch and sched:sched_wakeup samples with their tracing

@@ -5,6 +5,7 @@
 // ProducerApi.*); the ioctl's size negotiation and refusals; libkring's
 // channel::formats().
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -124,13 +125,19 @@ const declared every_source[] = {
      sizeof(kring_aux_packet)},
 };
 
+// The sources whose records carry no layout of kring's: the event source's
+// RAW is a tracepoint's raw record, described by tracefs
+// (events/SUBSYS/NAME/format), not by KRING_IOC_GET_FORMATS.
+const std::uint32_t without_format[] = {KRING_SOURCE_EVENT};
+
 // Every source's format, as the ioctl serves it, matches its struct: its
 // name and ID, and its fields in offset order cover the struct's bytes
 // with no gap and no overlap (a member the kernel's table left out leaves
 // a gap; a table of another struct ends elsewhere). Every source is in
-// the list above.
+// the list above or in without_format[].
 TEST(Formats, EverySourceMatchesItsStruct) {
-    EXPECT_EQ(std::size(every_source), std::size_t(KRING_SOURCE_MAX - 1))
+    EXPECT_EQ(std::size(every_source) + std::size(without_format),
+              std::size_t(KRING_SOURCE_MAX - 1))
         << "a source this test does not know";
     for (const declared& d : every_source) {
         SCOPED_TRACE(d.format);
@@ -156,6 +163,20 @@ TEST(Formats, EverySourceMatchesItsStruct) {
         }
         EXPECT_EQ(end, d.size) << "where the last field ends";
     }
+    // The event source (a software event of this thread, no RAW): none.
+    kt::raw_channel ev;
+    ASSERT_EQ(ev.open_dev(), 0);
+    kring_attr a =
+        kt::make_attr(KRING_SOURCE_EVENT, -1, KRING_SAMPLE_TID, KRING_ATTR_F_EXCLUDE_KERNEL);
+    a.pid = 0;
+    a.config[0] = PERF_TYPE_SOFTWARE;
+    a.config[1] = PERF_COUNT_SW_PAGE_FAULTS;
+    a.config[2] = 1;
+    int e = ev.configure(a);
+    if (e == EACCES || e == EPERM)
+        return;  // perf_event_paranoid refuses it to this user
+    ASSERT_EQ(e, 0);
+    EXPECT_EQ(formats_of(ev).size(), 0u);
 }
 
 // A producer channel has none until a producer describes its types.

@@ -44,49 +44,13 @@
 #include "record_convert.hpp"
 #include "record_session.hpp"
 #include "record_synth.hpp"
+#include "tracefs.hpp"
 #include "triggers.hpp"
 
 namespace kring_tool {
 namespace {
 
 using namespace record;
-
-// What -e asked for.
-std::optional<event_set> parse_events(const std::vector<std::string>& ev, std::string& bad) {
-    event_set s;
-    for (const auto& list : ev) {
-        std::stringstream ss(list);
-        std::string e;
-        while (std::getline(ss, e, ',')) {
-            if (e == "sched") {
-                s.sched = true;
-            } else if (e == "sched:wakeups") {
-                s.sched = s.wakeups = true;
-            } else if (e == "timer") {
-                s.timer = true;
-            } else if (e.rfind("timer:", 0) == 0) {
-                char* end = nullptr;
-                unsigned long long hz = std::strtoull(e.c_str() + 6, &end, 10);
-                if (!*(e.c_str() + 6) || *end || hz < 1 || hz > 100000) {
-                    bad = e + " (a frequency of 1..100000 Hz)";
-                    return std::nullopt;
-                }
-                s.timer = true;
-                s.timer_hz = hz;
-            } else if (e == "aux") {
-                s.aux = true;
-            } else if (e == "producer") {
-                s.producer = true;
-            } else {
-                bad = e + " (sched, sched:wakeups, timer, timer:FREQ, aux, producer)";
-                return std::nullopt;
-            }
-        }
-    }
-    if (!s.sched && !s.timer && !s.aux && !s.producer)
-        s.sched = true;
-    return s;
-}
 
 std::optional<std::uint32_t> parse_clock(const std::string& c) {
     if (c == "monotonic" || c == "default")
@@ -119,7 +83,8 @@ std::string hint(const kring::error& e, bool followed, kind k) {
         return h;
     switch (e.code()) {
         case EACCES:
-            if (k == kind::producer)
+        case EPERM:
+            if (k == kind::producer || k == kind::event)
                 return {};
             if (followed)
                 return "following another user's task needs ptrace read access to it "
@@ -211,15 +176,45 @@ int check_sizes(options& o) {
     return exit_ok;
 }
 
+// -e, -c, -F and --filter: what to record. An event that is not one is a
+// usage error; tracefs that cannot be read a runtime one.
+int check_events(session& s) {
+    const options& o = s.o;
+    if (!o.filter.empty())
+        return usage(
+            "--filter {}: the event source has no tracepoint filters yet (perf applies "
+            "them with PERF_EVENT_IOC_SET_FILTER; kring's module does not): record "
+            "without it and filter the file",
+            o.filter.front());
+    if (o.count && o.freq)
+        return usage("-c {} and -F {}: give a period or a frequency, not both", o.count, o.freq);
+    events::sampling smp;
+    if (o.count)
+        smp.period = o.count;
+    if (o.freq) {
+        auto max = read_small("/proc/sys/kernel/perf_event_max_sample_rate");
+        if (!max.empty() && o.freq > std::strtoull(max.c_str(), nullptr, 10))
+            return usage("-F {}: above kernel.perf_event_max_sample_rate ({})", o.freq, max);
+        smp.freq = o.freq;
+    }
+    auto ev = events::parse(o.events, smp, [] { return tracefs::root(true); });
+    if (!ev) {
+        if (ev.error().code() == EINVAL)
+            return usage("{}", ev.error().message());
+        return report(ev.error());
+    }
+    s.ev = std::move(*ev);
+    for (const auto& n : s.ev.notes)
+        fmt::print(stderr, "kring: note: {}\n", n);
+    return exit_ok;
+}
+
 // Every option, before anything is opened: exit_ok, or exit_usage after
 // one line on stderr.
 int check_options(session& s) {
     options& o = s.o;
-    std::string bad;
-    auto ev = parse_events(o.events, bad);
-    if (!ev)
-        return usage("unknown event {}", bad);
-    s.ev = *ev;
+    if (int rc = check_events(s); rc != exit_ok)
+        return rc;
     auto clock = parse_clock(o.clock);
     if (!clock) {
         fmt::print(stderr,
@@ -232,16 +227,19 @@ int check_options(session& s) {
     int modes = int(o.all_cpus) + int(!o.cpu_list.empty()) + int(o.pid.has_value()) +
                 int(o.tid.has_value());
     s.command = !o.command.empty();
-    if ((modes > 1 && !(o.all_cpus && !o.cpu_list.empty())) || (modes && s.command))
-        return usage("choose one of -a, -C, -p, -t or a command");
+    // -a or -C with a command: those CPUs while the command runs (perf's).
+    if ((modes > 1 && !(o.all_cpus && !o.cpu_list.empty())) || (s.command && (o.pid || o.tid)))
+        return usage("choose one of -a, -C, -p, -t or a command (-a and -C take one)");
     if (!modes && !s.command)
         return usage("nothing to record: give -a, -C, -p, -t or -- COMMAND");
     if (int rc = check_sizes(o); rc != exit_ok)
         return rc;
     if (o.snapshot && !s.ev.aux)
         return usage("--snapshot needs -e aux");
-    if (o.call_graph && !s.ev.timer)
-        return usage("-g: call chains come with the timer's samples: add -e timer");
+    if (o.call_graph && !s.ev.timer && s.ev.events.empty())
+        return usage(
+            "-g: call chains come with the timer's samples and perf's events: add -e "
+            "timer or an event");
     // A producer's events are declared as its formats come (writer::
     // add_attr()), which a stream, whose attrs go first, cannot take.
     if (s.ev.producer && o.output == "-")
@@ -268,7 +266,7 @@ kring::result<std::vector<target>> find_targets(session& s) {
         for (int c : s.cpus) {
             target t;
             t.cpu = c;
-            if (s.command) {
+            if (s.command && !o.all_cpus && o.cpu_list.empty()) {
                 t.pid = s.child->pid;
                 t.inherit = true;
                 s.followed = true;
@@ -290,7 +288,8 @@ kring::result<std::vector<target>> find_targets(session& s) {
 }
 
 // The channel options of one ring of kind @k on @t.
-kring::channel_options channel_options_for(const session& s, kind k, const target& t) {
+kring::channel_options channel_options_for(const session& s, kind k, const target& t,
+                                           std::size_t ev) {
     const options& o = s.o;
     kring::channel_options co;
     co.device = s.ctx.device;
@@ -329,20 +328,26 @@ kring::channel_options channel_options_for(const session& s, kind k, const targe
                              KRING_SAMPLE_CPU | KRING_SAMPLE_RAW;
             co.extra_attr_flags = 0;
             break;
+        case kind::event:
+            events::configure(s.ev.events.at(ev), s.o.call_graph, co);
+            break;
     }
     return co;
 }
 
-// Opens and maps one ring of kind @k on @t, the recorder's next.
-kring::result<void> open_ring(session& s, kind k, const target& t) {
-    const kring::channel_options co = channel_options_for(s, k, t);
+// Opens and maps one ring of kind @k on @t (of event @ev: kind::event),
+// the recorder's next.
+kring::result<void> open_ring(session& s, kind k, const target& t, std::size_t ev = 0) {
+    const kring::channel_options co = channel_options_for(s, k, t, ev);
     auto ch = kring::channel::open(co);
     if (!ch) {
         std::string who = t.cpu && t.pid ? fmt::format("task {} on cpu {}", *t.pid, *t.cpu)
                           : t.cpu        ? fmt::format("cpu {}", *t.cpu)
                           : t.pid        ? fmt::format("task {}", *t.pid)
                                          : std::string("producers");
-        return ch.error().with_context(fmt::format("{} channel for {}", kind_name(k), who));
+        const std::string what =
+            k == kind::event ? "event " + s.ev.events.at(ev).name : kind_name(k);
+        return ch.error().with_context(fmt::format("{} channel for {}", what, who));
     }
     auto r = std::make_unique<ring>(k, std::move(*ch));
     auto id = r->ch.id();
@@ -354,6 +359,9 @@ kring::result<void> open_ring(session& s, kind k, const target& t) {
     r->pid = t.pid.value_or(-1);
     r->source = co.source;
     r->index = s.rec->rings.size();
+    r->ev = ev;
+    // The file's sample_type: the channel's perf-defined fields.
+    r->out_st = r->sample_type & ~KRING_SAMPLE_SEQ;
     s.rec->rings.push_back(std::move(r));
     return {};
 }
@@ -371,6 +379,25 @@ int open_producer(session& s) {
     return exit_ok;
 }
 
+// The hint for an event's channel the module refused.
+std::string event_hint(const session& s, const kring::error& e, const events::event& ev,
+                       const target& t) {
+    if (e.code() == EACCES || e.code() == EPERM) {
+        int paranoid = 2;
+        if (auto p = read_small("/proc/sys/kernel/perf_event_paranoid"); !p.empty())
+            paranoid = std::atoi(p.c_str());
+        return events::permission_hint(ev, t.cpu && !t.pid, s.followed, paranoid);
+    }
+    if (ev.type == PERF_TYPE_HARDWARE &&
+        (e.code() == ENOENT || e.code() == ENODEV || e.code() == EOPNOTSUPP) &&
+        ::access("/sys/bus/event_source/devices/cpu", F_OK) != 0)
+        return "no PMU for hardware events on this machine (no "
+               "/sys/bus/event_source/devices/cpu)";
+    if (e.code() == ENOENT || e.code() == EINVAL)
+        return "the kernel refuses this event as perf_event_open() would (see kring list)";
+    return hint(e, s.followed, kind::event);
+}
+
 // One ring per target and event kind.
 int open_rings(session& s) {
     auto targets = find_targets(s);
@@ -384,6 +411,9 @@ int open_rings(session& s) {
             if (auto r = open_ring(s, k, t); !r)
                 return s.abandon(r.error(), hint(r.error(), s.followed, k));
         }
+        for (std::size_t i = 0; i < s.ev.events.size(); i++)
+            if (auto r = open_ring(s, kind::event, t, i); !r)
+                return s.abandon(r.error(), event_hint(s, r.error(), s.ev.events[i], t));
     }
     return exit_ok;
 }
@@ -433,6 +463,17 @@ std::vector<pd::event_attr> file_attrs(const session& s) {
     // tracepoints its formats become, declared as they come.
     if (s.ev.producer)
         add_attr(kind::producer, "kring:producer", st_sched, 0);
+    // perf's events, each with the rings of its channels.
+    for (std::size_t i = 0; i < s.ev.events.size(); i++) {
+        std::vector<std::uint64_t> ids;
+        std::uint64_t st = 0;
+        for (auto& r : s.rec->rings)
+            if (r->k == kind::event && r->ev == i) {
+                ids.push_back(r->id);
+                st = r->out_st;
+            }
+        attrs.push_back(events::attr_of(s.ev.events[i], st, std::move(ids)));
+    }
     return attrs;
 }
 
@@ -450,8 +491,8 @@ kring::result<void> create_file(session& s, const std::vector<pd::event_attr>& a
     if (!w)
         return w.error();
     s.rec->w.emplace(std::move(*w));
-    if (s.rec->tp)
-        if (auto r = s.rec->w->write_tracing_data(s.rec->tp->tracing_data); !r)
+    if (auto td = s.rec->tracing_data(); !td.empty())
+        if (auto r = s.rec->w->write_tracing_data(td); !r)
             return r.error();
     return {};
 }
@@ -471,7 +512,7 @@ kring::result<void> synthesize(session& s, synth_out& so) {
         std::string self = read_small("/proc/self/comm");
         s.rec->comms_seen.insert({std::uint32_t(s.child->pid), std::uint32_t(s.child->pid), self});
     }
-    if (o.all_cpus || (!s.cpus.empty() && !s.command)) {
+    if (o.all_cpus || !o.cpu_list.empty()) {
         for (int p : list_numeric("/proc"))
             if (auto r = synth_process(so, p, 0, false); !r)
                 return r;
@@ -724,6 +765,9 @@ int run(const context& ctx, options o, const std::vector<std::string>& argv_all)
                        "cannot read it\n",
                        t.error().message());
     }
+    for (const auto& e : s.ev.events)
+        if (e.format)
+            s.rec->event_formats.push_back(&*e.format);
     if (int rc = open_rings(s); rc != exit_ok)
         return rc;
     if (int rc = open_file(s); rc != exit_ok)
@@ -759,6 +803,9 @@ void add_record(CLI::App* sub, context& ctx) {
         "  kring record -e timer:999 -- ./busy 2000        a command, followed with its "
         "children\n"
         "  kring record -p 1234 -e sched:wakeups -o t.data one process's threads\n"
+        "  kring record -a -e 'irq:*,sched:sched_process_exec' -d 5\n"
+        "                                                  tracepoints: perf script\n"
+        "  kring record -e page-faults -c 1 -- ./prog      every page fault of a command\n"
         "  kring record -g -e timer -- ./prog              call graphs: perf report -g\n"
         "  kring record -a -e aux --snapshot --control fifo:/tmp/ctl\n"
         "                                                  AUX snapshots on SIGUSR2 or "
@@ -776,19 +823,33 @@ void add_record(CLI::App* sub, context& ctx) {
     auto* pid = sub->add_option("-p,--pid", o.pid_arg, "the threads of this process");
     auto* tid = sub->add_option("-t,--tid", o.tid_arg, "this thread");
     sub->add_option("-e,--event", o.events,
-                    "sched, sched:wakeups, timer, timer:FREQ (Hz, default 1000), aux, "
-                    "producer (a channel producer modules write into, its id in "
-                    "KRING_CHANNEL_ID); repeatable (default: sched)")
+                    "a comma list of: sched, sched:wakeups, timer, timer:FREQ (Hz, default "
+                    "1000), aux, producer (a channel producer modules write into, its id in "
+                    "KRING_CHANNEL_ID) - kring's own sources, whose names come first - and "
+                    "perf's events through the event source: SUBSYS:NAME tracepoints (globs: "
+                    "'irq:*'), software events (page-faults, cs, ...; :u or :k), hardware "
+                    "events (cycles, instructions, ...); see kring list; repeatable (default: "
+                    "sched)")
         // One value per -e, so that a -- after it starts the command
         // instead of ending a list of events.
         ->expected(1)
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
         ->allow_extra_args(false);
+    sub->add_option("-c,--count", o.count,
+                    "perf's events: a sample every PERIOD events (default: 1 for a tracepoint; "
+                    "-F 4000 for software and hardware events)")
+        ->check(CLI::Range(std::uint64_t(1), std::uint64_t(1) << 62));
+    sub->add_option("-F,--freq", o.freq,
+                    "software and hardware events: FREQ samples a second (default 4000; at most "
+                    "kernel.perf_event_max_sample_rate)")
+        ->check(CLI::Range(std::uint64_t(1), std::uint64_t(1) << 32));
+    sub->add_option("--filter", o.filter,
+                    "perf's tracepoint filter: refused, the event source has no filters yet");
     sub->add_option("-m,--mmap-pages", o.pages, "data pages per ring (a power of 2)")
         ->capture_default_str();
     sub->add_flag("-g,--call-graph", o.call_graph,
-                  "timer samples with call chains: the kernel stack and the user stack by "
-                  "frame pointers (build with -fno-omit-frame-pointer)");
+                  "timer and event samples with call chains: the kernel stack and the user "
+                  "stack by frame pointers (build with -fno-omit-frame-pointer)");
     sub->add_flag("--mirror", o.mirror, "map each ring's data pages twice (no copy at the wrap)");
     sub->add_flag("--overwrite", o.overwrite,
                   "backward, overwritable rings read once at the end (the newest records)");

@@ -35,6 +35,8 @@ std::string kind_name(kind k) {
             return "aux";
         case kind::producer:
             return "producer";
+        case kind::event:
+            return "event";
     }
     return "?";
 }
@@ -252,6 +254,11 @@ void recorder::on_timer(ring& r, const kring::sample_info& s) {
     put(pd::make_sample(user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL, ps, timer_st));
 }
 
+void recorder::on_event(ring& r, const kring::sample_info& s, std::uint16_t misc) {
+    event_samples++;
+    put(events::sample_of(s, misc, r.id, r.out_st));
+}
+
 void recorder::on_aux(ring& r, const kring::aux_info& a) {
     // Snapshot mode: disabling a tracer that a snapshot left stopped
     // publishes the same window again (same offset and size): no new
@@ -393,6 +400,7 @@ std::vector<std::byte> recorder::tracing_data() const {
         if (tp->sched_stat_runtime)
             events.push_back(&*tp->sched_stat_runtime);
     }
+    events.insert(events.end(), event_formats.begin(), event_formats.end());
     for (const auto& [type, e] : producer_events)
         events.push_back(&e.tp.format);
     if (events.empty())
@@ -419,6 +427,8 @@ void recorder::on_record(ring& r, const kring::record& rec) {
                 on_sched(r, *s);
             else if (r.k == kind::timer)
                 on_timer(r, *s);
+            else if (r.k == kind::event)
+                on_event(r, *s, rec.misc());
             return;
         }
         case KRING_RECORD_LOST: {

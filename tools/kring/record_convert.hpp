@@ -23,6 +23,7 @@
 #include "kring/perf_data.hpp"
 #include "kring/reader.hpp"
 #include "kring/record.hpp"
+#include "event_spec.hpp"
 #include "tracepoints.hpp"
 
 namespace kring_tool::record {
@@ -55,7 +56,7 @@ constexpr std::uint64_t st_tracepoint = st_sched | PERF_SAMPLE_PERIOD | PERF_SAM
 // 32 up; its LOST records the ring's id (event kring:producer).
 constexpr std::uint64_t producer_id_bit = 1ull << 59;
 
-enum class kind { sched, timer, aux, producer };
+enum class kind { sched, timer, aux, producer, event };
 
 // One recorded ring: a channel, its reader, and what it is.
 struct ring {
@@ -68,6 +69,10 @@ struct ring {
     int cpu = -1, pid = -1;
     std::uint32_t source = 0;
     std::size_t index = 0;  // perf's AUXTRACE idx
+    // An event source's ring: its event (the index in event_set::events)
+    // and the sample_type of the file's attr for it.
+    std::size_t ev = 0;
+    std::uint64_t out_st = 0;
     // Snapshot windows copied, waiting for their AUX record.
     std::deque<std::vector<std::byte>> windows;
     std::uint64_t snapshots = 0, aux_bytes_written = 0;
@@ -101,6 +106,10 @@ struct recorder {
     // written as their sample too (perf sched reads those).
     std::optional<sched_tracepoints> tp;
     std::uint64_t tp_samples = 0, runtimes = 0;
+    // The event source's tracepoints (-e SUBSYS:NAME): their formats go
+    // into the tracing data.
+    std::vector<const pd::tp_format*> event_formats;
+    std::uint64_t event_samples = 0;
     // Per CPU, the task a recorded switch put there and when: the start of
     // the run the next switch out of that task on that CPU ends. A LOST
     // record forgets them all (the switches between are unknown).
@@ -155,6 +164,9 @@ struct recorder {
 
     void on_timer(ring& r, const kring::sample_info& s);
 
+    // An event source's sample (@misc: its record's), as perf's.
+    void on_event(ring& r, const kring::sample_info& s, std::uint16_t misc);
+
     void on_aux(ring& r, const kring::aux_info& a);
 
     // A producer channel's record: a sample of its type's tracepoint, or
@@ -164,7 +176,7 @@ struct recorder {
     // when @type is new; nullptr when it describes none.
     const producer_event* producer_event_of(ring& r, std::uint32_t type);
     // perf's tracing data for every tracepoint the file has (the sched
-    // ones, the producer's); empty when there are none.
+    // ones, the event source's, the producer's); empty when there are none.
     std::vector<std::byte> tracing_data() const;
 
     void on_record(ring& r, const kring::record& rec);

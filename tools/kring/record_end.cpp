@@ -136,6 +136,7 @@ int print_end(const session& s, int rc) {
         {"producer_formats", rec.producer_events.size()},
         {"producer_undescribed", rec.producer_undescribed_total},
         {"producer_short", rec.producer_short},
+        {"event_samples", rec.event_samples},
         {"stopped_by_signal", s.stop_signal ? 1u : 0u},
     };
     if (cs >= 0) {

@@ -18,6 +18,7 @@
 #include <linux/kring.h>
 
 #include "command.hpp"
+#include "event_spec.hpp"
 #include "record_convert.hpp"
 #include "triggers.hpp"
 
@@ -30,6 +31,8 @@ struct options {
     int pid_arg = 0, tid_arg = 0;
     std::optional<int> pid, tid;
     std::vector<std::string> events;
+    std::uint64_t count = 0, freq = 0;  // -c, -F (0: not given)
+    std::vector<std::string> filter;    // --filter (refused: no filter support yet)
     unsigned pages = 64;
     bool mirror = false, overwrite = false;
     unsigned aux_pages = 16;
@@ -43,11 +46,8 @@ struct options {
     std::vector<std::string> command;
 };
 
-// What -e asked for.
-struct event_set {
-    bool sched = false, wakeups = false, timer = false, aux = false, producer = false;
-    std::uint64_t timer_hz = 1000;
-};
+// What -e asked for (event_spec.hpp).
+using event_set = events::event_set;
 
 // The POSIX clock a user-space reading of the channel clock uses;
 // KRING_CLOCK_LOCAL (local_clock()) has none.

@@ -1,6 +1,8 @@
 // kring record's tracepoint events (tracepoints.hpp).
 #include "tracepoints.hpp"
 
+#include "tracefs.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,14 +28,6 @@ kring::result<std::string> slurp(const std::string& path) {
     return s.str();
 }
 
-// The tracefs directory with event formats, or "".
-std::string tracefs_dir() {
-    for (const char* d : {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"})
-        if (::access((std::string(d) + "/events/header_page").c_str(), F_OK) == 0)
-            return d;
-    return {};
-}
-
 std::uint32_t page_size() { return std::uint32_t(::sysconf(_SC_PAGESIZE)); }
 
 kring::result<tracing_headers> read_headers(const std::string& dir) {
@@ -49,9 +43,10 @@ kring::result<tracing_headers> read_headers(const std::string& dir) {
 }  // namespace
 
 kring::result<sched_tracepoints> read_sched_tracepoints() {
-    const std::string dir = tracefs_dir();
-    if (dir.empty())
-        return kring::error(ENOENT, "no tracefs with event formats (/sys/kernel/tracing)");
+    auto root = tracefs::root(true);
+    if (!root)
+        return root.error();
+    const std::string& dir = *root;
     auto h = read_headers(dir);
     if (!h)
         return h.error();
@@ -82,8 +77,8 @@ kring::result<sched_tracepoints> read_sched_tracepoints() {
 }
 
 tracing_headers read_tracing_headers() {
-    if (const std::string dir = tracefs_dir(); !dir.empty())
-        if (auto h = read_headers(dir))
+    if (auto dir = tracefs::root(false))
+        if (auto h = read_headers(*dir))
             return std::move(*h);
     // The page header and the entry header as tracefs shows them
     // (kernel/trace/ring_buffer.c: ring_buffer_print_page_header(),

@@ -34,9 +34,9 @@ struct sched_tracepoints {
     std::vector<std::byte> tracing_data;  // perf's tracing data for all of them
 };
 
-// The sched tracepoints of the running kernel from tracefs
-// (/sys/kernel/tracing, else /sys/kernel/debug/tracing); an error saying
-// why not (no tracefs, no permission: the caller records without them).
+// The sched tracepoints of the running kernel from tracefs (tracefs::root():
+// mounted as root when it is not); an error saying why not and what to do
+// (no tracefs, no permission: the caller records without them).
 kring::result<sched_tracepoints> read_sched_tracepoints();
 
 // tracefs's header files when they can be read, else built-in copies of a

@@ -102,6 +102,7 @@
 #define KRING_FEAT_AUX_TRACER	(1ULL << 11)	/* KRING_SOURCE_AUX_TRACER */
 #define KRING_FEAT_CALLCHAIN	(1ULL << 12)	/* timer: KRING_SAMPLE_CALLCHAIN */
 #define KRING_FEAT_FORMATS	(1ULL << 13)	/* KRING_IOC_GET_FORMATS */
+#define KRING_FEAT_EVENT	(1ULL << 14)	/* KRING_SOURCE_EVENT */
 
 /*
  * struct kring_abi_info - answer of KRING_IOC_QUERY_ABI.
@@ -330,10 +331,11 @@ struct kring_attr {
  *	AUX_TRACER	_AUX_TRACER	cpu = N, pid = -1; or pid = P	AUX, ITRACE_START and
  *			(+ _CAPTURE	and cpu = -1 or N, inherit	the AUX area
  *			 for pid)	allowed
+ *	EVENT		_EVENT		any mode of block 3		SAMPLE (RAW if asked)
  *
- * Only the sched, timer and AUX tracer sources accept pid != -1 (else
- * -EINVAL); only the sched and timer sources can be redirected
- * (KRING_IOC_SET_OUTPUT). The synthetic and AUX tracer sources are test
+ * Only the sched, timer, AUX tracer and event sources accept pid != -1
+ * (else -EINVAL); only the sched, timer and event sources can be
+ * redirected (KRING_IOC_SET_OUTPUT). The synthetic and AUX tracer sources are test
  * generators: they need CAP_PERFMON or CAP_SYS_ADMIN unless
  * kring.test_sources=1 (else KRING_IOC_CONFIGURE fails with EACCES).
  * A source known to the ABI but not built into the module (its feature bit
@@ -345,6 +347,7 @@ enum kring_source {
 	KRING_SOURCE_SCHED	= 2,	/* context switches (sched tracepoints) */
 	KRING_SOURCE_TIMER	= 3,	/* per-CPU hrtimer sampler, like cpu-clock */
 	KRING_SOURCE_AUX_TRACER	= 4,	/* emulated hardware tracer writing the AUX area */
+	KRING_SOURCE_EVENT	= 5,	/* any perf event: tracepoints, software, ... */
 	KRING_SOURCE_MAX,		/* non-ABI: grows with every source */
 };
 
@@ -434,6 +437,46 @@ struct kring_timer_raw {
 	__u32	cpu;
 	__u64	overruns;	/* expirations this sample covers, >= 1 */
 };
+
+/*
+ * Event source (KRING_SOURCE_EVENT): any event perf_event_open() opens by
+ * type and config (a tracepoint, a kprobe or uprobe made a tracepoint
+ * through tracefs, a software or hardware event), counted by one in-kernel
+ * perf counter on the CPU or task the channel covers (cpu = N, pid = -1;
+ * pid = P on any CPU or on cpu = N; KRING_ATTR_F_INHERIT is perf's
+ * inherit; cpu = -1 with pid = -1 is -EINVAL, an offline CPU -EINVAL, a
+ * pid that does not exist -ESRCH); each overflow of the counter writes one
+ * SAMPLE into the channel, as perf's would:
+ *   config[0]  bits 0-31: perf_event_attr.type (PERF_TYPE_HARDWARE,
+ *              _SOFTWARE, _TRACEPOINT or _HW_CACHE); bits 32-63:
+ *              KRING_EVENT_F_*
+ *   config[1]  perf_event_attr.config (a tracepoint's id: tracefs
+ *              events/SUBSYS/NAME/id)
+ *   config[2]  the sample period (>= 1), or with KRING_EVENT_F_FREQ the
+ *              frequency in Hz (1..kernel.perf_event_max_sample_rate)
+ *   config[3]  reserved for the depth of call chains (as the timer's
+ *              config[2]); KRING_SAMPLE_CALLCHAIN is not accepted yet
+ *              (-EINVAL, KRING_FEAT_CALLCHAIN is the timer's): 0
+ * IP, TID, TIME, CPU and PERIOD are perf's for the same event; RAW, when
+ * asked for, is the tracepoint's raw record exactly as perf writes it
+ * (common fields first; its layout is tracefs events/SUBSYS/NAME/format)
+ * and is refused for an event without one (-EINVAL: any type but
+ * _TRACEPOINT). KRING_ATTR_F_EXCLUDE_KERNEL is perf's exclude_kernel (a
+ * tracepoint fires in the kernel: with it, nothing is recorded, as with
+ * perf's :u). Other bad config[] values are -EINVAL; an event this kernel
+ * or machine does not have is the errno perf_event_open() gives (ENOENT,
+ * EOPNOTSUPP, ...). A CPU that goes offline loses its counter, as perf's
+ * own per-CPU events do: the channel records nothing more.
+ * The caller may configure exactly what perf_event_open() would let it
+ * open for the same attr, pid and cpu, at kernel.perf_event_paranoid and
+ * never more than kring.paranoid allows (docs/SECURITY.md has the table):
+ * what perf refuses with EACCES or EPERM is refused with the same errno.
+ */
+#define KRING_EVENT_F_FREQ		(1ULL << 32)	/* config[2] is a frequency */
+#define KRING_EVENT_F_EXCLUDE_USER	(1ULL << 33)	/* perf's exclude_user */
+#define KRING_EVENT_F_EXCLUDE_HV	(1ULL << 34)	/* perf's exclude_hv */
+#define KRING_EVENT_F_EXCLUDE_IDLE	(1ULL << 35)	/* perf's exclude_idle */
+#define KRING_EVENT_TYPE(config0)	((__u32)((config0) & 0xffffffffULL))
 
 /*
  * The emulated tracer (KRING_SOURCE_AUX_TRACER): a test generator, a
@@ -759,7 +802,7 @@ struct kring_itrace_start_record {
 #define KRING_SAMPLE_ID			(1ULL << 6)
 #define KRING_SAMPLE_CPU		(1ULL << 7)
 #define KRING_SAMPLE_PERIOD		(1ULL << 8)
-#define KRING_SAMPLE_CALLCHAIN		(1ULL << 5)	/* timer source only */
+#define KRING_SAMPLE_CALLCHAIN		(1ULL << 5)	/* timer and event sources */
 #define KRING_SAMPLE_RAW		(1ULL << 10)
 #define KRING_SAMPLE_IDENTIFIER		(1ULL << 16)
 /*

@@ -43,6 +43,9 @@ std::vector<need> needs(const channel_options& o) {
         case KRING_SOURCE_AUX_TRACER:
             n.push_back({KRING_FEAT_AUX_TRACER, "the AUX tracer source"});
             break;
+        case KRING_SOURCE_EVENT:
+            n.push_back({KRING_FEAT_EVENT, "the event source (perf events)"});
+            break;
         default:
             break;
     }

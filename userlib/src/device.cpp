@@ -26,7 +26,7 @@ constexpr feature features[] = {
     {KRING_FEAT_TIMER, "timer"},           {KRING_FEAT_CAPTURE, "capture"},
     {KRING_FEAT_CLOCKS, "clocks"},         {KRING_FEAT_AUX, "aux"},
     {KRING_FEAT_AUX_TRACER, "aux-tracer"}, {KRING_FEAT_CALLCHAIN, "callchain"},
-    {KRING_FEAT_FORMATS, "formats"},
+    {KRING_FEAT_FORMATS, "formats"},       {KRING_FEAT_EVENT, "event"},
 };
 
 std::string hex(std::uint64_t v) {

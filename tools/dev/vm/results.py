@@ -131,7 +131,12 @@ def guest(log, prefix):
         elif kind == "ktap":
             out += ktap(prefix, name, body, complete)
         elif kind == "step":
-            out.append(f"{'PASS' if rc == 0 else 'FAIL'} {prefix}/{name}")
+            # rc 77 (automake's): skipped, the reason on a line "SKIP: why".
+            why = [l[len("SKIP: "):] for l in body if l.startswith("SKIP: ")]
+            if rc == 77 and why:
+                out.append(f"SKIP {prefix}/{name}: {why[-1]}")
+            else:
+                out.append(f"{'PASS' if rc == 0 else 'FAIL'} {prefix}/{name}")
     for line in lines:
         line = line.strip()
         if line.startswith("KRING-RESULT "):

@@ -63,11 +63,13 @@ result<tp_format> parse_tp_format(std::string system, std::string text) {
             const auto colon = line.find("field:");
             if (semi == std::string::npos || semi < colon)
                 return error(EINVAL, "a format's field line reads '" + line + "'");
-            std::string decl = line.substr(colon + 6, semi - colon - 6);
-            if (auto br = decl.find('['); br != std::string::npos)
-                decl.resize(br);
+            // The name is the last word ("__data_loc char[] name": not
+            // the type's brackets), without its array size.
+            const std::string decl = line.substr(colon + 6, semi - colon - 6);
             const auto sp = decl.find_last_of(" *");
             std::string name = sp == std::string::npos ? decl : decl.substr(sp + 1);
+            if (auto br = name.find('['); br != std::string::npos)
+                name.resize(br);
             auto off = number_after(line, "offset:");
             auto size = number_after(line, "size:");
             if (name.empty() || !off || !size)
