@@ -320,8 +320,7 @@ pd::event_attr attr_of(const event& e, std::uint64_t sample_type, std::vector<st
     return a;
 }
 
-std::vector<std::byte> sample_of(const kring::sample_info& s, std::uint16_t misc, std::uint64_t id,
-                                 std::uint64_t sample_type) {
+pd::sample perf_fields_of(const kring::sample_info& s, std::uint64_t id) {
     pd::sample ps;
     ps.id = id;
     ps.ip = s.ip;
@@ -332,6 +331,12 @@ std::vector<std::byte> sample_of(const kring::sample_info& s, std::uint16_t misc
     ps.cpu = s.cpu;
     ps.period = s.period;
     ps.callchain = s.callchain;
+    return ps;
+}
+
+std::vector<std::byte> sample_of(const kring::sample_info& s, std::uint16_t misc, std::uint64_t id,
+                                 std::uint64_t sample_type) {
+    pd::sample ps = perf_fields_of(s, id);
     ps.raw = s.raw;
     // The channel's cpumode as perf's; a source that leaves it out: the
     // IP's half of the address space says it.

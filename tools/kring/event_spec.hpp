@@ -91,6 +91,10 @@ void configure(const event& e, bool callchain, kring::channel_options& co);
 // samples of @sample_type (the channel's perf-defined bits) with @ids.
 pd::event_attr attr_of(const event& e, std::uint64_t sample_type, std::vector<std::uint64_t> ids);
 
+// perf's sample fields of a kring SAMPLE @s, with id @id: every field but
+// RAW (the timer source's RAW is kring's own payload, not perf's).
+pd::sample perf_fields_of(const kring::sample_info& s, std::uint64_t id);
+
 // The perf SAMPLE of one of the event's samples @s (its channel's @misc),
 // with id @id and the attr's @sample_type.
 std::vector<std::byte> sample_of(const kring::sample_info& s, std::uint16_t misc, std::uint64_t id,

@@ -241,17 +241,8 @@ void recorder::on_timer(ring& r, const kring::sample_info& s) {
         std::memcpy(&raw, s.raw.data(), sizeof(raw));
         user = raw.flags & KRING_TIMER_F_USER;
     }
-    pd::sample ps;
-    ps.id = r.id;
-    ps.ip = s.ip;
-    ps.pid = s.pid;
-    ps.tid = s.tid;
-    ps.time = s.time;
-    ps.has_time = true;
-    ps.cpu = s.cpu;
-    ps.period = s.period;
-    ps.callchain = s.callchain;
-    put(pd::make_sample(user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL, ps, timer_st));
+    put(pd::make_sample(user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL,
+                        events::perf_fields_of(s, r.id), timer_st));
 }
 
 void recorder::on_event(ring& r, const kring::sample_info& s, std::uint16_t misc) {
